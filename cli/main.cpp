@@ -1,0 +1,26 @@
+// babelqueue — the operator's command line. Each command is one file under commands/.
+#include "command.hpp"
+
+#include <babelqueue/version.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"babelqueue — BabelQueue C++ SDK command line (envelope codec, runtime, registry)",
+               "babelqueue"};
+  app.set_version_flag("--version", babelqueue::version_string);
+  app.require_subcommand(1);
+  auto& registry = babelqueue::cli::command_registry();
+  std::sort(registry.begin(), registry.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (auto& entry : registry) entry.setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    // CLI11 returns 0 for --help/--version; usage errors are exit 2 across all commands.
+    return rc == 0 ? 0 : 2;
+  }
+  return babelqueue::cli::exit_status();
+}

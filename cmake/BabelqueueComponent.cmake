@@ -1,0 +1,80 @@
+# Helpers every component folder uses, so that adding a transport or helper is one folder
+# and never an edit to the top-level CMakeLists.txt.
+include_guard(GLOBAL)
+
+set_property(GLOBAL PROPERTY BABELQUEUE_COMPONENTS "")
+set_property(GLOBAL PROPERTY BABELQUEUE_SUMMARY "")
+
+# babelqueue_option(NAME "description" DEFAULT) -> cache variable BABELQUEUE_WITH_<NAME>
+# with values AUTO|ON|OFF. AUTO builds the component when its dependencies are found.
+function(babelqueue_option name description default)
+  set(BABELQUEUE_WITH_${name} ${default} CACHE STRING "Build ${description} (AUTO|ON|OFF)")
+  set_property(CACHE BABELQUEUE_WITH_${name} PROPERTY STRINGS AUTO ON OFF)
+endfunction()
+
+function(babelqueue_summary name state)
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_SUMMARY "${name}=${state}")
+endfunction()
+
+function(babelqueue_print_summary)
+  get_property(items GLOBAL PROPERTY BABELQUEUE_SUMMARY)
+  message(STATUS "babelqueue ${PROJECT_VERSION} components:")
+  foreach(item IN LISTS items)
+    string(REPLACE "=" ";" kv "${item}")
+    list(GET kv 0 k)
+    list(GET kv 1 v)
+    string(LENGTH "${k}" len)
+    math(EXPR pad "14 - ${len}")
+    string(REPEAT " " ${pad} spaces)
+    message(STATUS "  ${k}${spaces}${v}")
+  endforeach()
+endfunction()
+
+# Warning flags for code this project owns (never applied to dependencies).
+function(babelqueue_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow)
+  if(BABELQUEUE_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# babelqueue_add_component(<name>
+#     SOURCES <files...>
+#     [PUBLIC_DEPS <targets...>] [PRIVATE_DEPS <targets...>]
+#     [PC_REQUIRES <pkg-config names>] [PC_REQUIRES_PRIVATE <...>]
+#     [FIND_DEPENDENCIES <"Pkg args"...>])
+# Creates target babelqueue_<name>, alias babelqueue::<name>, export name <name>, and records
+# it for install(). FIND_DEPENDENCIES are written into babelqueue-config.cmake so that
+# find_package(babelqueue COMPONENTS <name>) finds what the component links.
+function(babelqueue_add_component name)
+  cmake_parse_arguments(ARG "" ""
+    "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS;PC_REQUIRES;PC_REQUIRES_PRIVATE;FIND_DEPENDENCIES;PC_LIBS_PRIVATE"
+    ${ARGN})
+  set(target babelqueue_${name})
+  add_library(${target} ${ARG_SOURCES})
+  add_library(babelqueue::${name} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES
+    EXPORT_NAME ${name}
+    OUTPUT_NAME babelqueue_${name}
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_include_directories(${target}
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  if(ARG_PUBLIC_DEPS)
+    target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS})
+  endif()
+  if(ARG_PRIVATE_DEPS)
+    target_link_libraries(${target} PRIVATE ${ARG_PRIVATE_DEPS})
+  endif()
+  babelqueue_warnings(${target})
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_COMPONENTS ${name})
+  set_property(GLOBAL PROPERTY BABELQUEUE_${name}_FIND_DEPENDENCIES "${ARG_FIND_DEPENDENCIES}")
+  set_property(GLOBAL PROPERTY BABELQUEUE_${name}_PC_REQUIRES "${ARG_PC_REQUIRES}")
+  set_property(GLOBAL PROPERTY BABELQUEUE_${name}_PC_REQUIRES_PRIVATE "${ARG_PC_REQUIRES_PRIVATE}")
+  set_property(GLOBAL PROPERTY BABELQUEUE_${name}_PC_LIBS_PRIVATE "${ARG_PC_LIBS_PRIVATE}")
+  babelqueue_summary(${name} ON)
+endfunction()

@@ -1,0 +1,50 @@
+#pragma once
+/// @file dead_letter.hpp
+/// @brief The additive `dead_letter` block and the unknown-URN strategies.
+/// @note Thread-safety: pure functions over values.
+/// @see spec "Dead-letter & tracing", reference wire-core.md §4.
+
+#include <babelqueue/envelope.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace babelqueue {
+inline namespace v1 {
+
+/// Why a message was dead-lettered (the schema's enum).
+enum class dead_letter_reason { failed, unknown_urn, poison };
+
+std::string_view to_string(dead_letter_reason reason) noexcept;
+std::optional<dead_letter_reason> parse_dead_letter_reason(std::string_view text) noexcept;
+
+/// Default suffix of a dead-letter queue: `orders` → `orders.dlq`.
+inline constexpr std::string_view dead_letter_suffix = ".dlq";
+
+/// What the runtime does with a message whose URN has no handler (spec consumer rule 3).
+enum class unknown_urn_strategy {
+  fail,         ///< count as a handler failure (retry, then dead-letter as `unknown_urn`)
+  del,          ///< ack and drop; spelled `delete`
+  release,      ///< put the same bytes back, attempts unchanged
+  dead_letter,  ///< dead-letter at once (degrades to `delete` when dead-lettering is off)
+};
+
+/// `fail`, `delete`, `release`, `dead_letter`.
+std::string_view to_string(unknown_urn_strategy strategy) noexcept;
+/// Parses the spellings above (also `dead-letter`, as the spec writes it once).
+std::optional<unknown_urn_strategy> parse_unknown_urn_strategy(std::string_view text) noexcept;
+
+/// Returns a copy of `env` with the seven-key `dead_letter` block in spec order
+/// (`reason, error, exception, failed_at, original_queue, attempts, lang`); `error` and
+/// `exception` are null when not given, `failed_at` is now (Unix ms), `lang` is "cpp".
+/// Top-level `attempts` is not touched: the runtime sets it (D5) before calling this.
+envelope annotate(const envelope& env, dead_letter_reason reason, std::string_view original_queue,
+                  std::int64_t attempts, std::optional<std::string_view> error = std::nullopt,
+                  std::optional<std::string_view> exception = std::nullopt);
+
+/// Current Unix time in milliseconds (truncated), as every peer but PHP writes it.
+std::int64_t unix_millis() noexcept;
+
+}  // namespace v1
+}  // namespace babelqueue

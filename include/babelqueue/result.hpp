@@ -1,0 +1,101 @@
+#pragma once
+/// @file result.hpp
+/// @brief `result<T>`: a value or an error_info, shaped like C++23 `std::expected`.
+///
+/// GCC 12 in C++20 mode has no `<expected>`, so this is a small in-house equivalent.
+/// Checked access (`value()`) throws babelqueue::error; `*r` / `r->` are unchecked.
+
+#include <babelqueue/error.hpp>
+
+#include <cassert>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace babelqueue {
+inline namespace v1 {
+
+/// Tag-carrying error value used to build a failed result: `return fail(errc::x, "why")`.
+struct failure {
+  error_info info;
+};
+
+inline failure fail(errc code, std::string message) {
+  return failure{error_info{code, std::move(message)}};
+}
+inline failure fail(error_info info) { return failure{std::move(info)}; }
+
+template <class T>
+class [[nodiscard]] result {
+ public:
+  using value_type = T;
+
+  result(const T& v) : state_(std::in_place_index<0>, v) {}  // NOLINT(google-explicit-constructor)
+  result(T&& v) : state_(std::in_place_index<0>, std::move(v)) {}  // NOLINT
+  result(failure f) : state_(std::in_place_index<1>, std::move(f.info)) {}  // NOLINT
+  template <class... Args>
+  explicit result(std::in_place_t, Args&&... args)
+      : state_(std::in_place_index<0>, std::forward<Args>(args)...) {}
+
+  bool has_value() const noexcept { return state_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  /// @throws babelqueue::error when this holds an error.
+  T& value() & {
+    throw_if_error();
+    return std::get<0>(state_);
+  }
+  const T& value() const& {
+    throw_if_error();
+    return std::get<0>(state_);
+  }
+  T&& value() && {
+    throw_if_error();
+    return std::move(std::get<0>(state_));
+  }
+
+  T& operator*() & noexcept { return *std::get_if<0>(&state_); }
+  const T& operator*() const& noexcept { return *std::get_if<0>(&state_); }
+  T&& operator*() && noexcept { return std::move(*std::get_if<0>(&state_)); }
+  T* operator->() noexcept { return std::get_if<0>(&state_); }
+  const T* operator->() const noexcept { return std::get_if<0>(&state_); }
+
+  template <class U>
+  T value_or(U&& fallback) const& {
+    return has_value() ? std::get<0>(state_) : static_cast<T>(std::forward<U>(fallback));
+  }
+
+  /// The error; only meaningful when !has_value().
+  const error_info& error() const& noexcept { return *std::get_if<1>(&state_); }
+  error_info&& error() && noexcept { return std::move(*std::get_if<1>(&state_)); }
+  /// errc::ok when this holds a value.
+  errc code() const noexcept { return has_value() ? errc::ok : error().code; }
+
+ private:
+  void throw_if_error() const {
+    if (!has_value()) throw babelqueue::error(*std::get_if<1>(&state_));
+  }
+  std::variant<T, error_info> state_;
+};
+
+template <>
+class [[nodiscard]] result<void> {
+ public:
+  result() = default;
+  result(failure f) : error_(std::move(f.info)) {}  // NOLINT(google-explicit-constructor)
+
+  bool has_value() const noexcept { return error_.code == errc::ok; }
+  explicit operator bool() const noexcept { return has_value(); }
+  /// @throws babelqueue::error when this holds an error.
+  void value() const {
+    if (!has_value()) throw babelqueue::error(error_);
+  }
+  const error_info& error() const& noexcept { return error_; }
+  errc code() const noexcept { return error_.code; }
+
+ private:
+  error_info error_;
+};
+
+}  // namespace v1
+}  // namespace babelqueue
