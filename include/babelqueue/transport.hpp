@@ -1,0 +1,179 @@
+#pragma once
+/// @file transport.hpp
+/// @brief The transport seam: the one small interface every broker binding implements.
+///
+/// A transport moves opaque message bodies (the exact envelope bytes) between the runtime
+/// and a broker. It never parses, re-encodes or validates a body: framing that a binding
+/// adds on the wire (e.g. the Redis `__bq_frame`, D6) is removed before a body reaches the
+/// caller, so `received_message::body` is always the envelope exactly as it was published.
+///
+/// The seam is shaped for all seven bindings (wire-core §6, wire-brokers §5):
+///  - publish returns only once the broker accepted the message (no fire-and-forget);
+///  - receive is a pull with a finite timeout (SQS ReceiveMessage, Redis BLMOVE, AMQP credit
+///    1, Pulsar WS receive, Kafka poll);
+///  - ack settles a success (Redis LREM, SQS DeleteMessage, AMQP accepted, Kafka commit);
+///  - release hands the same bytes back to the broker, optionally after a delay (SQS
+///    ChangeMessageVisibility, AMQP modified{delivery-failed}, Pulsar nack, sqlite/memory
+///    re-enqueue); a binding that cannot delay answers errc::not_supported;
+///  - the broker's native delivery counter (SQS ApproximateReceiveCount, ASB DeliveryCount,
+///    Pulsar redeliveryCount, Artemis delivery-count, Kafka `bq-attempts`) is surfaced raw in
+///    received_message::delivery_count, and reconcile_attempts() — a pure function per
+///    binding — combines it with the body's `attempts` as the spec's binding table says.
+///
+/// @note Thread-safety: a transport INSTANCE is not thread-safe. It is used by one thread at
+/// a time: every member function of one instance, including close(), must be called
+/// sequentially (the caller serialises; the App creates one instance per worker thread via
+/// the URL factory, see url.hpp). Distinct instances — even opened on the same URL and
+/// sharing one broker — may be used concurrently from distinct threads. A received_message
+/// must be settled (ack or release) through the instance that received it. capabilities(),
+/// scheme() and reconcile_attempts() are const and pure, so they may be called from any
+/// thread while no other thread mutates the instance. Transports run no callbacks.
+///
+/// Every blocking call is bounded: receive() by its timeout, close() by its deadline, and
+/// publish/ack/release by the per-operation timeouts of the transport's options (finite
+/// defaults, set from the URL query string).
+
+#include <babelqueue/result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace babelqueue {
+inline namespace v1 {
+
+/// Out-of-band headers (AMQP application properties, SQS message attributes, Kafka record
+/// headers, Pulsar properties, the Redis frame's `headers`). Names are case-sensitive and
+/// passed verbatim (`traceparent`, `tracestate`, `bq-replay-bypass`).
+using headers = std::map<std::string, std::string, std::less<>>;
+
+/// Header whose non-empty value marks a deliberate replay (redrive); wire-core §6.
+inline constexpr std::string_view replay_bypass_header = "bq-replay-bypass";
+
+/// Header hygiene shared by every binding (wire-core §6): drops entries whose key or value
+/// is empty or only ASCII white space. Transports apply it on publish.
+inline headers sanitize_headers(const headers& in) {
+  auto blank = [](std::string_view s) {
+    for (char c : s) {
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
+    }
+    return true;
+  };
+  headers out;
+  for (const auto& [k, v] : in) {
+    if (!blank(k) && !blank(v)) out.emplace(k, v);
+  }
+  return out;
+}
+
+/// One message taken from a broker and not yet settled.
+struct received_message {
+  /// The envelope bytes exactly as published (any binding frame already removed).
+  std::string body;
+  /// The queue it was received from (as the caller named it in receive()).
+  std::string queue;
+  /// Out-of-band headers carried with it; empty when the binding carries none.
+  headers hdrs;
+  /// The broker's native delivery counter, raw, in the broker's own base (see
+  /// reconcile_attempts()); nullopt when the broker has none or did not report it.
+  std::optional<std::int64_t> delivery_count;
+  /// Transport-private settlement handle (receipt handle, delivery tag, stored value, row
+  /// id...). Opaque to callers; copying a received_message shares it.
+  std::shared_ptr<void> handle;
+};
+
+/// One message of a batch publish.
+struct outgoing_message {
+  std::string body;
+  headers hdrs;
+};
+
+/// What a binding can do natively. The runtime consults it; callers may too.
+struct transport_capabilities {
+  /// release() honours a non-zero delay.
+  bool native_delay = false;
+  /// publish() carries out-of-band headers and receive() returns them. When false, a
+  /// publish with non-empty (sanitised) headers fails with errc::not_supported instead of
+  /// silently dropping them.
+  bool headers = false;
+  /// receive() fills received_message::delivery_count.
+  bool delivery_count = false;
+};
+
+/// The abstract transport. See the file comment for the thread-safety contract.
+class transport {
+ public:
+  virtual ~transport() = default;
+  transport() = default;
+  transport(const transport&) = delete;
+  transport& operator=(const transport&) = delete;
+
+  /// Publishes one body to `queue`, with optional headers (sanitised; empty headers mean
+  /// "publish exactly as without headers"). Returns once the broker accepted the message.
+  /// Errors: errc::transport (broker refused / connection failed), errc::timeout,
+  /// errc::closed, errc::not_supported (headers given but capabilities().headers is false),
+  /// errc::invalid_argument (e.g. an empty queue name).
+  virtual result<void> publish(std::string_view queue, std::string_view body,
+                               const headers& hdrs = {}) = 0;
+
+  /// Publishes several bodies to `queue`, in order. Bindings override it to pipeline or
+  /// batch; the default loops over publish(). Not atomic: on error, a prefix of the batch
+  /// may have been accepted (the caller may resend — at-least-once).
+  virtual result<void> publish_batch(std::string_view queue,
+                                     std::span<const outgoing_message> messages) {
+    for (const auto& m : messages) {
+      if (auto r = publish(queue, m.body, m.hdrs); !r) return r;
+    }
+    return {};
+  }
+
+  /// Takes the next message from `queue`, waiting at most `timeout` (0 = do not wait;
+  /// bindings may round up to their broker's granularity, e.g. whole seconds, but never
+  /// wait unboundedly). nullopt when nothing arrived in time. The message stays owned by
+  /// this consumer until ack()/release() (or until the broker's own visibility/lock timeout,
+  /// where it has one, returns it to the queue — at-least-once).
+  virtual result<std::optional<received_message>> receive(std::string_view queue,
+                                                           std::chrono::milliseconds timeout) = 0;
+
+  /// Settles a message as done: the broker forgets it. errc::invalid_argument when the
+  /// message was not received by this instance or was already settled.
+  virtual result<void> ack(const received_message& message) = 0;
+
+  /// Returns a message to its queue unchanged (same bytes, same headers), visible again
+  /// after `delay` (0 = now). Whether the broker's delivery counter grows is binding-specific.
+  /// errc::not_supported when `delay` > 0 and capabilities().native_delay is false.
+  virtual result<void> release(const received_message& message,
+                               std::chrono::milliseconds delay = {}) = 0;
+
+  /// Stops the transport: flushes what the binding buffers, gives back unsettled messages
+  /// where the broker allows it, closes connections. Does not wait past `deadline`. After
+  /// close, every other call fails with errc::closed; close() again is a no-op. The
+  /// destructor closes without waiting.
+  virtual result<void> close(std::chrono::steady_clock::time_point deadline) = 0;
+
+  /// The `attempts` the runtime should use for a received message (spec "Broker bindings",
+  /// wire-brokers §5). Pure: depends only on its arguments and the binding. The default
+  /// (memory, sqlite, redis, RabbitMQ: no native counter) returns `body_attempts`.
+  /// Examples: SQS max(body, n-1) when n > 1; ASB max(body, DC-1); Pulsar/Artemis
+  /// max(body, n); Kafka the `bq-attempts` header when parseable, else the body.
+  virtual std::int64_t reconcile_attempts(std::int64_t body_attempts,
+                                          const received_message& message) const {
+    (void)message;
+    return body_attempts;
+  }
+
+  /// The URL scheme this instance was opened with (`memory`, `sqlite`, `redis`, ...).
+  virtual std::string_view scheme() const noexcept = 0;
+
+  /// What this binding supports natively.
+  virtual transport_capabilities capabilities() const noexcept = 0;
+};
+
+}  // namespace v1
+}  // namespace babelqueue
