@@ -1,0 +1,50 @@
+// Fuzz target: parse_json / canonicalize / to_canonical_json on arbitrary JSON text.
+//
+// Invariants:
+//  - canonicalize() is idempotent: canonicalize(canonicalize(x)) == canonicalize(x);
+//  - parse_json(x) succeeds iff canonicalize(x) does, except that parse_json() may refuse a
+//    valid number no double holds (errc::number_out_of_range);
+//  - parsing the canonical text gives the same value as parsing x;
+//  - the writer's output is canonical (a fixed point of canonicalize()) and parses back to
+//    an equal value (doubles round-trip exactly).
+#include "fuzz_check.hpp"
+
+#include <babelqueue/babelqueue.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
+  namespace bq = babelqueue;
+  const std::string_view text(reinterpret_cast<const char*>(bytes), size);
+
+  auto canonical = bq::canonicalize(text);
+  auto parsed = bq::parse_json(text);
+  if (!canonical) {
+    FUZZ_CHECK(!parsed.has_value(), "parse_json() accepted what canonicalize() refused");
+    return 0;
+  }
+  FUZZ_CHECK(parsed.has_value() || parsed.code() == bq::errc::number_out_of_range,
+             "canonicalize() accepted what parse_json() refused");
+
+  auto twice = bq::canonicalize(*canonical);
+  FUZZ_CHECK(twice.has_value(), "canonical text must canonicalize");
+  FUZZ_CHECK(*twice == *canonical, "canonicalize() is not idempotent");
+
+  auto reparsed = bq::parse_json(*canonical);
+  FUZZ_CHECK(reparsed.has_value() == parsed.has_value(),
+             "canonical text parses differently from its source");
+  if (!parsed) return 0;
+  FUZZ_CHECK(*reparsed == *parsed, "canonical text holds another value than its source");
+
+  auto written = bq::to_canonical_json(*parsed);
+  FUZZ_CHECK(written.has_value(), "a parsed value must be writable");
+  auto written_canonical = bq::canonicalize(*written);
+  FUZZ_CHECK(written_canonical.has_value() && *written_canonical == *written,
+             "to_canonical_json() output is not canonical");
+  auto written_parsed = bq::parse_json(*written);
+  FUZZ_CHECK(written_parsed.has_value(), "to_canonical_json() output does not parse");
+  FUZZ_CHECK(*written_parsed == *parsed, "write/parse does not round-trip the value");
+  return 0;
+}
