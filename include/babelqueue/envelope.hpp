@@ -165,6 +165,7 @@ class envelope {
   std::int32_t data_index_ = -1, meta_index_ = -1, attempts_index_ = -1,
                dead_letter_index_ = -1;
   bool produced_ = false;  // built by make(): a producer `urn` member is refused by encode()
+  bool has_forbidden_extension_ = false;  // set_extension() was given a forbidden key
 };
 
 }  // namespace v1

@@ -1,0 +1,173 @@
+#pragma once
+/// @file app.hpp
+/// @brief The consume/publish runtime: URN routing, retry, dead-lettering, workers, stop.
+///
+/// Semantics (decision D5, wire-core §5.6), for every message received from queue Q:
+///  1. Accept gate (D3) before routing. A body that does not decode, or carries another
+///     `schema_version`, is "poison": it is published to the DLQ as the ORIGINAL bytes,
+///     unchanged (out-of-band headers `bq-dead-letter-reason: poison` and
+///     `bq-dead-letter-error: <D3 reason>` are added where the transport carries headers),
+///     or dropped with a warning when dead-lettering is off; then acked.
+///  2. `attempts` = transport.reconcile_attempts(body attempts, delivery).
+///  3. Routed by URN to its handler. Success → ack.
+///  4. Failure (the handler threw) → n = attempts + 1; if n < max_attempts the envelope is
+///     re-published to Q with attempts = n (lossless re-emit, D4: only `attempts` changes)
+///     and the original acked; else it is dead-lettered with attempts = n at top level and
+///     in `dead_letter.attempts`, reason `failed` (error = what(), exception = demangled
+///     type name), or dropped with a warning when dead-lettering is off; then acked.
+///     With max_attempts 3 a handler sees attempts 0, 1, 2 and the DLQ copy carries 3.
+///  5. Unknown URN: `fail` → step 4 with reason `unknown_urn`; `delete` → ack; `release` →
+///     the same bytes go back to Q unchanged, no bump (a message nobody handles loops —
+///     use with care); `dead_letter` → DLQ at once with the current attempts and reason
+///     `unknown_urn` (degrades to `delete` when dead-lettering is off).
+///  DLQ name: dead_letter_queue if set, else Q + dead_letter_suffix (`.dlq`).
+///  `dead_letter.original_queue`: `meta.queue` when non-empty, else Q.
+///  Re-publishes (retry, DLQ) carry the delivery's out-of-band headers when the transport
+///  carries headers.
+///  If a re-publish fails, the original is released (put back unchanged) instead of acked,
+///  so nothing is lost (at-least-once); if that fails too it stays unsettled and the
+///  broker's own visibility/lock rules return it.
+///
+/// Handlers signal failure by THROWING (any exception type; `throw 42` is reported with
+/// error "unknown exception" and exception "unknown"). Returning normally means success.
+///
+/// @note Thread-safety: app is thread-safe. handle() may be called at any time (routes are
+/// read under a shared lock). publish() may be called from any thread concurrently (it
+/// serialises on one publisher transport). consume() runs `workers` threads per queue,
+/// each with its own transport from the factory; handlers run on those worker threads,
+/// concurrently when workers > 1 or several queues are consumed, so handlers must be
+/// thread-safe themselves. drain() runs handlers on the calling thread. stop() may be
+/// called from any thread (not from a signal handler: use a watcher thread).
+/// The app must outlive every consume()/drain() call.
+
+#include <babelqueue/dead_letter.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/logging.hpp>
+#include <babelqueue/message.hpp>
+#include <babelqueue/metrics.hpp>
+#include <babelqueue/result.hpp>
+#include <babelqueue/transport.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace babelqueue {
+inline namespace v1 {
+
+/// Runtime options. Defaults as D5 / Go's App.
+struct app_options {
+  /// Default queue of publish() and consume()/drain() without a queue name.
+  std::string queue{default_queue};
+  /// Handler runs before a message is dead-lettered (or dropped). <= 1 = no retry.
+  std::int64_t max_attempts = 3;
+  /// What to do with a URN that has no handler.
+  unknown_urn_strategy on_unknown_urn = unknown_urn_strategy::fail;
+  /// Delay of the unknown-URN `release` strategy (0 = at once; needs native_delay).
+  std::chrono::milliseconds unknown_urn_release_delay{0};
+  /// Dead-letter terminal failures, poison and the `dead_letter` strategy; off = drop them.
+  bool dead_letter = false;
+  /// Explicit DLQ name; empty = consumed queue + dead_letter_suffix.
+  std::string dead_letter_queue;
+  std::string dead_letter_suffix{babelqueue::dead_letter_suffix};
+  /// How long one receive() waits; also bounds how long stop() takes to be noticed.
+  std::chrono::milliseconds poll_timeout{1000};
+  /// Worker threads per consumed queue (>= 1).
+  unsigned workers = 1;
+  /// Deadline given to each transport's close() when consume() ends or the app dies.
+  std::chrono::milliseconds close_timeout{5000};
+  /// Largest body the accept gate parses; larger bodies are poison (malformed_json).
+  std::size_t max_body_bytes = 64u * 1024u * 1024u;
+  /// Logging seam (see logging.hpp). Empty = silent.
+  log_sink logger;
+  /// Metrics seam (see metrics.hpp). Null = none. Shared so the caller can read it.
+  std::shared_ptr<metrics> metrics_sink;
+};
+
+/// A handler: throw to fail (see the file comment), return to succeed.
+using handler = std::function<void(message& msg)>;
+
+/// Opens one transport; called once for the publisher and once per worker / drain().
+using transport_source = std::function<result<std::unique_ptr<transport>>()>;
+
+class app {
+ public:
+  /// Opens transports from `url` through the registry (url.hpp): register the transport's
+  /// scheme first. @throws babelqueue::error when the URL or the first transport (the
+  /// publisher) cannot be opened, or the options are invalid (errc::invalid_argument).
+  explicit app(std::string_view url, app_options options = {});
+  /// As above with a custom source of transport instances.
+  explicit app(transport_source source, app_options options = {});
+  /// Non-throwing construction.
+  static result<std::unique_ptr<app>> open(std::string_view url, app_options options = {});
+
+  /// Stops and closes the publisher transport. Must not run while consume()/drain() run.
+  ~app();
+  app(const app&) = delete;
+  app& operator=(const app&) = delete;
+
+  /// Registers (or replaces) the handler of `urn` (exact string, trimmed like the decoder).
+  void handle(std::string urn, handler fn);
+
+  /// Builds (make()), encodes and publishes a fresh envelope to options.queue or the app's
+  /// queue; returns its `meta.id` once the broker accepted it.
+  result<std::string> publish(std::string_view urn, const json& data,
+                              const publish_options& options = {});
+  /// Publishes an already built envelope (encoded losslessly); returns its `meta.id`.
+  result<std::string> publish(const envelope& env, const publish_options& options = {});
+
+  /// Consumes `queues` (empty = the app's queue) until stop(): `workers` threads per queue,
+  /// each with its own transport. Blocks. A bad message or a broker error never ends the
+  /// loop (broker errors are logged and retried with backoff). After stop(), in-flight
+  /// handlers finish and their messages are settled; then the transports are closed.
+  /// Errors: a worker transport could not be opened at start (nothing is consumed then),
+  /// or consume() is already running (errc::invalid_argument).
+  result<void> consume(std::vector<std::string> queues = {});
+
+  /// Processes messages from `queue` (empty = the app's queue) on the calling thread until
+  /// `max` were dispatched (0 = no limit) or a receive waited poll_timeout and got nothing.
+  /// Retries re-published onto the same queue are drained in the same call. Returns the
+  /// number of messages dispatched. Stops early (between messages) after stop().
+  result<std::size_t> drain(std::string_view queue = {}, std::size_t max = 0);
+
+  /// Asks consume() and drain() to return: no new message is taken; in-flight ones finish.
+  /// Returns at once (does not wait). Sticky: a later consume() returns immediately.
+  void stop() noexcept;
+  bool stop_requested() const noexcept { return stop_.load(std::memory_order_acquire); }
+
+  const app_options& options() const noexcept { return options_; }
+
+ private:
+  class worker;
+  friend class worker;
+
+  void log(log_level level, std::string_view text) const noexcept;
+  std::shared_ptr<const handler> find_handler(std::string_view urn) const;
+  std::string dead_letter_queue_for(std::string_view consumed_queue) const;
+  /// Sleeps up to `d`, waking early on stop(); returns false when stopping.
+  bool wait_unless_stopped(std::chrono::milliseconds d);
+
+  app_options options_;
+  transport_source source_;
+  mutable std::shared_mutex routes_mutex_;
+  std::map<std::string, std::shared_ptr<const handler>, std::less<>> routes_;
+  std::mutex publisher_mutex_;
+  std::unique_ptr<transport> publisher_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> consuming_{false};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+};
+
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,113 @@
+#pragma once
+/// @file message.hpp
+/// @brief The view of one received message that a handler gets, and publish_options.
+///
+/// A `message` is built by the runtime for one handler call and is valid only during that
+/// call (it refers to the delivery held by the worker). It exposes the envelope fields,
+/// the out-of-band headers, the replay flag and the raw bytes, and lets the handler
+/// publish downstream messages that continue its trace.
+///
+/// @note Thread-safety: a message belongs to the worker thread running the handler. Use it
+/// only on that thread and only until the handler returns. data() and meta() cache their
+/// parse (a non-const first call is not safe against a concurrent const call).
+
+#include <babelqueue/envelope.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/result.hpp>
+#include <babelqueue/transport.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace babelqueue {
+inline namespace v1 {
+
+/// Options of app::publish() and message::publish().
+struct publish_options {
+  /// Target queue; empty means the app's queue (app_options::queue). Also written to
+  /// `meta.queue`.
+  std::string queue;
+  /// Trace to continue (app::publish only; message::publish always continues the inbound
+  /// trace). Blank mints a fresh UUIDv4.
+  std::string trace_id;
+  /// Out-of-band headers (`traceparent`, ...). Blank keys/values are dropped. A transport
+  /// that cannot carry headers refuses a non-empty set (errc::not_supported).
+  headers hdrs;
+};
+
+class message;
+
+namespace detail {
+/// The runtime's side of message::publish() (implemented by the worker; not for users).
+class message_publisher {
+ public:
+  virtual result<std::string> publish_continuing(const message& inbound, std::string_view urn,
+                                                 const json& data,
+                                                 const publish_options& options) = 0;
+
+ protected:
+  ~message_publisher() = default;
+};
+}  // namespace detail
+
+class message {
+ public:
+  /// Built by the runtime. `env` is the decoded envelope with `attempts` already reconciled.
+  message(const received_message& delivery, const envelope& env,
+          detail::message_publisher* publisher) noexcept
+      : delivery_(delivery), env_(env), publisher_(publisher) {}
+  message(const message&) = delete;
+  message& operator=(const message&) = delete;
+
+  /// The routed URN (`job`, or its `urn` alias).
+  std::string_view urn() const noexcept { return env_.urn(); }
+  std::string_view trace_id() const noexcept { return env_.trace_id(); }
+  /// `meta.id` (may be empty when the producer left it out).
+  std::string_view id() const noexcept { return env_.id(); }
+  /// The retry counter this delivery carries, reconciled with the broker's native count:
+  /// 0 on the first delivery, 1 on the first retry, ... (max_attempts - 1 at most).
+  std::int64_t attempts() const noexcept { return env_.attempts(); }
+  /// The queue this message was received from.
+  std::string_view queue() const noexcept { return delivery_.queue; }
+
+  /// `data` as json, parsed on first use and cached.
+  /// @throws babelqueue::error (errc::number_out_of_range) when a number fits no C++ type;
+  /// inside a handler that counts as a handler failure. data_text() is always exact.
+  const json& data() const;
+  /// The canonical text of `data`, numbers exactly as received.
+  std::string_view data_text() const noexcept { return env_.data_text(); }
+  /// `meta` as json, parsed on first use and cached. @throws as data().
+  const json& meta() const;
+
+  /// The out-of-band headers of this delivery (empty when the transport carries none).
+  const headers& hdrs() const noexcept { return delivery_.hdrs; }
+  /// One header, or nullopt.
+  std::optional<std::string_view> header(std::string_view name) const;
+  /// True when the `bq-replay-bypass` header is non-empty: this delivery is a deliberate
+  /// replay (redrive), and handlers should skip external side effects.
+  bool is_replay() const noexcept;
+
+  /// The envelope bytes exactly as received (unframed).
+  std::string_view raw() const noexcept { return delivery_.body; }
+  /// The decoded envelope (attempts reconciled).
+  const envelope& env() const noexcept { return env_; }
+  /// The broker delivery (headers, native delivery count).
+  const received_message& delivery() const noexcept { return delivery_; }
+
+  /// Publishes a downstream message that continues this message's trace: same `trace_id`,
+  /// fresh `meta.id`. Goes to `options.queue`, else the app's queue, through this worker's
+  /// transport; returns the new `meta.id`. `options.trace_id` is ignored.
+  result<std::string> publish(std::string_view urn, const json& data,
+                              const publish_options& options = {}) const;
+
+ private:
+  const received_message& delivery_;
+  const envelope& env_;
+  detail::message_publisher* publisher_;
+  mutable std::optional<json> data_, meta_;
+};
+
+}  // namespace v1
+}  // namespace babelqueue

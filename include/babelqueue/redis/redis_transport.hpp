@@ -1,0 +1,202 @@
+#pragma once
+/// @file redis/redis_transport.hpp
+/// @brief `redis://` — the Redis binding (decision D6, "owned" reliable-queue layout) on
+/// hiredis (RESP2, no TLS: Debian's hiredis 0.14 has none).
+///
+/// ## Layout (interoperable with the Go, Python, Node, Java and PHP-core SDKs)
+/// - ready list = the bare queue name; publish is `RPUSH <queue> <value>`;
+/// - reserve moves the head to `<queue>:processing` (`LMOVE … LEFT RIGHT`, FIFO);
+/// - ack removes exactly the stored value from `<queue>:processing` (`LREM … 1 <value>`);
+/// - the stored value is the envelope byte-for-byte, or the ADR-0028 header frame when a
+///   publish carries non-empty headers (bindings/redis.hpp); receive always unframes, and
+///   the ack handle stays the stored (framed) value.
+///
+/// ## Reservation tracking (option `track_reservations`, default on)
+/// Every reservation also adds the member `<token>:<stored value>` to the sorted set
+/// `<queue>:processing:deadlines`, with score = reservation time (whole epoch seconds, the
+/// server's clock) + `retry_after`, or `+inf` when `retry_after` is `never`. This is the
+/// layout the Python SDK (≥ 1.24) writes, so a Python consumer's sweep and this SDK's
+/// recover() see each other's reservations. The 32-hex `token` starts with the reservation
+/// time in milliseconds (16 hex digits), so recover() knows each reservation's exact age.
+/// The stored value itself is never changed. The move and the ZADD run in one Lua script
+/// (atomic: there is no instant where a message is reserved but untracked). ack/release are
+/// *gated*: they act only while their own member still exists, so a late ack of a message
+/// that recover() (or a Python sweep) already returned to the queue touches nothing — not
+/// even an identical copy another consumer now holds.
+/// With `track_reservations=false` the hot path is exactly D6's commands
+/// (`BLMOVE <q> <q>:processing LEFT RIGHT <t>`, `LREM <q>:processing 1 <v>`), no Lua.
+///
+/// ## recover(): the at-least-once window it closes and the one it opens
+/// A consumer that dies after the reservation (kill -9, OOM, host loss) leaves its message
+/// in `:processing` forever — no peer SDK's BLMOVE layout ever moves it back. recover()
+/// moves every message reserved longer ago than `older_than` back to the END of the ready
+/// list (bytes unchanged, `attempts` unchanged: a crash is not a handler failure), which
+/// closes that window. It opens another: a consumer that is alive but slower than
+/// `older_than` still holds the message when it is re-queued, so it is processed twice
+/// (its late ack is then a no-op thanks to the gate). Choose `older_than` above the slowest
+/// handler, and keep handlers idempotent. Values in `:processing` with no tracking member
+/// (reserved by a peer SDK, or with tracking off) get a member stamped on the first
+/// recover() that sees them; their age counts from that moment.
+///
+/// ## Consume cost: one round trip per message
+/// With `pipeline_acks` (default on) ack() does not wait: the settle travels in the same
+/// round trip as the next receive's reservation (one EVALSHA that settles message N and
+/// reserves N+1), or as the next publish/release, and is flushed by close(), flush() and
+/// the destructor, or synchronously once `max_pending_acks` are queued. At-least-once
+/// holds: until the flush the message simply stays in `:processing`; if the process dies
+/// first, the message is redelivered after recover() (a duplicate, never a loss). An ack's
+/// outcome (e.g. "already recovered") is therefore not reported to its caller; with
+/// `pipeline_acks=false` ack() waits and reports it (errc::invalid_argument).
+///
+/// ## Connection loss
+/// Any I/O error drops the connection; the next call reconnects with exponential backoff
+/// (`reconnect_backoff_min`…`_max`, with ±50 % jitter), re-authenticates, re-selects the db
+/// and reloads the scripts. publish(), ack(), release() and flush() retry within
+/// `command_timeout`, then fail with errc::transport (never hang, never crash; SIGPIPE is
+/// suppressed per call). receive() keeps trying until its own timeout and then fails with
+/// errc::transport, so a consume loop sees the outage and can log it; the next receive()
+/// tries again. A command whose reply was lost may have executed: a resent publish can
+/// duplicate a message, a reservation whose reply was lost stays in `:processing` until
+/// recover() — both at-least-once, neither a loss.
+///
+/// ## URL
+/// `redis://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
+/// (durations `250ms`/`5s`/`1m`, bare = ms). Unknown keys are errc::invalid_argument.
+///
+/// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
+/// hiredis connection used by one thread at a time. Any number of instances (threads,
+/// processes, hosts) may share queues. It runs no callbacks and starts no threads.
+
+#include <babelqueue/result.hpp>
+#include <babelqueue/transport.hpp>
+#include <babelqueue/url.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace redis {
+
+/// Options of a redis transport; each field but host/port/username/password/db is the URL
+/// query key of the same name. Every timeout is finite.
+struct options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string username;  ///< Redis 6 ACL user; empty = `AUTH <password>` only
+  std::string password;  ///< empty = no AUTH
+  std::int64_t db = 0;   ///< the URL path `/N`
+
+  /// Bound of one TCP connect (and its AUTH/SELECT/SCRIPT LOAD handshake).
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
+  /// Bound of publish/ack/release/flush including reconnect attempts, and the extra margin
+  /// the socket timeout gets over a blocking reservation's own wait.
+  std::chrono::milliseconds command_timeout{std::chrono::seconds(5)};
+  /// Processing-list suffix (D6 `:processing`).
+  std::string processing_suffix = ":processing";
+  /// Track reservation times in `<processing>:deadlines` (see the file comment).
+  bool track_reservations = true;
+  /// Deadline written with each tracked reservation (the Python SDK's `retry_after`, whose
+  /// sweep returns the message after it). URL: a duration or `never` (score `+inf`).
+  /// nullopt = never. Does not by itself make this SDK re-queue anything: only recover() does.
+  std::optional<std::chrono::seconds> retry_after{std::chrono::seconds(90)};
+  /// Defer ack() into the next round trip (see "Consume cost").
+  bool pipeline_acks = true;
+  /// Flush synchronously once this many acks are deferred (≥ 1).
+  std::int64_t max_pending_acks = 64;
+  /// Reconnect backoff: first pause, and the cap it doubles up to.
+  std::chrono::milliseconds reconnect_backoff_min{100};
+  std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
+};
+
+/// Reads options from a `redis://` URL. errc::invalid_argument on a bad db path, unknown
+/// keys or malformed values.
+result<options> options_from_url(const broker_url& url);
+
+/// What recover() did.
+struct recover_report {
+  std::int64_t moved = 0;      ///< messages returned to the ready list
+  std::int64_t stamped = 0;    ///< untracked `:processing` values given a tracking member now
+  std::int64_t remaining = 0;  ///< values left in `:processing`
+};
+
+/// Counters of one instance (for tests, benchmarks and operators).
+struct transport_stats {
+  std::int64_t reconnects = 0;       ///< successful connects after the first
+  std::int64_t round_trips = 0;      ///< request/response exchanges with the server
+  std::int64_t stale_acks = 0;       ///< acks/releases whose reservation was already gone
+};
+
+/// The `redis` transport. See the file comment for guarantees and thread-safety.
+class redis_transport final : public transport {
+ public:
+  /// Connects once to validate the options and the server (errc::transport when the
+  /// server cannot be reached within connect_timeout, errc::invalid_argument for bad
+  /// options or a refused AUTH/SELECT).
+  static result<std::unique_ptr<redis_transport>> open(options opts);
+
+  ~redis_transport() override;
+
+  /// `RPUSH` of the stored value (frame only with non-empty headers). Deferred acks travel
+  /// in the same round trip.
+  result<void> publish(std::string_view queue, std::string_view body,
+                       const headers& hdrs = {}) override;
+  /// All values in one pipelined round trip (variadic RPUSHes of ≤ 1000 values / 8 MiB).
+  result<void> publish_batch(std::string_view queue,
+                             std::span<const outgoing_message> messages) override;
+  /// Reserves the head of `queue`, waiting at most `timeout` (millisecond granularity;
+  /// 0 = do not wait). See the file comment for the round-trip structure and outages.
+  result<std::optional<received_message>> receive(std::string_view queue,
+                                                   std::chrono::milliseconds timeout) override;
+  /// Removes the stored value from `:processing` (deferred with pipeline_acks).
+  /// errc::invalid_argument when the message was not received by this instance or was
+  /// already settled here.
+  result<void> ack(const received_message& message) override;
+  /// delay 0: moves the stored value (same bytes, same frame) from `:processing` back to the
+  /// END of the ready list (RPUSH) in one script — the end, so that a message nobody can
+  /// handle (unknown-URN `release`) does not starve the rest of the queue by coming straight
+  /// back to the consumer that just gave it up. delay > 0: errc::not_supported (plain Redis
+  /// lists have no delay; no peer reads a delayed set in this layout).
+  result<void> release(const received_message& message,
+                       std::chrono::milliseconds delay = {}) override;
+  /// Flushes deferred acks (bounded by `deadline` and command_timeout), then disconnects.
+  /// Unsettled messages stay in `:processing` (recover() returns them).
+  result<void> close(std::chrono::steady_clock::time_point deadline) override;
+
+  std::string_view scheme() const noexcept override { return "redis"; }
+  transport_capabilities capabilities() const noexcept override {
+    return {.native_delay = false, .headers = true, .delivery_count = false};
+  }
+
+  /// Sends the deferred acks now and waits for their replies.
+  result<void> flush();
+
+  /// Moves messages reserved longer than `older_than` ago from `<queue>:processing` back to
+  /// the end of `queue` (see the file comment). `older_than` 0 moves everything. One Lua
+  /// script: atomic, but it scans the whole processing list (keep it small — it holds only
+  /// in-flight messages). Works whatever `track_reservations` is set to on this instance.
+  result<recover_report> recover(std::string_view queue, std::chrono::milliseconds older_than);
+
+  /// Length of a list (ready or processing key), for operators and tests.
+  result<std::int64_t> list_length(std::string_view key);
+
+  const options& config() const noexcept { return opts_; }
+  transport_stats stats() const noexcept;
+
+ private:
+  struct impl;
+  explicit redis_transport(options opts);
+  options opts_;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Registers the `redis` scheme with the URL factory (url.hpp). Idempotent.
+void register_transport();
+
+}  // namespace redis
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,448 @@
+// decode() / check() / encode(): the strict envelope gate (D3) and lossless re-emit (D4).
+#include "envelope_access.hpp"
+#include "json_scanner.hpp"
+
+#include <babelqueue/codec.hpp>
+#include <babelqueue/urn.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <type_traits>
+#include <unordered_set>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace {
+
+using detail::json_reader;
+using detail::number_scan;
+using detail::string_scan;
+
+// One member of the root object or of `meta`, as scanned (views into the body).
+struct scanned_member {
+  string_scan key;
+  std::string key_plain_storage;  // only used when the key carried escapes
+  std::string_view key_plain;
+  const char* value_begin = nullptr;
+  const char* value_end = nullptr;
+  char kind = 0;  // '"' string, '0' number, '{' object, '[' array, 't' 'f' 'n'
+  string_scan str;
+  number_scan num;
+  bool empty_array = false;
+};
+
+struct frame_scan {
+  std::vector<scanned_member> top;
+  std::vector<scanned_member> meta;
+  int job = -1, urn = -1, trace = -1, data = -1, meta_at = -1, attempts = -1;
+  int m_schema = -1, m_id = -1, m_queue = -1, m_lang = -1, m_created = -1;
+  bool duplicates = false;
+  bool forbidden = false;
+  bool urn_from_job = false;
+  bool canonical = false;  // the body is compact and every string canonically escaped
+};
+
+void set_key_plain(scanned_member& m) {
+  if (!m.key.has_escapes) {
+    m.key_plain = m.key.raw;
+  } else {
+    detail::unescape_into(m.key.raw, m.key_plain_storage);
+    m.key_plain = m.key_plain_storage;
+  }
+}
+
+bool has_duplicate_keys(const std::vector<scanned_member>& members) {
+  const std::size_t n = members.size();
+  if (n <= 32) {
+    for (std::size_t i = 1; i < n; ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (members[i].key_plain == members[j].key_plain) return true;
+    return false;
+  }
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(n);
+  for (const auto& m : members)
+    if (!seen.insert(m.key_plain).second) return true;
+  return false;
+}
+
+// Scans one value of a member, keeping what the frame needs to know about it.
+bool scan_member_value(json_reader& r, scanned_member& m) {
+  r.skip_ws();
+  m.value_begin = r.pos();
+  char c = r.peek();
+  bool ok = true;
+  if (c == '"') {
+    m.kind = '"';
+    ok = r.scan_string(m.str);
+  } else if (c == '-' || (c >= '0' && c <= '9')) {
+    m.kind = '0';
+    ok = r.scan_number(m.num);
+  } else {
+    m.kind = c == 0 ? '?' : c;
+    ok = r.skip_value();
+    if (ok && c == '[') {
+      // `[]` (possibly with inner white space) is the PHP empty payload (D3).
+      std::string_view v(m.value_begin, static_cast<std::size_t>(r.pos() - m.value_begin));
+      m.empty_array = v.find_first_not_of("[] \t\r\n") == std::string_view::npos;
+    }
+  }
+  m.value_end = r.pos();
+  return ok;
+}
+
+// Scans `{...}` members one level deep into `out`.
+bool scan_object_members(json_reader& r, std::vector<scanned_member>& out, bool root,
+                         frame_scan* frame) {
+  if (!r.consume('{')) return r.fail(root ? "top-level value is not an object" : "expected '{'");
+  if (!r.enter()) return false;
+  r.skip_ws();
+  if (r.consume('}')) {
+    r.leave();
+    return true;
+  }
+  for (;;) {
+    r.skip_ws();
+    if (r.peek() != '"') return r.fail("expected a string key");
+    scanned_member m;
+    if (!r.scan_string(m.key)) return false;
+    set_key_plain(m);
+    r.skip_ws();
+    if (!r.consume(':')) return r.fail("expected ':' after a key");
+    if (root && m.key_plain == "meta") {
+      r.skip_ws();
+      if (r.peek() == '{') {
+        m.kind = '{';
+        m.value_begin = r.pos();
+        frame->meta.clear();  // duplicate `meta`: the last one wins
+        if (!scan_object_members(r, frame->meta, false, nullptr)) return false;
+        m.value_end = r.pos();
+      } else if (!scan_member_value(r, m)) {
+        return false;
+      }
+    } else if (!scan_member_value(r, m)) {
+      return false;
+    }
+    out.push_back(std::move(m));
+    r.skip_ws();
+    if (r.consume(',')) continue;
+    if (r.consume('}')) break;
+    return r.fail("expected ',' or '}' in an object");
+  }
+  r.leave();
+  return true;
+}
+
+int last_index(const std::vector<scanned_member>& members, std::string_view key) {
+  for (int i = static_cast<int>(members.size()) - 1; i >= 0; --i)
+    if (members[static_cast<std::size_t>(i)].key_plain == key) return i;
+  return -1;
+}
+
+std::string string_value(const scanned_member& m) {
+  if (!m.str.has_escapes) return std::string(m.str.raw);
+  std::string v;
+  detail::unescape_into(m.str.raw, v);
+  return v;
+}
+
+bool parse_int64(std::string_view text, std::int64_t& out) {
+  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+  return r.ec == std::errc() && r.ptr == text.data() + text.size();
+}
+
+// Non-blank after Unicode trimming.
+bool non_blank_string(const scanned_member& m) {
+  if (m.kind != '"') return false;
+  if (!m.str.has_escapes) return !trim_unicode(m.str.raw).empty();
+  std::string v = string_value(m);
+  return !trim_unicode(v).empty();
+}
+
+// Scans the body and applies the accept rules (D3) in PHP's reason order.
+error_info scan_frame(std::string_view body, const decode_options& options, frame_scan& f) {
+  // Spans are 32-bit offsets, so no body above 4 GiB is ever indexed.
+  const std::size_t limit = std::min<std::size_t>(options.max_bytes, 0xFFFFFFF0u);
+  if (body.size() > limit) {
+    return {errc::malformed_json, "body of " + std::to_string(body.size()) +
+                                      " bytes exceeds the limit of " +
+                                      std::to_string(limit)};
+  }
+  std::size_t depth = options.max_depth < 2 ? 2 : (options.max_depth > 4096 ? 4096 : options.max_depth);
+  json_reader r(body, depth);
+  r.skip_ws();
+  f.top.reserve(8);
+  f.meta.reserve(8);
+  if (!scan_object_members(r, f.top, true, &f)) return {errc::malformed_json, r.error()};
+  r.skip_ws();
+  if (!r.at_end()) {
+    r.fail("trailing data after the top-level object");
+    return {errc::malformed_json, r.error()};
+  }
+  f.job = last_index(f.top, "job");
+  f.urn = last_index(f.top, "urn");
+  f.trace = last_index(f.top, "trace_id");
+  f.data = last_index(f.top, "data");
+  f.meta_at = last_index(f.top, "meta");
+  f.attempts = last_index(f.top, "attempts");
+
+  auto at = [&](int i) -> const scanned_member& { return f.top[static_cast<std::size_t>(i)]; };
+  auto mat = [&](int i) -> const scanned_member& { return f.meta[static_cast<std::size_t>(i)]; };
+
+  // 1. identity: `job` when a non-blank string, else the `urn` alias.
+  if (f.job >= 0 && non_blank_string(at(f.job))) {
+    f.urn_from_job = true;
+  } else if (!(f.urn >= 0 && non_blank_string(at(f.urn)))) {
+    return {errc::missing_urn, "neither 'job' nor 'urn' is a non-blank string"};
+  }
+  // 2. meta
+  if (f.meta_at < 0 || at(f.meta_at).kind != '{') {
+    return {errc::missing_meta, "'meta' is missing or not an object"};
+  }
+  f.m_schema = last_index(f.meta, "schema_version");
+  f.m_id = last_index(f.meta, "id");
+  f.m_queue = last_index(f.meta, "queue");
+  f.m_lang = last_index(f.meta, "lang");
+  f.m_created = last_index(f.meta, "created_at");
+  // 3. schema_version must be the integer literal 1 (not 1.0, "1" or true).
+  if (f.m_schema < 0) {
+    return {errc::unsupported_schema_version, "meta.schema_version is missing (this SDK reads 1)"};
+  }
+  if (!(mat(f.m_schema).kind == '0' && mat(f.m_schema).num.text == "1")) {
+    std::string_view v(mat(f.m_schema).value_begin,
+                       static_cast<std::size_t>(mat(f.m_schema).value_end - mat(f.m_schema).value_begin));
+    return {errc::unsupported_schema_version,
+            "meta.schema_version is " + std::string(v.substr(0, 40)) + " (this SDK reads 1)"};
+  }
+  // 4. data must be an object; `[]` reads as `{}`.
+  if (f.data < 0) return {errc::invalid_data, "'data' is missing"};
+  if (!(at(f.data).kind == '{' || at(f.data).empty_array)) {
+    return {errc::invalid_data, "'data' is not an object"};
+  }
+  // 5. trace_id: a non-blank string.
+  if (f.trace < 0 || !non_blank_string(at(f.trace))) {
+    return {errc::missing_trace_id, "'trace_id' is missing, not a string, or blank"};
+  }
+  // 6. attempts: an integer.
+  std::int64_t attempts = 0;
+  if (f.attempts < 0 || at(f.attempts).kind != '0' || !at(f.attempts).num.is_integer ||
+      !parse_int64(at(f.attempts).num.text, attempts)) {
+    return {errc::invalid_attempts, "'attempts' is missing or not a 64-bit integer"};
+  }
+
+  f.duplicates = has_duplicate_keys(f.top) || has_duplicate_keys(f.meta);
+  for (const auto& m : f.top) {
+    if (is_forbidden_top_key(m.key_plain) || (f.urn_from_job && m.key_plain == "urn")) f.forbidden = true;
+  }
+  for (const auto& m : f.meta) {
+    if (is_forbidden_meta_key(m.key_plain)) f.forbidden = true;
+  }
+  f.canonical = r.canonical();
+  return {};
+}
+
+bool needs_rebuild(const frame_scan& f) {
+  return !f.canonical || f.duplicates || f.forbidden || f.top[static_cast<std::size_t>(f.data)].empty_array;
+}
+
+// Writes members in first-occurrence order with last-occurrence values (duplicate keys:
+// last wins), skipping the dropped ones, every value canonicalised.
+template <class Drop, class Value>
+void write_members(const std::vector<scanned_member>& members, std::string& out, Drop&& drop,
+                   Value&& value) {
+  out.push_back('{');
+  bool first = true;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto& m = members[i];
+    bool seen_before = false;
+    for (std::size_t j = 0; j < i && !seen_before; ++j) seen_before = members[j].key_plain == m.key_plain;
+    if (seen_before || drop(m)) continue;
+    int last = last_index(members, m.key_plain);
+    if (!first) out.push_back(',');
+    first = false;
+    out.push_back('"');
+    detail::reescape_into(m.key, out);
+    out += "\":";
+    value(members[static_cast<std::size_t>(last)], out);
+  }
+  out.push_back('}');
+}
+
+std::string rebuild_canonical(const frame_scan& f, std::vector<std::string>& dropped,
+                              const decode_options& options) {
+  std::string out;
+  auto warn = [&](std::string path, const char* why) {
+    if (options.on_warning) options.on_warning("babelqueue: dropped " + path + ": " + why);
+    dropped.push_back(std::move(path));
+  };
+  // Reported once per key even when it appears several times.
+  auto drop_top = [&](const scanned_member& m) {
+    if (is_forbidden_top_key(m.key_plain)) {
+      warn("/" + std::string(m.key_plain), "forbidden by the envelope contract");
+      return true;
+    }
+    if (f.urn_from_job && m.key_plain == "urn") {
+      warn("/urn", "the 'urn' alias is ignored when 'job' is present");
+      return true;
+    }
+    return false;
+  };
+  auto drop_meta = [&](const scanned_member& m) {
+    if (is_forbidden_meta_key(m.key_plain)) {
+      warn("/meta/" + std::string(m.key_plain), "forbidden by the envelope contract");
+      return true;
+    }
+    return false;
+  };
+  auto plain_value = [](const scanned_member& m, std::string& o) {
+    detail::canonicalize_value_into(
+        std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)), o);
+  };
+  out.reserve(static_cast<std::size_t>(f.top.back().value_end - f.top.front().key.raw.data()) + 16);
+  write_members(f.top, out, drop_top, [&](const scanned_member& m, std::string& o) {
+    if (m.key_plain == "meta" && m.kind == '{') {
+      write_members(f.meta, o, drop_meta, plain_value);
+    } else if (m.key_plain == "data" && m.empty_array) {
+      o += "{}";
+    } else {
+      plain_value(m, o);
+    }
+  });
+  return out;
+}
+
+// Fills an envelope from a canonical body whose frame scan passed.
+// `base` is where the scanned views point; `text` holds the same bytes (moved or copied).
+void build(envelope& env, const char* base, std::string&& text, const frame_scan& f) {
+  using A = envelope_access;
+  A::text(env) = std::move(text);
+  auto span_of = [&](std::string_view v) {
+    return A::make_span(static_cast<std::size_t>(v.data() - base), v.size());
+  };
+  auto& top = A::top(env);
+  top.reserve(f.top.size() + 1);
+  for (const auto& m : f.top) {
+    top.push_back({span_of(m.key.raw),
+                   span_of(std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
+  }
+  auto& meta = A::meta(env);
+  meta.reserve(f.meta.size());
+  for (const auto& m : f.meta) {
+    meta.push_back({span_of(m.key.raw),
+                    span_of(std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
+  }
+  auto set_string = [&](envelope_access::text_field& field, const scanned_member& m, bool trim) {
+    if (!m.str.has_escapes) {
+      std::string_view v = trim ? trim_unicode(m.str.raw) : m.str.raw;
+      A::set_field_span(field, span_of(v));
+    } else {
+      std::string plain = string_value(m);
+      if (trim) plain = std::string(trim_unicode(plain));
+      A::set_field_owned(env, field, std::move(plain));
+    }
+  };
+  set_string(A::urn(env), f.top[static_cast<std::size_t>(f.urn_from_job ? f.job : f.urn)], true);
+  set_string(A::trace_id(env), f.top[static_cast<std::size_t>(f.trace)], false);
+  auto meta_string = [&](envelope_access::text_field& field, int i) {
+    if (i >= 0 && f.meta[static_cast<std::size_t>(i)].kind == '"') set_string(field, f.meta[static_cast<std::size_t>(i)], false);
+  };
+  meta_string(A::id(env), f.m_id);
+  meta_string(A::queue(env), f.m_queue);
+  meta_string(A::lang(env), f.m_lang);
+  if (f.m_created >= 0) {
+    const auto& m = f.meta[static_cast<std::size_t>(f.m_created)];
+    std::int64_t v = 0;
+    if (m.kind == '0' && m.num.is_integer && parse_int64(m.num.text, v)) A::created_at(env) = v;
+  }
+  std::int64_t attempts = 0;
+  parse_int64(f.top[static_cast<std::size_t>(f.attempts)].num.text, attempts);
+  A::attempts(env) = attempts;
+  A::reindex(env);
+}
+
+template <class Body>
+result<envelope> decode_impl(Body&& body, const decode_options& options) {
+  std::string_view view(body);
+  frame_scan f;
+  if (error_info e = scan_frame(view, options, f); e.code != errc::ok) return fail(std::move(e));
+  envelope env;
+  if (!needs_rebuild(f)) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<Body>, std::string>) {
+      build(env, view.data(), std::move(body), f);  // offsets survive the move
+    } else {
+      build(env, view.data(), std::string(view), f);
+    }
+    return env;
+  }
+  std::vector<std::string> dropped;
+  std::string canon = rebuild_canonical(f, dropped, options);
+  frame_scan g;
+  decode_options relaxed;
+  relaxed.max_bytes = canon.size();
+  relaxed.max_depth = options.max_depth;
+  if (error_info e = scan_frame(canon, relaxed, g); e.code != errc::ok) return fail(std::move(e));
+  const char* base = canon.data();
+  build(env, base, std::move(canon), g);
+  envelope_access::dropped(env) = std::move(dropped);
+  return env;
+}
+
+}  // namespace
+
+result<envelope> decode(std::string_view body, const decode_options& options) {
+  return decode_impl(body, options);
+}
+
+result<envelope> decode(std::string&& body, const decode_options& options) {
+  return decode_impl(std::move(body), options);
+}
+
+errc check(std::string_view body) noexcept {
+  try {
+    frame_scan f;
+    return scan_frame(body, decode_options{}, f).code;
+  } catch (...) {  // std::bad_alloc only: report as undecodable rather than terminate
+    return errc::malformed_json;
+  }
+}
+
+bool accepts(std::string_view body) noexcept { return check(body) == errc::ok; }
+
+result<void> encode_to(const envelope& env, std::string& out) {
+  using A = envelope_access;
+  if (A::has_forbidden(env)) {
+    return fail(errc::forbidden_key, "the envelope carries a key the contract forbids");
+  }
+  const auto& top = A::top(env);
+  const std::int32_t attempts_at = A::attempts_index(env);
+  out.reserve(out.size() + env.size_hint());
+  out.push_back('{');
+  for (std::size_t i = 0; i < top.size(); ++i) {
+    if (i != 0) out.push_back(',');
+    out.push_back('"');
+    std::string_view key = A::view(env, top[i].key);
+    if (A::produced(env) && key == "urn") {
+      return fail(errc::forbidden_key, "'urn' is an inbound alias; producers write 'job'");
+    }
+    out.append(key);
+    out += "\":";
+    if (static_cast<std::int32_t>(i) == attempts_at) {
+      char buf[24];
+      auto r = std::to_chars(buf, buf + sizeof buf, env.attempts());
+      out.append(buf, r.ptr);
+    } else {
+      out.append(A::view(env, top[i].value));
+    }
+  }
+  out.push_back('}');
+  return {};
+}
+
+result<std::string> encode(const envelope& env) {
+  std::string out;
+  if (auto r = encode_to(env, out); !r) return fail(r.error());
+  return out;
+}
+
+}  // namespace v1
+}  // namespace babelqueue

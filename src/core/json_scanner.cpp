@@ -1,0 +1,382 @@
+#include "json_scanner.hpp"
+
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace babelqueue::detail {
+namespace {
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool lower_hex4(const char* p) noexcept {
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] >= 'A' && p[i] <= 'F') return false;
+  }
+  return true;
+}
+
+// Reads 4 hex digits; -1 when one is not hex.
+long read_hex4(const char* p) noexcept {
+  long v = 0;
+  for (int i = 0; i < 4; ++i) {
+    int h = hex_value(p[i]);
+    if (h < 0) return -1;
+    v = (v << 4) | h;
+  }
+  return v;
+}
+
+void append_utf8(std::uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 when invalid
+// (overlong forms, surrogates U+D800..DFFF and values above U+10FFFF are invalid).
+std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) noexcept {
+  unsigned char c = p[0];
+  std::size_t avail = static_cast<std::size_t>(end - p);
+  auto cont = [&](std::size_t i) { return i < avail && (p[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (avail < 3 || !cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
+    if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (avail < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
+    if (c == 0xF4 && p[1] >= 0x90) return 0; // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// Index of the first byte in [p, end) that needs attention inside a string: '"', '\\',
+// a control byte (< 0x20) or a non-ASCII byte (>= 0x80). Returns end - p when none.
+std::size_t find_special(const char* p, const char* end) noexcept {
+  const char* start = p;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also flags non-ASCII.
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                             _mm_cmplt_epi8(v, space));
+    int mask = _mm_movemask_epi8(m);
+    if (mask != 0) return static_cast<std::size_t>(p - start) + static_cast<std::size_t>(__builtin_ctz(mask));
+    p += 16;
+  }
+#endif
+  while (p < end) {
+    unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+    ++p;
+  }
+  return static_cast<std::size_t>(p - start);
+}
+
+}  // namespace
+
+bool json_reader::fail(std::string_view what) {
+  if (error_.empty()) {
+    error_.assign(what);
+    error_ += " at byte ";
+    error_ += std::to_string(offset());
+  }
+  return false;
+}
+
+void json_reader::skip_ws_slow() noexcept {
+  canonical_ = false;
+  while (p_ < end_ && is_ws(*p_)) ++p_;
+}
+
+bool json_reader::expect_literal(std::string_view word) {
+  if (static_cast<std::size_t>(end_ - p_) < word.size() ||
+      std::memcmp(p_, word.data(), word.size()) != 0) {
+    return fail("invalid literal");
+  }
+  p_ += word.size();
+  return true;
+}
+
+bool json_reader::scan_string(string_scan& out) {
+  ++p_;  // opening quote
+  const char* start = p_;
+  bool escapes = false;
+  bool canon = true;
+  for (;;) {
+    p_ += find_special(p_, end_);
+    if (p_ >= end_) return fail("unterminated string");
+    unsigned char c = static_cast<unsigned char>(*p_);
+    if (c == '"') break;
+    if (c == '\\') {
+      escapes = true;
+      const char* esc = p_;
+      if (!scan_escape()) return false;
+      // Canonical escapes (D2): \" \\ \b \f \n \r \t, \u00xx (lowercase) for the other
+      // controls, \u2028 \u2029 (lowercase). Anything else (\/ \u00e9 \u000A ...) is not.
+      char kind = esc[1];
+      if (kind == 'u') {
+        long cp = read_hex4(esc + 2);
+        bool ok = lower_hex4(esc + 2) &&
+                  ((cp < 0x20 && cp != 0x08 && cp != 0x09 && cp != 0x0A && cp != 0x0C && cp != 0x0D) ||
+                   cp == 0x2028 || cp == 0x2029);
+        if (!ok) canon = false;
+      } else if (kind == '/') {
+        canon = false;
+      }
+      continue;
+    }
+    if (c < 0x20) return fail("unescaped control character in a string");
+    // non-ASCII
+    std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
+                                  reinterpret_cast<const unsigned char*>(end_));
+    if (n == 0) return fail("invalid UTF-8 in a string");
+    if (n == 3 && c == 0xE2 && static_cast<unsigned char>(p_[1]) == 0x80 &&
+        (static_cast<unsigned char>(p_[2]) == 0xA8 || static_cast<unsigned char>(p_[2]) == 0xA9)) {
+      canon = false;  // raw U+2028 / U+2029: the canonical form escapes them
+    }
+    p_ += n;
+  }
+  out.raw = std::string_view(start, static_cast<std::size_t>(p_ - start));
+  out.has_escapes = escapes;
+  out.canonical = canon;
+  if (!canon) canonical_ = false;
+  ++p_;  // closing quote
+  return true;
+}
+
+bool json_reader::scan_escape() {
+  // p_ at the backslash
+  if (end_ - p_ < 2) return fail("unterminated escape");
+  char k = p_[1];
+  switch (k) {
+    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+      p_ += 2;
+      return true;
+    case 'u': {
+      if (end_ - p_ < 6) return fail("truncated \\u escape");
+      long cp = read_hex4(p_ + 2);
+      if (cp < 0) return fail("invalid \\u escape");
+      p_ += 6;
+      if (cp >= 0xDC00 && cp <= 0xDFFF) return fail("lone low surrogate escape");
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') return fail("lone high surrogate escape");
+        long lo = read_hex4(p_ + 2);
+        if (lo < 0xDC00 || lo > 0xDFFF) return fail("lone high surrogate escape");
+        p_ += 6;
+        canonical_ = false;  // a pair stands for a raw non-BMP character in canonical form
+      }
+      return true;
+    }
+    default:
+      return fail("invalid escape");
+  }
+}
+
+bool json_reader::scan_number(number_scan& out) {
+  const char* start = p_;
+  bool integer = true;
+  consume('-');
+  if (p_ >= end_) return fail("invalid number");
+  if (*p_ == '0') {
+    ++p_;
+  } else if (*p_ >= '1' && *p_ <= '9') {
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  } else {
+    return fail("invalid value");
+  }
+  if (p_ < end_ && *p_ == '.') {
+    integer = false;
+    ++p_;
+    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number fraction");
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  }
+  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    integer = false;
+    ++p_;
+    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number exponent");
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  }
+  out.text = std::string_view(start, static_cast<std::size_t>(p_ - start));
+  out.is_integer = integer;
+  return true;
+}
+
+namespace {
+// A sink that accepts everything: walk() with it is pure validation.
+struct validate_sink {
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number(const number_scan&) { return true; }
+  bool string(const string_scan&) { return true; }
+  bool key(const string_scan&) { return true; }
+  bool begin_object() { return true; }
+  bool end_object() { return true; }
+  bool begin_array() { return true; }
+  bool end_array() { return true; }
+};
+}  // namespace
+
+bool json_reader::skip_value() {
+  validate_sink sink;
+  return walk(sink);
+}
+
+void unescape_into(std::string_view raw, std::string& out) {
+  const char* p = raw.data();
+  const char* end = p + raw.size();
+  while (p < end) {
+    const char* q = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
+    if (q == nullptr) {
+      out.append(p, end);
+      return;
+    }
+    out.append(p, q);
+    char k = q[1];
+    p = q + 2;
+    switch (k) {
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        auto cp = static_cast<std::uint32_t>(read_hex4(p));
+        p += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {  // validated: a low surrogate follows
+          auto lo = static_cast<std::uint32_t>(read_hex4(p + 2));
+          p += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        append_utf8(cp, out);
+        break;
+      }
+      default: out.push_back(k); break;  // " \ /
+    }
+  }
+}
+
+void escape_into(std::string_view utf8, std::string& out) {
+  static constexpr char hex[] = "0123456789abcdef";
+  const char* p = utf8.data();
+  const char* end = p + utf8.size();
+  while (p < end) {
+    std::size_t run = find_special(p, end);
+    out.append(p, run);
+    p += run;
+    if (p >= end) break;
+    auto c = static_cast<unsigned char>(*p);
+    if (c >= 0x80) {
+      // Copy the whole non-ASCII sequence; only U+2028/U+2029 are escaped (D2).
+      if (c == 0xE2 && end - p >= 3 && static_cast<unsigned char>(p[1]) == 0x80 &&
+          (static_cast<unsigned char>(p[2]) == 0xA8 || static_cast<unsigned char>(p[2]) == 0xA9)) {
+        out.append(static_cast<unsigned char>(p[2]) == 0xA8 ? "\\u2028" : "\\u2029");
+        p += 3;
+        continue;
+      }
+      const char* q = p + 1;
+      while (q < end && (static_cast<unsigned char>(*q) & 0xC0) == 0x80) ++q;
+      out.append(p, q);
+      p = q;
+      continue;
+    }
+    ++p;
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\b': out.append("\\b"); break;
+      case '\f': out.append("\\f"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      default: {
+        char buf[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
+        out.append(buf, 6);
+      }
+    }
+  }
+}
+
+void reescape_into(const string_scan& s, std::string& out) {
+  if (s.canonical) {
+    out.append(s.raw);
+    return;
+  }
+  std::string plain;
+  unescape_into(s.raw, plain);
+  escape_into(plain, out);
+}
+
+bool valid_utf8(std::string_view text) noexcept {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    auto c = static_cast<unsigned char>(*p);
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
+                                  reinterpret_cast<const unsigned char*>(end));
+    if (n == 0) return false;
+    p += n;
+  }
+  return true;
+}
+
+}  // namespace babelqueue::detail
+
+namespace babelqueue::detail {
+
+std::string to_valid_utf8(std::string_view text) {
+  if (valid_utf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    if (*p < 0x80) {
+      out.push_back(static_cast<char>(*p++));
+      continue;
+    }
+    std::size_t n = utf8_sequence(p, end);
+    if (n == 0) {
+      out.append("\xEF\xBF\xBD");  // U+FFFD for each invalid byte
+      ++p;
+    } else {
+      out.append(reinterpret_cast<const char*>(p), n);
+      p += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace babelqueue::detail

@@ -1,0 +1,179 @@
+#pragma once
+// Strict RFC 8259 scanner shared by decode(), canonicalize() and parse_json().
+//
+// One reader, several consumers: the envelope decoder walks the frame itself and calls
+// skip_value() for `data`; the canonical writer and the json builder drive walk() with a
+// sink. The reader also tracks whether the text it has seen is already canonical (D2):
+// compact, and every string escaped exactly as the canonical writer would escape it. A
+// canonical body can then be kept byte-for-byte instead of being rewritten (D4).
+//
+// Private to babelqueue::core.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace babelqueue::detail {
+
+/// What scan_string() learnt about one string.
+struct string_scan {
+  std::string_view raw;      // the text between the quotes, escapes untouched
+  bool has_escapes = false;  // raw contains a backslash (needs unescaping to read)
+  bool canonical = true;     // raw is already in the canonical escaped form (D2)
+};
+
+/// What scan_number() learnt about one number.
+struct number_scan {
+  std::string_view text;     // exact text
+  bool is_integer = false;   // no fraction and no exponent
+};
+
+class json_reader {
+ public:
+  json_reader(std::string_view text, std::size_t max_depth) noexcept
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()),
+        max_depth_(max_depth) {}
+
+  // -- position --
+  const char* pos() const noexcept { return p_; }
+  const char* begin() const noexcept { return begin_; }
+  bool at_end() const noexcept { return p_ == end_; }
+  char peek() const noexcept { return p_ < end_ ? *p_ : '\0'; }
+  bool consume(char c) noexcept {
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+  std::size_t offset() const noexcept { return static_cast<std::size_t>(p_ - begin_); }
+
+  // -- state --
+  bool canonical() const noexcept { return canonical_; }
+  void mark_not_canonical() noexcept { canonical_ = false; }
+  const std::string& error() const noexcept { return error_; }
+  /// Records the first error (with the byte offset) and returns false.
+  bool fail(std::string_view what);
+
+  // -- tokens --
+  /// Skips JSON white space; any white space makes the text non-canonical.
+  void skip_ws() noexcept {
+    if (p_ < end_ && is_ws(*p_)) skip_ws_slow();
+  }
+  /// At '"': validates one string (UTF-8, escapes, surrogate pairs) and moves past it.
+  bool scan_string(string_scan& out);
+  /// At '-' or a digit: validates one number and moves past it.
+  bool scan_number(number_scan& out);
+  /// Validates one value of any kind and moves past it.
+  bool skip_value();
+  /// Entering / leaving an array or object; false (with an error) when too deep.
+  bool enter() {
+    if (++depth_ > max_depth_) return fail("nesting is deeper than the limit");
+    return true;
+  }
+  void leave() noexcept { --depth_; }
+
+  /// Generic SAX walk of one value. Sink provides:
+  ///   bool null(); bool boolean(bool); bool number(const number_scan&);
+  ///   bool string(const string_scan&); bool key(const string_scan&);
+  ///   bool begin_object(); bool end_object(); bool begin_array(); bool end_array();
+  /// A sink returning false stops the walk (it must call fail() itself first).
+  template <class Sink>
+  bool walk(Sink& sink);
+
+ private:
+  static bool is_ws(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  void skip_ws_slow() noexcept;
+  bool scan_escape();
+  bool scan_utf8();
+  bool expect_literal(std::string_view word);
+
+  const char* begin_;
+  const char* p_;
+  const char* end_;
+  std::size_t depth_ = 0;
+  std::size_t max_depth_;
+  bool canonical_ = true;
+  std::string error_;
+};
+
+template <class Sink>
+bool json_reader::walk(Sink& sink) {
+  skip_ws();
+  if (at_end()) return fail("unexpected end of input");
+  switch (*p_) {
+    case '{': {
+      ++p_;
+      if (!enter() || !sink.begin_object()) return false;
+      skip_ws();
+      if (consume('}')) {
+        leave();
+        return sink.end_object();
+      }
+      for (;;) {
+        skip_ws();
+        if (peek() != '"') return fail("expected a string key");
+        string_scan key;
+        if (!scan_string(key) || !sink.key(key)) return false;
+        skip_ws();
+        if (!consume(':')) return fail("expected ':' after a key");
+        if (!walk(sink)) return false;
+        skip_ws();
+        if (consume(',')) continue;
+        if (consume('}')) break;
+        return fail("expected ',' or '}' in an object");
+      }
+      leave();
+      return sink.end_object();
+    }
+    case '[': {
+      ++p_;
+      if (!enter() || !sink.begin_array()) return false;
+      skip_ws();
+      if (consume(']')) {
+        leave();
+        return sink.end_array();
+      }
+      for (;;) {
+        if (!walk(sink)) return false;
+        skip_ws();
+        if (consume(',')) continue;
+        if (consume(']')) break;
+        return fail("expected ',' or ']' in an array");
+      }
+      leave();
+      return sink.end_array();
+    }
+    case '"': {
+      string_scan s;
+      return scan_string(s) && sink.string(s);
+    }
+    case 't':
+      return expect_literal("true") && sink.boolean(true);
+    case 'f':
+      return expect_literal("false") && sink.boolean(false);
+    case 'n':
+      return expect_literal("null") && sink.null();
+    default: {
+      number_scan n;
+      return scan_number(n) && sink.number(n);
+    }
+  }
+}
+
+// -- string helpers (json_scanner.cpp) --
+
+/// Appends the unescaped value of a string the reader has validated.
+void unescape_into(std::string_view raw, std::string& out);
+/// Appends `utf8` escaped per D2 (no quotes). The text must be valid UTF-8.
+void escape_into(std::string_view utf8, std::string& out);
+/// Appends a validated raw string's canonical escaped form (no quotes).
+void reescape_into(const string_scan& s, std::string& out);
+/// True when `text` is valid UTF-8 with no surrogate code points.
+bool valid_utf8(std::string_view text) noexcept;
+/// A copy of `text` with every invalid UTF-8 byte replaced by U+FFFD (for error messages
+/// and other text the SDK did not receive as data, e.g. exception what() strings).
+std::string to_valid_utf8(std::string_view text);
+
+}  // namespace babelqueue::detail

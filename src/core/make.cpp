@@ -1,0 +1,156 @@
+// make() and continue_trace(): writing a fresh envelope straight into canonical text.
+#include "envelope_access.hpp"
+#include "json_scanner.hpp"
+
+#include <babelqueue/codec.hpp>
+#include <babelqueue/dead_letter.hpp>
+#include <babelqueue/urn.hpp>
+#include <babelqueue/uuid.hpp>
+
+#include <charconv>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace {
+
+result<envelope> build_fresh(std::string_view urn_in, const json& data, std::string_view queue_in,
+                             std::string_view trace_in) {
+  using A = envelope_access;
+  if (!detail::valid_utf8(urn_in)) return fail(errc::invalid_utf8, "URN is not valid UTF-8");
+  std::string_view urn = trim_unicode(urn_in);
+  if (urn.empty()) return fail(errc::empty_urn, "a message needs a non-blank URN");
+  if (!data.is_object() && !data.is_null()) {
+    return fail(errc::invalid_data, "data must be a JSON object");
+  }
+  std::string_view queue = queue_in.empty() ? default_queue : queue_in;
+  if (!detail::valid_utf8(queue)) return fail(errc::invalid_utf8, "queue is not valid UTF-8");
+  if (!detail::valid_utf8(trace_in)) return fail(errc::invalid_utf8, "trace_id is not valid UTF-8");
+  std::string_view trace = trim_unicode(trace_in);
+
+  envelope env;
+  std::string& t = A::text(env);
+  t.reserve(192 + urn.size() + queue.size() + trace.size());
+  auto mark = [&](std::size_t from) { return A::make_span(from, t.size() - from); };
+  auto& top = A::top(env);
+  auto& meta = A::meta(env);
+  top.reserve(5);
+  meta.reserve(5);
+
+  // {"job":"…","trace_id":"…","data":{…},"meta":{"id":"…","queue":"…","lang":"cpp",
+  //  "schema_version":1,"created_at":N},"attempts":0}
+  auto key = [&](std::string_view k, bool first) {
+    t += first ? "{\"" : ",\"";
+    std::size_t at = t.size();
+    t += k;
+    auto s = mark(at);
+    t += "\":";
+    return s;
+  };
+  auto quoted = [&](std::string_view v, envelope_access::text_field* field) {
+    t.push_back('"');
+    std::size_t at = t.size();
+    detail::escape_into(v, t);
+    auto s = mark(at);
+    t.push_back('"');
+    if (field) {
+      if (s.length == v.size()) A::set_field_span(*field, s);  // nothing was escaped
+      else A::set_field_owned(env, *field, std::string(v));
+    }
+  };
+
+  auto k = key("job", true);
+  std::size_t v0 = t.size();
+  quoted(urn, &A::urn(env));
+  top.push_back({k, mark(v0)});
+
+  k = key("trace_id", false);
+  v0 = t.size();
+  if (trace.empty()) {
+    char id[36];
+    uuid_v4_into(id);
+    quoted(std::string_view(id, 36), &A::trace_id(env));
+  } else {
+    quoted(trace, &A::trace_id(env));
+  }
+  top.push_back({k, mark(v0)});
+
+  k = key("data", false);
+  v0 = t.size();
+  if (data.is_null()) {
+    t += "{}";
+  } else if (auto r = write_canonical_json(data, t); !r) {
+    return fail(r.error().code, "data: " + r.error().message);
+  }
+  top.push_back({k, mark(v0)});
+
+  k = key("meta", false);
+  std::size_t meta_at = t.size();
+  auto mkey = [&](std::string_view name, bool first) {
+    t += first ? "{\"" : ",\"";
+    std::size_t at = t.size();
+    t += name;
+    auto s = mark(at);
+    t += "\":";
+    return s;
+  };
+  auto mk = mkey("id", true);
+  v0 = t.size();
+  char id[36];
+  uuid_v4_into(id);
+  quoted(std::string_view(id, 36), &A::id(env));
+  meta.push_back({mk, mark(v0)});
+  mk = mkey("queue", false);
+  v0 = t.size();
+  quoted(queue, &A::queue(env));
+  meta.push_back({mk, mark(v0)});
+  mk = mkey("lang", false);
+  v0 = t.size();
+  quoted(lang_tag, &A::lang(env));
+  meta.push_back({mk, mark(v0)});
+  mk = mkey("schema_version", false);
+  v0 = t.size();
+  t += '1';
+  meta.push_back({mk, mark(v0)});
+  mk = mkey("created_at", false);
+  v0 = t.size();
+  std::int64_t now = unix_millis();
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof buf, now);
+  t.append(buf, res.ptr);
+  meta.push_back({mk, mark(v0)});
+  t.push_back('}');
+  A::created_at(env) = now;
+  top.push_back({k, mark(meta_at)});
+
+  k = key("attempts", false);
+  v0 = t.size();
+  t += '0';
+  top.push_back({k, mark(v0)});
+  t.push_back('}');
+  A::attempts(env) = 0;
+  A::set_produced(env);
+  A::reindex(env);
+  return env;
+}
+
+}  // namespace
+
+result<envelope> make(std::string_view urn, const json& data, const make_options& options) {
+  try {
+    return build_fresh(urn, data, options.queue, options.trace_id);
+  } catch (const std::bad_alloc&) {
+    return fail(errc::invalid_argument, "out of memory while building the envelope");
+  }
+}
+
+result<envelope> continue_trace(const envelope& inbound, std::string_view urn, const json& data,
+                                const make_options& options) {
+  try {
+    return build_fresh(urn, data, options.queue, inbound.trace_id());
+  } catch (const std::bad_alloc&) {
+    return fail(errc::invalid_argument, "out of memory while building the envelope");
+  }
+}
+
+}  // namespace v1
+}  // namespace babelqueue
