@@ -35,6 +35,10 @@ struct decode_options {
 result<envelope> decode(std::string_view body, const decode_options& options = {});
 /// As above, reusing the buffer when the body is already canonical (no copy).
 result<envelope> decode(std::string&& body, const decode_options& options = {});
+/// Disambiguates string literals.
+inline result<envelope> decode(const char* body, const decode_options& options = {}) {
+  return decode(std::string_view(body), options);
+}
 
 /// errc::ok when decode() would accept the body, else its reason.
 errc check(std::string_view body) noexcept;
