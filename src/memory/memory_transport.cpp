@@ -1,0 +1,152 @@
+// memory:// — the transport over the shared in-process broker.
+#include <babelqueue/memory/memory_transport.hpp>
+
+#include "memory/broker.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+namespace babelqueue::memory {
+inline namespace v1 {
+namespace {
+
+struct broker_registry {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<broker>, std::less<>> brokers;
+};
+
+broker_registry& registry() {
+  static broker_registry r;
+  return r;
+}
+
+std::shared_ptr<broker> find_broker(std::string_view name, bool create) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.brokers.find(name);
+  if (it != r.brokers.end()) return it->second;
+  if (!create) return nullptr;
+  auto b = std::make_shared<broker>();
+  r.brokers.emplace(std::string(name), b);
+  return b;
+}
+
+}  // namespace
+
+// What the opaque handle of a received_message points to.
+struct memory_transport::inflight {
+  const memory_transport* owner;
+  std::string queue;
+  stored_message message;
+  bool settled = false;
+};
+
+memory_transport::memory_transport(std::string_view name) : broker_(find_broker(name, true)) {}
+
+memory_transport::~memory_transport() { (void)close(std::chrono::steady_clock::now()); }
+
+result<void> memory_transport::publish(std::string_view queue, std::string_view body,
+                                       const headers& hdrs) {
+  if (closed_) return fail(errc::closed, "memory transport is closed");
+  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  broker_->push(queue, stored_message{std::string(body), sanitize_headers(hdrs)});
+  return {};
+}
+
+result<void> memory_transport::publish_batch(std::string_view queue,
+                                             std::span<const outgoing_message> messages) {
+  for (const auto& m : messages) {
+    if (auto r = publish(queue, m.body, m.hdrs); !r) return r;
+  }
+  return {};
+}
+
+result<std::optional<received_message>> memory_transport::receive(
+    std::string_view queue, std::chrono::milliseconds timeout) {
+  if (closed_) return fail(errc::closed, "memory transport is closed");
+  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (timeout.count() < 0) timeout = {};
+  auto got = broker_->pop(queue, std::chrono::steady_clock::now() + timeout);
+  if (!got) return std::optional<received_message>{};
+  auto record = std::make_shared<inflight>(inflight{this, std::string(queue), std::move(*got)});
+  received_message out;
+  out.body = record->message.body;
+  out.hdrs = record->message.hdrs;
+  out.queue = std::string(queue);
+  out.handle = record;
+  inflight_.push_back(std::move(record));
+  return std::optional<received_message>(std::move(out));
+}
+
+result<void> memory_transport::settle(const received_message& message, bool requeue,
+                                      std::chrono::milliseconds delay) {
+  if (closed_) return fail(errc::closed, "memory transport is closed");
+  auto* record = static_cast<inflight*>(message.handle.get());
+  auto it = std::find_if(inflight_.begin(), inflight_.end(),
+                         [&](const auto& p) { return p.get() == record; });
+  if (record == nullptr || it == inflight_.end() || record->owner != this || record->settled) {
+    return fail(errc::invalid_argument,
+                "message was not received by this memory transport or is already settled");
+  }
+  record->settled = true;
+  if (delay.count() < 0) delay = {};
+  broker_->settle(record->queue, requeue ? &record->message : nullptr,
+                  requeue ? broker::requeue::tail : broker::requeue::none,
+                  std::chrono::steady_clock::now() + delay);
+  inflight_.erase(it);
+  return {};
+}
+
+result<void> memory_transport::ack(const received_message& message) {
+  return settle(message, false, {});
+}
+
+result<void> memory_transport::release(const received_message& message,
+                                       std::chrono::milliseconds delay) {
+  return settle(message, true, delay);
+}
+
+result<void> memory_transport::close(std::chrono::steady_clock::time_point /*deadline*/) {
+  if (closed_) return {};
+  closed_ = true;
+  // Unsettled messages go back to the head of their queue, newest first, so the original
+  // order is restored (like a broker connection dropping).
+  for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
+    auto& record = **it;
+    record.settled = true;
+    broker_->settle(record.queue, &record.message, broker::requeue::head, {});
+  }
+  inflight_.clear();
+  return {};
+}
+
+void register_transport() {
+  babelqueue::register_transport("memory", [](const broker_url& url)
+                                               -> result<std::unique_ptr<transport>> {
+    query_options options(url);
+    if (auto r = options.finish("memory"); !r) return fail(r.error());
+    if (!url.user.empty() || url.has_password || url.port) {
+      return fail(errc::invalid_argument, "memory:// takes only a name: memory://NAME");
+    }
+    return std::unique_ptr<transport>(std::make_unique<memory_transport>(url.location()));
+  });
+}
+
+std::size_t depth(std::string_view name, std::string_view queue) {
+  auto b = find_broker(name, false);
+  return b ? b->depth(queue) : 0;
+}
+
+std::size_t in_flight(std::string_view name, std::string_view queue) {
+  auto b = find_broker(name, false);
+  return b ? b->in_flight(queue) : 0;
+}
+
+void reset(std::string_view name) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (auto it = r.brokers.find(name); it != r.brokers.end()) r.brokers.erase(it);
+}
+
+}  // namespace v1
+}  // namespace babelqueue::memory

@@ -1,0 +1,249 @@
+// The app runtime: construction, routes, publish, consume, drain, stop (app.hpp).
+#include <babelqueue/app.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/url.hpp>
+
+#include "runtime/worker.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace {
+
+std::string_view trim_ascii(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
+                        s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+result<void> validate(const app_options& o) {
+  if (o.queue.empty()) return fail(errc::invalid_argument, "app_options.queue is empty");
+  if (o.workers == 0) return fail(errc::invalid_argument, "app_options.workers must be >= 1");
+  if (o.poll_timeout.count() < 0 || o.close_timeout.count() < 0 ||
+      o.unknown_urn_release_delay.count() < 0) {
+    return fail(errc::invalid_argument, "app_options durations must not be negative");
+  }
+  if (o.dead_letter_queue.empty() && o.dead_letter_suffix.empty()) {
+    return fail(errc::invalid_argument,
+                "app_options: an empty dead_letter_suffix without a dead_letter_queue would "
+                "dead-letter onto the consumed queue itself");
+  }
+  return {};
+}
+
+transport_source url_source(std::string_view url) {
+  return [u = std::string(url)]() { return open_transport(u); };
+}
+
+}  // namespace
+
+app::app(std::string_view url, app_options options) : app(url_source(url), std::move(options)) {}
+
+app::app(transport_source source, app_options options)
+    : options_(std::move(options)), source_(std::move(source)) {
+  validate(options_).value();
+  if (!source_) throw error(error_info{errc::invalid_argument, "no transport source"});
+  auto t = source_();
+  if (!t) throw error(t.error());
+  publisher_ = std::move(*t);
+}
+
+result<std::unique_ptr<app>> app::open(std::string_view url, app_options options) {
+  if (auto v = validate(options); !v) return fail(v.error());
+  try {
+    return std::make_unique<app>(url, std::move(options));
+  } catch (const error& e) {
+    return fail(e.info());
+  }
+}
+
+app::~app() {
+  stop();
+  std::lock_guard lock(publisher_mutex_);
+  if (publisher_) {
+    (void)publisher_->close(std::chrono::steady_clock::now() + options_.close_timeout);
+  }
+}
+
+void app::handle(std::string urn, handler fn) {
+  std::string key(trim_ascii(urn));
+  auto shared = std::make_shared<const handler>(std::move(fn));
+  std::unique_lock lock(routes_mutex_);
+  routes_[std::move(key)] = std::move(shared);
+}
+
+std::shared_ptr<const handler> app::find_handler(std::string_view urn) const {
+  std::shared_lock lock(routes_mutex_);
+  auto it = routes_.find(urn);
+  if (it == routes_.end() || !*it->second) return nullptr;
+  return it->second;
+}
+
+std::string app::dead_letter_queue_for(std::string_view consumed_queue) const {
+  if (!options_.dead_letter_queue.empty()) return options_.dead_letter_queue;
+  return std::string(consumed_queue) + options_.dead_letter_suffix;
+}
+
+void app::log(log_level level, std::string_view text) const noexcept {
+  if (!options_.logger) return;
+  try {
+    options_.logger(level, text);
+  } catch (...) {
+    // A sink must not throw; if it does, the message is lost, the runtime goes on.
+  }
+}
+
+result<std::string> app::publish(std::string_view urn, const json& data,
+                                 const publish_options& options) {
+  make_options mo;
+  mo.queue = options.queue.empty() ? options_.queue : options.queue;
+  mo.trace_id = options.trace_id;
+  auto env = make(urn, data, mo);
+  if (!env) return fail(env.error());
+  publish_options po = options;
+  po.queue = mo.queue;
+  return publish(*env, po);
+}
+
+result<std::string> app::publish(const envelope& env, const publish_options& options) {
+  std::string queue = options.queue;
+  if (queue.empty()) queue = env.queue().empty() ? options_.queue : std::string(env.queue());
+  auto body = encode(env);
+  if (!body) return fail(body.error());
+  {
+    std::lock_guard lock(publisher_mutex_);
+    if (!publisher_) {
+      auto t = source_();
+      if (!t) return fail(t.error());
+      publisher_ = std::move(*t);
+    }
+    auto r = publisher_->publish(queue, *body, options.hdrs);
+    if (!r) {
+      if (r.code() == errc::closed) publisher_.reset();  // reopen on the next publish
+      return fail(r.error());
+    }
+  }
+  if (auto* m = options_.metrics_sink.get()) {
+    try {
+      m->on_published(queue);
+    } catch (...) {
+    }
+  }
+  return std::string(env.id());
+}
+
+void app::stop() noexcept {
+  {
+    // The mutex pairs with wait_unless_stopped() so a sleeping worker cannot miss it.
+    std::lock_guard lock(stop_mutex_);
+    stop_.store(true, std::memory_order_release);
+  }
+  stop_cv_.notify_all();
+}
+
+bool app::wait_unless_stopped(std::chrono::milliseconds d) {
+  std::unique_lock lock(stop_mutex_);
+  return !stop_cv_.wait_for(lock, d, [this] { return stop_.load(std::memory_order_acquire); });
+}
+
+result<void> app::consume(std::vector<std::string> queues) {
+  if (consuming_.exchange(true)) {
+    return fail(errc::invalid_argument, "consume() is already running on this app");
+  }
+  struct reset_flag {
+    std::atomic<bool>& f;
+    ~reset_flag() { f.store(false); }
+  } guard{consuming_};
+
+  if (queues.empty()) queues.push_back(options_.queue);
+  for (const auto& q : queues) {
+    if (q.empty()) return fail(errc::invalid_argument, "consume(): empty queue name");
+  }
+  if (stop_requested()) return {};
+
+  // Open every transport first, so a bad URL or an unreachable broker fails fast.
+  std::vector<std::unique_ptr<worker>> workers;
+  std::vector<std::string> worker_queue;
+  for (const auto& q : queues) {
+    for (unsigned i = 0; i < options_.workers; ++i) {
+      auto t = source_();
+      if (!t) {
+        for (auto& w : workers) w->close();
+        return fail(t.error());
+      }
+      workers.push_back(std::make_unique<worker>(*this, std::move(*t)));
+      worker_queue.push_back(q);
+    }
+  }
+  log(log_level::info, "consuming " + std::to_string(queues.size()) + " queue(s) with " +
+                           std::to_string(options_.workers) + " worker(s) each");
+
+  auto loop = [this](worker& w, const std::string& queue) {
+    using namespace std::chrono_literals;
+    std::chrono::milliseconds backoff = 50ms;
+    while (!stop_requested()) {
+      auto got = w.poll_once(queue);
+      if (got) {
+        backoff = 50ms;
+        continue;
+      }
+      log(log_level::error, "receive from '" + queue + "' failed (" +
+                                std::string(got.error().reason()) + ": " + got.error().message +
+                                "); retrying in " + std::to_string(backoff.count()) + " ms");
+      if (!wait_unless_stopped(backoff)) break;
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 5000ms);
+      if (got.code() == errc::closed) {
+        if (auto r = w.reopen(); !r) {
+          log(log_level::error, "reopening the transport failed: " + r.error().message);
+        }
+      }
+    }
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(workers.size());
+  try {
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+      threads.emplace_back(loop, std::ref(*workers[i]), std::cref(worker_queue[i]));
+    }
+  } catch (...) {
+    stop();  // could not start a thread: stop those that run, then report
+    for (auto& t : threads) t.join();
+    for (auto& w : workers) w->close();
+    return fail(errc::invalid_argument, "could not start worker threads");
+  }
+  for (auto& t : threads) t.join();
+  for (auto& w : workers) w->close();
+  log(log_level::info, "consume stopped");
+  return {};
+}
+
+result<std::size_t> app::drain(std::string_view queue, std::size_t max) {
+  const std::string q = queue.empty() ? options_.queue : std::string(queue);
+  auto t = source_();
+  if (!t) return fail(t.error());
+  worker w(*this, std::move(*t));
+  std::size_t count = 0;
+  while (!stop_requested() && (max == 0 || count < max)) {
+    auto got = w.poll_once(q);
+    if (!got) {
+      w.close();
+      return fail(got.error());
+    }
+    if (!*got) break;
+    ++count;
+  }
+  w.close();
+  return count;
+}
+
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,282 @@
+// Broker URL parsing and typed query options (url.hpp).
+#include <babelqueue/url.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes one URL component. `+` stays `+` (this is not form encoding).
+result<std::string> percent_decode(std::string_view in, std::string_view what) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out.push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size() || hex_value(in[i + 1]) < 0 || hex_value(in[i + 2]) < 0) {
+      return fail(errc::invalid_argument,
+                  "bad percent escape in the URL " + std::string(what));
+    }
+    out.push_back(static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2])));
+    i += 2;
+  }
+  return out;
+}
+
+bool valid_scheme(std::string_view s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+result<broker_url> broker_url::parse(std::string_view url) {
+  broker_url u;
+  const auto sep = url.find("://");
+  if (sep == std::string_view::npos) {
+    return fail(errc::invalid_argument,
+                "broker URL must look like scheme://...: '" + std::string(url.substr(0, 64)) + "'");
+  }
+  if (!valid_scheme(url.substr(0, sep))) {
+    return fail(errc::invalid_argument, "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");
+  }
+  u.scheme = lower(url.substr(0, sep));
+  std::string_view rest = url.substr(sep + 3);
+
+  // The fragment is meaningless for a broker; refuse it rather than guess.
+  if (rest.find('#') != std::string_view::npos) {
+    return fail(errc::invalid_argument, "a broker URL cannot carry a #fragment");
+  }
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  std::string_view authority = rest;
+  std::string_view path;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    authority = rest.substr(0, slash);
+    path = rest.substr(slash);
+  }
+  // userinfo: the last '@' of the authority (a password may contain an encoded '@' only).
+  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    std::string_view user = userinfo;
+    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+      user = userinfo.substr(0, colon);
+      auto pw = percent_decode(userinfo.substr(colon + 1), "password");
+      if (!pw) return fail(pw.error());
+      u.password = std::move(*pw);
+      u.has_password = true;
+    }
+    auto us = percent_decode(user, "user");
+    if (!us) return fail(us.error());
+    u.user = std::move(*us);
+  }
+  std::string_view host = authority;
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return fail(errc::invalid_argument, "unterminated '[' in the URL host");
+    }
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return fail(errc::invalid_argument, "junk after ']' in the URL host");
+      port = after.substr(1);
+      if (port.empty()) return fail(errc::invalid_argument, "empty port in the URL");
+    }
+  } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+    if (port.empty()) return fail(errc::invalid_argument, "empty port in the URL");
+  }
+  auto h = percent_decode(host, "host");
+  if (!h) return fail(h.error());
+  u.host = std::move(*h);
+  if (!port.empty()) {
+    unsigned value = 0;
+    auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
+      return fail(errc::invalid_argument, "URL port must be 1..65535, got '" + std::string(port) + "'");
+    }
+    u.port = static_cast<std::uint16_t>(value);
+  }
+  auto pa = percent_decode(path, "path");
+  if (!pa) return fail(pa.error());
+  u.path = std::move(*pa);
+
+  while (!query.empty()) {
+    std::string_view pair = query;
+    if (auto amp = query.find('&'); amp != std::string_view::npos) {
+      pair = query.substr(0, amp);
+      query = query.substr(amp + 1);
+    } else {
+      query = {};
+    }
+    if (pair.empty()) continue;
+    std::string_view key = pair, value;
+    if (auto eq = pair.find('='); eq != std::string_view::npos) {
+      key = pair.substr(0, eq);
+      value = pair.substr(eq + 1);
+    }
+    auto k = percent_decode(key, "query key");
+    if (!k) return fail(k.error());
+    auto v = percent_decode(value, "query value");
+    if (!v) return fail(v.error());
+    if (k->empty()) return fail(errc::invalid_argument, "empty option name in the URL query");
+    if (!u.query.emplace(std::move(*k), std::move(*v)).second) {
+      return fail(errc::invalid_argument,
+                  "option '" + std::string(key) + "' given twice in the URL query");
+    }
+  }
+  return u;
+}
+
+std::string broker_url::redacted() const {
+  std::string out = scheme + "://";
+  if (!user.empty() || has_password) {
+    out += user;
+    if (has_password) out += ":***";
+    out += '@';
+  }
+  if (host.find(':') != std::string::npos) {
+    out += '[' + host + ']';
+  } else {
+    out += host;
+  }
+  if (port) out += ':' + std::to_string(*port);
+  out += path;
+  char sep = '?';
+  for (const auto& [k, v] : query) {
+    out += sep;
+    out += k + '=' + v;
+    sep = '&';
+  }
+  return out;
+}
+
+result<std::chrono::milliseconds> parse_duration(std::string_view text) {
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || p == text.data() || n < 0) {
+    return fail(errc::invalid_argument,
+                "bad duration '" + std::string(text) + "' (use e.g. 250ms, 5s, 1m)");
+  }
+  std::string_view unit(p, static_cast<std::size_t>(text.data() + text.size() - p));
+  std::int64_t factor = 0;
+  if (unit.empty() || unit == "ms") {
+    factor = 1;
+  } else if (unit == "s") {
+    factor = 1000;
+  } else if (unit == "m") {
+    factor = 60000;
+  } else {
+    return fail(errc::invalid_argument,
+                "bad duration unit in '" + std::string(text) + "' (use ms, s or m)");
+  }
+  if (n > std::numeric_limits<std::int64_t>::max() / factor) {
+    return fail(errc::invalid_argument, "duration '" + std::string(text) + "' is too large");
+  }
+  return std::chrono::milliseconds(n * factor);
+}
+
+std::optional<std::string> query_options::take(std::string_view key) {
+  auto it = remaining_.find(key);
+  if (it == remaining_.end()) return std::nullopt;
+  std::string v = std::move(it->second);
+  remaining_.erase(it);
+  return v;
+}
+
+result<void> query_options::get(std::string_view key, std::string& out) {
+  if (auto v = take(key)) out = std::move(*v);
+  return {};
+}
+
+result<void> query_options::get(std::string_view key, std::int64_t& out) {
+  return get(key, out, std::numeric_limits<std::int64_t>::min(),
+             std::numeric_limits<std::int64_t>::max());
+}
+
+result<void> query_options::get(std::string_view key, std::int64_t& out, std::int64_t min,
+                                std::int64_t max) {
+  auto v = take(key);
+  if (!v) return {};
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc{} || p != v->data() + v->size() || v->empty()) {
+    return fail(errc::invalid_argument,
+                "option " + std::string(key) + "=" + *v + " is not an integer");
+  }
+  if (n < min || n > max) {
+    return fail(errc::invalid_argument, "option " + std::string(key) + "=" + *v +
+                                            " is out of range " + std::to_string(min) + ".." +
+                                            std::to_string(max));
+  }
+  out = n;
+  return {};
+}
+
+result<void> query_options::get(std::string_view key, bool& out) {
+  auto v = take(key);
+  if (!v) return {};
+  const std::string s = lower(*v);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") {
+    out = true;
+  } else if (s == "0" || s == "false" || s == "no" || s == "off") {
+    out = false;
+  } else {
+    return fail(errc::invalid_argument,
+                "option " + std::string(key) + "=" + *v + " is not a boolean (true/false)");
+  }
+  return {};
+}
+
+result<void> query_options::get(std::string_view key, std::chrono::milliseconds& out) {
+  auto v = take(key);
+  if (!v) return {};
+  auto d = parse_duration(*v);
+  if (!d) {
+    return fail(errc::invalid_argument, "option " + std::string(key) + ": " + d.error().message);
+  }
+  out = *d;
+  return {};
+}
+
+result<void> query_options::finish(std::string_view scheme) const {
+  if (remaining_.empty()) return {};
+  std::string names;
+  for (const auto& [k, v] : remaining_) {
+    if (!names.empty()) names += ", ";
+    names += k;
+  }
+  return fail(errc::invalid_argument,
+              "unknown option(s) for " + std::string(scheme) + "://: " + names);
+}
+
+}  // namespace v1
+}  // namespace babelqueue
