@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Creates a virtualenv holding the Python reference SDK (PyPI `babelqueue`), the real peer of
+# the interop tests, and tells the tests where its interpreter is:
+#   - prints `BABELQUEUE_PEER_PYTHON=<path>` on its last line, and
+#   - writes <path> into build/peer-python.txt (read by tests when the env var is not set).
+# Reuses an existing venv that already holds the pinned version. Fails loudly when PyPI
+# cannot be reached: the interop tests must never silently skip in CI.
+#
+# Environment: BABELQUEUE_PEER_VERSION (default 1.24.0, the newest on PyPI when pinned),
+#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr), BABELQUEUE_PEER_VENV (default
+#              build/.venv-peer), PYTHON (default python3).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+version=${BABELQUEUE_PEER_VERSION:-1.24.0}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr}
+venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
+python=${PYTHON:-python3}
+marker="$version [$extras]"
+
+installed() {
+  [[ -x "$venv/bin/python" ]] && [[ -f "$venv/.babelqueue-peer" ]] &&
+    [[ "$(cat "$venv/.babelqueue-peer")" == "$marker" ]] &&
+    "$venv/bin/python" -c "import babelqueue" 2>/dev/null
+}
+
+if installed; then
+  echo "python-peer: reusing $venv (babelqueue $marker)"
+else
+  rm -rf "$venv"
+  mkdir -p "$(dirname "$venv")"
+  if ! "$python" -m venv "$venv" 2>/dev/null; then
+    # e.g. a python3 without ensurepip: Debian's own interpreter has it via python3-venv.
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv"
+  fi
+  echo "python-peer: pip install babelqueue[$extras]==$version into $venv"
+  if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --timeout 60 \
+      "babelqueue[$extras]==$version"; then
+    echo "ERROR: python-peer: could not install babelqueue[$extras]==$version from PyPI." >&2
+    echo "ERROR: the interop tests need the real Python peer; fix the network or the pin." >&2
+    rm -rf "$venv"
+    exit 1
+  fi
+  "$venv/bin/python" -c "import babelqueue" || {
+    echo "ERROR: python-peer: babelqueue installed but does not import" >&2
+    exit 1
+  }
+  echo "$marker" >"$venv/.babelqueue-peer"
+fi
+
+mkdir -p "$repo/build"
+echo "$venv/bin/python" >"$repo/build/peer-python.txt"
+echo "BABELQUEUE_PEER_PYTHON=$venv/bin/python"

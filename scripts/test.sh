@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Runs every test of babelqueue-cpp on a fresh Debian bookworm machine (this is what
+# .ci/run runs):
+#   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
+#   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
+#            install-tree consumers, fuzz-corpus replay, interop, ...)
+#   asan     `asan` preset (ASan+UBSan): build + CTest, without labels install and bench
+#   tsan     `tsan` preset: tests labelled `runtime` (skipped while there are none)
+#   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
+# Ends with the line `N passed, N failed` (all CTest tests of all phases plus one per fuzz
+# target; a configure/build failure counts as one failure) and exits non-zero on any failure.
+#
+# Environment:
+#   BABELQUEUE_SHARED_DIR   the shared folder holding conformance/ (default <repo>/../shared)
+#   BABELQUEUE_JOBS         build and test parallelism (default nproc)
+#   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
+#   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+shared=${BABELQUEUE_SHARED_DIR:-$repo/../shared}
+shared=$(cd "$shared" 2>/dev/null && pwd || echo "$shared")
+conformance=$shared/conformance
+jobs=${BABELQUEUE_JOBS:-$(nproc)}
+fuzz_seconds=${BABELQUEUE_FUZZ_SECONDS:-60}
+phases=" ${BABELQUEUE_PHASES:-deps dev asan tsan fuzz} "
+logs=$repo/build/test-logs
+mkdir -p "$logs"
+
+passed=0
+failed=0
+report=()
+total_start=$SECONDS
+
+wanted() { [[ "$phases" == *" $1 "* ]]; }
+
+# note <phase> <started-at> <text>: one line of the closing report.
+note() {
+  local line
+  line=$(printf '%-6s %5ss  %s' "$1" "$((SECONDS - $2))" "$3")
+  report+=("$line")
+  echo "==> $line"
+}
+
+# ctest_phase <phase> <ctest args...>: runs CTest, adds its counts to the totals.
+ctest_phase() {
+  local phase=$1
+  shift
+  local log=$logs/ctest-$phase.log rc=0 line total fails
+  ctest "$@" -j "$jobs" 2>&1 | tee "$log" || rc=$?
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+  if [[ -z "$line" ]]; then
+    failed=$((failed + 1))
+    CTEST_RESULT="ctest ran no test or crashed (exit $rc), see $log"
+    return
+  fi
+  fails=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  total=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")
+  passed=$((passed + total - fails))
+  failed=$((failed + fails))
+  if ((rc != 0 && fails == 0)); then
+    failed=$((failed + 1))  # ctest failed for another reason (e.g. a timeout in discovery)
+  fi
+  CTEST_RESULT="$((total - fails)) passed, $fails failed"
+}
+
+# build_preset <preset>: configure + build; 0 on success.
+build_preset() {
+  local preset=$1 log=$logs/build-$1.log
+  if ! cmake --preset "$preset" -DBABELQUEUE_CONFORMANCE_DIR="$conformance" >"$log" 2>&1; then
+    tail -n 40 "$log"
+    return 1
+  fi
+  grep -E '^-- (babelqueue| {2}[a-z])' "$log" || true  # the component summary
+  if ! cmake --build --preset "$preset" -j "$jobs" >>"$log" 2>&1; then
+    grep -E -A 12 'error:|FAILED:|Error' "$log" | head -n 80
+    return 1
+  fi
+}
+
+if [[ ! -f "$conformance/manifest.json" ]]; then
+  echo "ERROR: conformance suite not found at $conformance" >&2
+  echo "       set BABELQUEUE_SHARED_DIR to the folder that holds conformance/" >&2
+  exit 2
+fi
+echo "test.sh: repo $repo, conformance $conformance, $jobs jobs, phases:$phases"
+
+# -- deps -------------------------------------------------------------------------------
+if wanted deps; then
+  t=$SECONDS
+  if ! bash scripts/install-deps.sh; then
+    failed=$((failed + 1))
+    note deps "$t" "FAILED to install apt packages"
+  fi
+  if peer_out=$(bash scripts/setup-python-peer.sh); then
+    echo "$peer_out"
+    export BABELQUEUE_PEER_PYTHON=${peer_out##*BABELQUEUE_PEER_PYTHON=}
+    note deps "$t" "apt packages + Python peer ($BABELQUEUE_PEER_PYTHON)"
+  else
+    echo "$peer_out"
+    failed=$((failed + 1))
+    note deps "$t" "FAILED to set up the Python peer (PyPI babelqueue)"
+  fi
+elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
+  export BABELQUEUE_PEER_PYTHON=$(cat build/peer-python.txt)
+fi
+
+# -- dev --------------------------------------------------------------------------------
+if wanted dev; then
+  t=$SECONDS
+  if build_preset dev; then
+    ctest_phase dev --preset dev
+    note dev "$t" "$CTEST_RESULT"
+  else
+    failed=$((failed + 1))
+    note dev "$t" "BUILD FAILED (see $logs/build-dev.log)"
+  fi
+fi
+
+# -- asan -------------------------------------------------------------------------------
+if wanted asan; then
+  t=$SECONDS
+  if build_preset asan; then
+    ctest_phase asan --preset asan
+    note asan "$t" "$CTEST_RESULT"
+  else
+    failed=$((failed + 1))
+    note asan "$t" "BUILD FAILED (see $logs/build-asan.log)"
+  fi
+fi
+
+# -- tsan -------------------------------------------------------------------------------
+if wanted tsan; then
+  t=$SECONDS
+  runtime_tests=0
+  if [[ -f build/dev/CTestTestfile.cmake ]]; then
+    runtime_tests=$(ctest --test-dir build/dev -N -L '^runtime$' 2>/dev/null |
+      sed -nE 's/^Total Tests: ([0-9]+)/\1/p')
+    runtime_tests=${runtime_tests:-0}
+  fi
+  if ((runtime_tests == 0)); then
+    note tsan "$t" "skipped: no test is labelled 'runtime' yet"
+  elif build_preset tsan; then
+    ctest_phase tsan --preset tsan
+    note tsan "$t" "$CTEST_RESULT"
+  else
+    failed=$((failed + 1))
+    note tsan "$t" "BUILD FAILED (see $logs/build-tsan.log)"
+  fi
+fi
+
+# -- fuzz -------------------------------------------------------------------------------
+if wanted fuzz; then
+  t=$SECONDS
+  rc=0
+  BABELQUEUE_SHARED_DIR=$shared bash scripts/fuzz.sh "$fuzz_seconds" 2>&1 |
+    tee "$logs/fuzz.log" || rc=$?
+  line=$(grep -E '^fuzz targets: [0-9]+ ok, [0-9]+ crashed' "$logs/fuzz.log" | tail -n 1 || true)
+  if [[ -n "$line" ]]; then
+    ok=$(sed -E 's/^fuzz targets: ([0-9]+) ok.*/\1/' <<<"$line")
+    bad=$(sed -E 's/.* ([0-9]+) crashed.*/\1/' <<<"$line")
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+    note fuzz "$t" "${fuzz_seconds}s per target: $ok ok, $bad crashed"
+  else
+    failed=$((failed + 1))
+    note fuzz "$t" "BUILD FAILED or fuzz.sh broke (exit $rc, see $logs/fuzz.log)"
+  fi
+fi
+
+echo
+echo "== summary (elapsed per phase) =="
+printf '%s\n' "${report[@]}"
+echo "total  $((SECONDS - total_start))s"
+echo "$passed passed, $failed failed"
+((failed == 0))
