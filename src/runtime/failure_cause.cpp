@@ -13,7 +13,9 @@
 #define BABELQUEUE_HAVE_CXXABI 1
 #endif
 
-namespace babelqueue::detail {
+namespace babelqueue {
+inline namespace v1 {
+namespace detail {
 
 std::string demangle(const char* mangled) {
   if (mangled == nullptr) return "unknown";
@@ -49,4 +51,6 @@ failure_cause current_failure_cause() noexcept {
   return cause;
 }
 
-}  // namespace babelqueue::detail
+}  // namespace detail
+}  // namespace v1
+}  // namespace babelqueue

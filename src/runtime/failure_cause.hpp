@@ -2,7 +2,9 @@
 // What a failing handler raised, as the dead_letter block's `error` and `exception`.
 #include <string>
 
-namespace babelqueue::detail {
+namespace babelqueue {
+inline namespace v1 {
+namespace detail {
 
 struct failure_cause {
   std::string error;      // what(), or "unknown exception"
@@ -15,4 +17,6 @@ failure_cause current_failure_cause() noexcept;
 /// Demangles a type name from typeid(...).name() (returned unchanged when that fails).
 std::string demangle(const char* mangled);
 
-}  // namespace babelqueue::detail
+}  // namespace detail
+}  // namespace v1
+}  // namespace babelqueue
