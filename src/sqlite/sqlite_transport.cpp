@@ -1,0 +1,357 @@
+// The sqlite transport: publish = INSERT, receive = reserve the oldest available row in
+// one IMMEDIATE transaction, ack = DELETE, release = clear the reservation. See the public
+// header for the guarantees and docs/transports/sqlite.md for the schema.
+#include <babelqueue/sqlite/sqlite_transport.hpp>
+
+#include <algorithm>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "sqlite/db.hpp"
+#include "sqlite/internal.hpp"
+#include "sqlite/schema.hpp"
+
+namespace babelqueue {
+inline namespace v1 {
+namespace sqlite {
+
+namespace d = sqlite_detail;
+using std::chrono::milliseconds;
+
+namespace {
+
+// The reservation token: ids are never reused (AUTOINCREMENT) and every reservation
+// increments delivery_count, so (id, delivery_count) names exactly one reservation. A
+// consumer whose reservation expired and was taken over no longer matches and cannot
+// delete or release the new holder's message.
+struct reservation {
+  std::int64_t id = 0;
+  std::int64_t delivery_count = 0;
+};
+
+constexpr milliseconds max_release_delay{std::chrono::hours(24 * 365 * 10)};
+// How often receive() may retry at once after losing a race for a row it saw available,
+// once its deadline has passed (so that timeout 0 still gets a fair chance).
+constexpr int max_late_races = 3;
+
+constexpr std::string_view insert_sql =
+    "INSERT INTO bq_messages (queue, body, headers, enqueued_at, available_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?4)";
+// A read-only look at the head of the queue, so that idle polling never takes the write
+// lock (publishers are not slowed by waiting consumers).
+constexpr std::string_view next_sql =
+    "SELECT available_at FROM bq_messages WHERE queue = ?1 "
+    "ORDER BY available_at, id LIMIT 1";
+// ?1 queue, ?2 reservation deadline, ?3 now. Reserved rows carry their deadline in
+// available_at, so an expired reservation is simply an available row again.
+constexpr std::string_view reserve_sql =
+    "UPDATE bq_messages SET available_at = ?2, reserved_until = ?2, "
+    "delivery_count = delivery_count + 1 "
+    "WHERE id = (SELECT id FROM bq_messages WHERE queue = ?1 AND available_at <= ?3 "
+    "ORDER BY available_at, id LIMIT 1) "
+    "RETURNING id, body, headers, delivery_count";
+constexpr std::string_view ack_sql =
+    "DELETE FROM bq_messages WHERE id = ?1 AND delivery_count = ?2 "
+    "AND reserved_until IS NOT NULL";
+constexpr std::string_view release_sql =
+    "UPDATE bq_messages SET reserved_until = NULL, available_at = ?3 "
+    "WHERE id = ?1 AND delivery_count = ?2 AND reserved_until IS NOT NULL";
+constexpr std::string_view stats_sql =
+    "SELECT COALESCE(SUM(available_at <= ?2), 0), "
+    "COALESCE(SUM(available_at > ?2 AND reserved_until IS NULL), 0), "
+    "COALESCE(SUM(available_at > ?2 AND reserved_until IS NOT NULL), 0) "
+    "FROM bq_messages WHERE queue = ?1";
+
+// Runs a statement that returns no rows and resets it.
+result<void> run(d::statement& st) {
+  d::reset_guard guard(st);
+  if (auto r = st.step(); !r) return fail(r.error());
+  return {};
+}
+
+}  // namespace
+
+struct sqlite_transport::impl {
+  d::connection db;
+  d::statement begin, commit, rollback;
+  d::statement insert, next, reserve, ack, release, stats;
+  // Reservations handed out by this instance and not yet settled, keyed by the handle's
+  // address. weak_ptr: a message dropped unsettled does not pin memory, and a reused
+  // address is told apart because the expired entry no longer locks to the same object.
+  std::unordered_map<const void*, std::weak_ptr<reservation>> outstanding;
+  bool closed = false;
+
+  result<void> prepare_all() {
+    const std::pair<d::statement*, std::string_view> all[] = {
+        {&begin, "BEGIN IMMEDIATE"}, {&commit, "COMMIT"},       {&rollback, "ROLLBACK"},
+        {&insert, insert_sql},       {&next, next_sql},         {&reserve, reserve_sql},
+        {&ack, ack_sql},             {&release, release_sql},   {&stats, stats_sql}};
+    for (const auto& [slot, sql] : all) {
+      auto st = db.prepare(sql);
+      if (!st) return fail(st.error());
+      *slot = std::move(*st);
+    }
+    return {};
+  }
+
+  // BEGIN IMMEDIATE takes the write lock up front (waiting at most busy_timeout), so the
+  // SELECT-then-UPDATE inside can never be interleaved with another writer.
+  result<void> begin_tx() { return run(begin); }
+  result<void> commit_tx() {
+    if (auto r = run(commit); !r) {
+      (void)run(rollback);
+      return r;
+    }
+    return {};
+  }
+  void rollback_tx() { (void)run(rollback); }
+
+  result<void> insert_one(std::string_view queue, std::string_view body, const headers& hdrs,
+                          std::int64_t now) {
+    auto hjson = d::headers_to_json(hdrs);
+    if (!hjson) return fail(hjson.error());
+    insert.bind_text(1, queue);
+    insert.bind_blob(2, body);
+    if (*hjson) {
+      insert.bind_text(3, **hjson);
+    } else {
+      insert.bind_null(3);
+    }
+    insert.bind(4, now);
+    return run(insert);
+  }
+
+  result<std::optional<std::int64_t>> head(std::string_view queue) {
+    d::reset_guard guard(next);
+    next.bind_text(1, queue);
+    auto row = next.step();
+    if (!row) return fail(row.error());
+    if (!*row) return std::optional<std::int64_t>();
+    return std::optional<std::int64_t>(next.column_int(0));
+  }
+
+  // Inside a transaction: reserve one row or report that none is available.
+  result<std::optional<received_message>> reserve_in_tx(std::string_view queue,
+                                                        std::int64_t now,
+                                                        std::int64_t until) {
+    d::reset_guard guard(reserve);
+    reserve.bind_text(1, queue);
+    reserve.bind(2, until);
+    reserve.bind(3, now);
+    auto row = reserve.step();
+    if (!row) return fail(row.error());
+    if (!*row) return std::optional<received_message>();
+    auto token = std::make_shared<reservation>();
+    token->id = reserve.column_int(0);
+    token->delivery_count = reserve.column_int(3);
+    received_message m;
+    m.body = reserve.column_bytes(1);
+    if (!reserve.column_is_null(2)) m.hdrs = d::headers_from_json(reserve.column_bytes(2));
+    m.queue = std::string(queue);
+    m.delivery_count = token->delivery_count;
+    m.handle = std::move(token);
+    // A RETURNING statement must run to completion before COMMIT.
+    if (auto done = reserve.step(); !done) return fail(done.error());
+    return std::optional<received_message>(std::move(m));
+  }
+
+  result<std::optional<received_message>> try_reserve(std::string_view queue, std::int64_t now,
+                                                       std::int64_t until) {
+    if (auto r = begin_tx(); !r) return fail(r.error());
+    auto got = reserve_in_tx(queue, now, until);
+    if (!got) {
+      rollback_tx();
+      return got;
+    }
+    if (auto r = commit_tx(); !r) return fail(r.error());
+    if (*got) {
+      auto token = std::static_pointer_cast<reservation>((*got)->handle);
+      outstanding[token.get()] = token;
+      if (outstanding.size() > 4096) prune();
+    }
+    return got;
+  }
+
+  void prune() {
+    std::erase_if(outstanding, [](const auto& kv) { return kv.second.expired(); });
+  }
+
+  // The reservation behind a message, only when this instance handed it out and it is
+  // still unsettled; the handle of another transport is never dereferenced.
+  result<std::shared_ptr<reservation>> find(const received_message& m) {
+    const auto it = outstanding.find(m.handle.get());
+    std::shared_ptr<reservation> token = it == outstanding.end() ? nullptr : it->second.lock();
+    if (!m.handle || !token || token.get() != m.handle.get()) {
+      return fail(errc::invalid_argument,
+                  "sqlite: this message was not received by this transport instance or was "
+                  "already acked/released");
+    }
+    return token;
+  }
+
+  // Runs ack/release for a reservation; a miss means another consumer took the row over.
+  result<void> settle(d::statement& st, const std::shared_ptr<reservation>& token,
+                      std::optional<std::int64_t> available_at) {
+    st.bind(1, token->id);
+    st.bind(2, token->delivery_count);
+    if (available_at) st.bind(3, *available_at);
+    if (auto r = run(st); !r) return r;  // a transient failure keeps the handle usable
+    outstanding.erase(token.get());
+    if (db.changes() == 0) {
+      return fail(errc::invalid_argument,
+                  "sqlite: reservation of message " + std::to_string(token->id) +
+                      " was lost (its visibility timeout expired and it was delivered again, "
+                      "or it was settled elsewhere)");
+    }
+    return {};
+  }
+
+  void shutdown() noexcept {
+    closed = true;
+    outstanding.clear();
+    // Statements first: they hold references into the connection.
+    for (d::statement* st : {&begin, &commit, &rollback, &insert, &next, &reserve, &ack,
+                             &release, &stats}) {
+      *st = d::statement();
+    }
+    db.close();
+  }
+};
+
+namespace {
+
+result<void> check_queue(const sqlite_transport::impl& p, std::string_view queue) {
+  if (p.closed) return fail(errc::closed, "sqlite transport is closed");
+  if (queue.empty()) return fail(errc::invalid_argument, "sqlite: empty queue name");
+  return {};
+}
+
+}  // namespace
+
+sqlite_transport::sqlite_transport(options opts, std::unique_ptr<impl> p)
+    : opts_(std::move(opts)), impl_(std::move(p)) {}
+
+sqlite_transport::~sqlite_transport() {
+  if (impl_) impl_->shutdown();
+}
+
+result<std::unique_ptr<sqlite_transport>> sqlite_transport::open(options opts) {
+  if (auto r = d::validate(opts); !r) return fail(r.error());
+  auto db = d::connection::open(opts.path, opts.create);
+  if (!db) return fail(db.error());
+  auto p = std::make_unique<impl>();
+  p->db = std::move(*db);
+  if (auto r = d::prepare_database(p->db, opts); !r) return fail(r.error());
+  if (auto r = p->prepare_all(); !r) return fail(r.error());
+  return std::unique_ptr<sqlite_transport>(new sqlite_transport(std::move(opts), std::move(p)));
+}
+
+result<void> sqlite_transport::publish(std::string_view queue, std::string_view body,
+                                       const headers& hdrs) {
+  if (auto r = check_queue(*impl_, queue); !r) return r;
+  // One autocommit INSERT: it returns after its transaction committed.
+  return impl_->insert_one(queue, body, hdrs, d::wall_ms());
+}
+
+result<void> sqlite_transport::publish_batch(std::string_view queue,
+                                             std::span<const outgoing_message> messages) {
+  if (auto r = check_queue(*impl_, queue); !r) return r;
+  if (messages.empty()) return {};
+  if (auto r = impl_->begin_tx(); !r) return r;
+  const std::int64_t now = d::wall_ms();
+  for (const auto& m : messages) {
+    if (auto r = impl_->insert_one(queue, m.body, m.hdrs, now); !r) {
+      impl_->rollback_tx();
+      return r;
+    }
+  }
+  return impl_->commit_tx();
+}
+
+result<std::optional<received_message>> sqlite_transport::receive(std::string_view queue,
+                                                                  milliseconds timeout) {
+  if (auto r = check_queue(*impl_, queue); !r) return fail(r.error());
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
+  milliseconds backoff(1);
+  int late_races = 0;
+  for (;;) {
+    const std::int64_t now = d::wall_ms();
+    auto head = impl_->head(queue);
+    if (!head) return fail(head.error());
+    if (*head && **head <= now) {
+      auto got = impl_->try_reserve(queue, now, now + opts_.visibility_timeout.count());
+      if (!got || *got) return got;
+      // Another consumer reserved the row between our look and our reserve: look again
+      // at once (that consumer made progress, so this cannot spin on its own).
+      if (clock::now() < deadline || ++late_races <= max_late_races) continue;
+      return std::optional<received_message>();
+    }
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) return std::optional<received_message>();
+    milliseconds nap = std::min(backoff, left);
+    if (*head) nap = std::min(nap, milliseconds(**head - now));  // a delayed row falls due
+    std::this_thread::sleep_for(std::max(nap, milliseconds(1)));
+    backoff = std::min(backoff * 2, opts_.poll_interval);
+  }
+}
+
+result<void> sqlite_transport::ack(const received_message& message) {
+  if (impl_->closed) return fail(errc::closed, "sqlite transport is closed");
+  auto token = impl_->find(message);
+  if (!token) return fail(token.error());
+  return impl_->settle(impl_->ack, *token, std::nullopt);
+}
+
+result<void> sqlite_transport::release(const received_message& message, milliseconds delay) {
+  if (impl_->closed) return fail(errc::closed, "sqlite transport is closed");
+  if (delay.count() < 0 || delay > max_release_delay) {
+    return fail(errc::invalid_argument, "sqlite: release delay must be within 0.." +
+                                            std::to_string(max_release_delay.count()) +
+                                            "ms, got " + std::to_string(delay.count()) + "ms");
+  }
+  auto token = impl_->find(message);
+  if (!token) return fail(token.error());
+  return impl_->settle(impl_->release, *token, d::wall_ms() + delay.count());
+}
+
+result<void> sqlite_transport::close(std::chrono::steady_clock::time_point deadline) {
+  // Nothing is buffered (every publish committed before returning) and unsettled rows
+  // come back by themselves after their visibility timeout, so closing never waits.
+  (void)deadline;
+  impl_->shutdown();
+  return {};
+}
+
+result<queue_stats> sqlite_transport::stats(std::string_view queue) {
+  if (auto r = check_queue(*impl_, queue); !r) return fail(r.error());
+  d::statement& st = impl_->stats;
+  d::reset_guard guard(st);
+  st.bind_text(1, queue);
+  st.bind(2, d::wall_ms());
+  auto row = st.step();
+  if (!row) return fail(row.error());
+  queue_stats s;
+  if (*row) {
+    s.ready = st.column_int(0);
+    s.delayed = st.column_int(1);
+    s.in_flight = st.column_int(2);
+  }
+  return s;
+}
+
+void register_transport() {
+  ::babelqueue::register_transport(
+      "sqlite", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
+        auto opts = options_from_url(url);
+        if (!opts) return fail(opts.error());
+        auto t = sqlite_transport::open(std::move(*opts));
+        if (!t) return fail(t.error());
+        return std::unique_ptr<transport>(std::move(*t));
+      });
+}
+
+}  // namespace sqlite
+}  // namespace v1
+}  // namespace babelqueue
