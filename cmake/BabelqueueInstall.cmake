@@ -19,10 +19,23 @@ set(BABELQUEUE_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
     CACHE STRING "Where babelqueue-<component>.pc files are installed (relative to the prefix)")
 mark_as_advanced(BABELQUEUE_INSTALL_CMAKEDIR BABELQUEUE_INSTALL_PKGCONFIGDIR)
 
+# Public headers. A component's own header folder (include/babelqueue/<c>/, when src/<c>/
+# exists too) is installed only when that component is built, so the installed headers
+# never promise a library that is not there.
+set(_babelqueue_header_excludes "")
+file(GLOB _babelqueue_header_dirs LIST_DIRECTORIES true RELATIVE ${PROJECT_SOURCE_DIR}/include/babelqueue
+     ${PROJECT_SOURCE_DIR}/include/babelqueue/*)
+foreach(_dir IN LISTS _babelqueue_header_dirs)
+  if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/include/babelqueue/${_dir}
+     AND IS_DIRECTORY ${PROJECT_SOURCE_DIR}/src/${_dir}
+     AND NOT TARGET babelqueue_${_dir})
+    list(APPEND _babelqueue_header_excludes PATTERN "${_dir}" EXCLUDE)
+  endif()
+endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/babelqueue
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT babelqueue_development
-        FILES_MATCHING PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.hpp" ${_babelqueue_header_excludes})
 
 # _babelqueue_internal_deps(<component> <out-var>): the other babelqueue components that
 # <component> links (publicly or privately), so that the package config loads their targets
