@@ -65,15 +65,17 @@ ctest_phase() {
   CTEST_RESULT="$((total - fails)) passed, $fails failed"
 }
 
-# build_preset <preset>: configure + build; 0 on success.
+# build_preset <preset> [targets]: configure + build (all, or only the space-separated
+# targets); 0 on success.
 build_preset() {
-  local preset=$1 log=$logs/build-$1.log
+  local preset=$1 log=$logs/build-$1.log targets=()
+  [[ -n "${2:-}" ]] && read -r -a targets <<<"$2" && targets=(--target "${targets[@]}")
   if ! cmake --preset "$preset" -DBABELQUEUE_CONFORMANCE_DIR="$conformance" >"$log" 2>&1; then
     tail -n 40 "$log"
     return 1
   fi
   grep -E '^-- (babelqueue| {2}[a-z])' "$log" || true  # the component summary
-  if ! cmake --build --preset "$preset" -j "$jobs" >>"$log" 2>&1; then
+  if ! cmake --build --preset "$preset" -j "$jobs" "${targets[@]}" >>"$log" 2>&1; then
     grep -E -A 12 'error:|FAILED:|Error' "$log" | head -n 80
     return 1
   fi
@@ -141,7 +143,8 @@ if wanted tsan; then
   fi
   if ((runtime_tests == 0)); then
     note tsan "$t" "skipped: no test is labelled 'runtime' yet"
-  elif build_preset tsan; then
+  elif build_preset tsan "$(ctest --test-dir build/dev --show-only=json-v1 |
+                             python3 scripts/ctest-targets.py runtime build/dev)"; then
     ctest_phase tsan --preset tsan
     note tsan "$t" "$CTEST_RESULT"
   else
