@@ -1,0 +1,170 @@
+// D3: the accept gate, its reasons and their order, URN resolution, forbidden keys.
+#include <babelqueue/codec.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace babelqueue;
+
+namespace {
+
+const std::string kValid =
+    R"({"job":"urn:babel:orders:created","trace_id":"7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b","data":{"order_id":1042},"meta":{"id":"f1e2d3c4-b5a6-4789-90ab-cdef01234567","queue":"orders","lang":"php","schema_version":1,"created_at":1749132727000},"attempts":0})";
+
+// kValid with one textual replacement.
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kValid;
+  auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  s.replace(at, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+TEST(Decode, AcceptsCanonicalEnvelopeAndExposesFields) {
+  auto env = decode(kValid);
+  ASSERT_TRUE(env) << env.error().message;
+  EXPECT_EQ(env->urn(), "urn:babel:orders:created");
+  EXPECT_EQ(env->trace_id(), "7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b");
+  EXPECT_EQ(env->id(), "f1e2d3c4-b5a6-4789-90ab-cdef01234567");
+  EXPECT_EQ(env->queue(), "orders");
+  EXPECT_EQ(env->lang(), "php");
+  EXPECT_EQ(env->created_at(), 1749132727000);
+  EXPECT_EQ(env->attempts(), 0);
+  EXPECT_EQ(env->data_text(), R"({"order_id":1042})");
+  EXPECT_EQ(env->data().value()["order_id"], 1042);
+  EXPECT_FALSE(env->has_dead_letter());
+  EXPECT_EQ(encode(*env).value(), kValid);
+}
+
+TEST(Decode, RvalueOverloadKeepsBytes) {
+  std::string body = kValid;
+  auto env = decode(std::move(body));
+  ASSERT_TRUE(env);
+  EXPECT_EQ(encode(*env).value(), kValid);
+}
+
+TEST(Decode, ReasonsFollowPhpOrder) {
+  // Everything wrong at once: the first reason in PHP's order wins.
+  EXPECT_EQ(check(R"({"data":1,"meta":2,"attempts":"x"})"), errc::missing_urn);
+  EXPECT_EQ(check(R"({"job":"u","data":1,"meta":2})"), errc::missing_meta);
+  EXPECT_EQ(check(R"({"job":"u","data":1,"meta":{"schema_version":2}})"),
+            errc::unsupported_schema_version);
+  EXPECT_EQ(check(R"({"job":"u","data":1,"meta":{"schema_version":1}})"), errc::invalid_data);
+  EXPECT_EQ(check(R"({"job":"u","data":{},"meta":{"schema_version":1}})"), errc::missing_trace_id);
+  EXPECT_EQ(check(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1}})"),
+            errc::invalid_attempts);
+  EXPECT_EQ(check(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})"),
+            errc::ok);
+}
+
+TEST(Decode, UrnResolution) {
+  // blank job falls back to urn; non-string job counts as absent; both trimmed.
+  auto a = decode(with(R"("job":"urn:babel:orders:created")", R"("job":"  ","urn":" urn:x ")"));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->urn(), "urn:x");
+  auto b = decode(with(R"("job":"urn:babel:orders:created")", R"("job":123,"urn":"urn:y")"));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->urn(), "urn:y");
+  auto c = decode(with(R"("job":"urn:babel:orders:created")", R"("job":"\u00a0urn:z\u3000")"));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->urn(), "urn:z");  // Unicode white space (NBSP, ideographic space) trimmed
+  EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":"")")), errc::missing_urn);
+  EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":null,"urn":7)")), errc::missing_urn);
+}
+
+TEST(Decode, SchemaVersionMustBeIntegerOne) {
+  for (const char* v : {"2", "1.0", "\"1\"", "true", "1e0", "-1", "0", "null", "{}"}) {
+    EXPECT_EQ(check(with(R"("schema_version":1)", std::string(R"("schema_version":)") + v)),
+              errc::unsupported_schema_version) << v;
+  }
+  EXPECT_EQ(check(with(R"("schema_version":1,)", "")), errc::unsupported_schema_version);
+}
+
+TEST(Decode, DataMustBeObjectButEmptyArrayReadsAsObject) {
+  auto env = decode(with(R"({"order_id":1042})", "[ ]"));
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->data_text(), "{}");
+  EXPECT_NE(encode(*env).value().find(R"("data":{})"), std::string::npos);
+  for (const char* v : {"[1,2]", "null", "\"x\"", "1", "true"}) {
+    EXPECT_EQ(check(with(R"({"order_id":1042})", v)), errc::invalid_data) << v;
+  }
+}
+
+TEST(Decode, TraceIdMustBeNonBlankString) {
+  for (const char* v : {R"("")", R"("   ")", "null", "7", R"("\t\u3000")"}) {
+    EXPECT_EQ(check(with(R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")", v)), errc::missing_trace_id) << v;
+  }
+  // Not a UUID is fine (peers' tests use "trace-123").
+  EXPECT_EQ(check(with(R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")", R"("trace-123")")), errc::ok);
+}
+
+TEST(Decode, AttemptsMustBeInteger) {
+  for (const char* v : {"1.0", "\"1\"", "null", "true", "1e2", "99999999999999999999"}) {
+    EXPECT_EQ(check(with(R"("attempts":0)", std::string(R"("attempts":)") + v)), errc::invalid_attempts) << v;
+  }
+  auto neg = decode(with(R"("attempts":0)", R"("attempts":-3)"));
+  ASSERT_TRUE(neg);
+  EXPECT_EQ(neg->attempts(), -3);
+}
+
+TEST(Decode, DuplicateKeysLastWins) {
+  auto env = decode(with(R"("attempts":0)", R"("attempts":0,"attempts":5)"));
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->attempts(), 5);
+  std::string out = encode(*env).value();
+  EXPECT_EQ(out.find("\"attempts\""), out.rfind("\"attempts\""));  // written once
+  auto meta = decode(with(R"("queue":"orders")", R"("queue":"a","queue":"b")"));
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->queue(), "b");
+}
+
+TEST(Decode, ForbiddenKeysAreDroppedWithWarning) {
+  std::vector<std::string> warnings;
+  decode_options opts;
+  opts.on_warning = [&](std::string_view w) { warnings.emplace_back(w); };
+  std::string body = with(R"("attempts":0)", R"("attempts":0,"timestamp":123)");
+  body = body.replace(body.find(R"("queue":"orders")"), 16,
+                      R"("queue":"orders","max_retries":3,"attempts":1,"source":"x","ts":9)");
+  auto env = decode(body, opts);
+  ASSERT_TRUE(env) << env.error().message;
+  std::string out = encode(*env).value();
+  EXPECT_EQ(out, kValid);
+  EXPECT_EQ(env->dropped_keys(),
+            (std::vector<std::string>{"/meta/max_retries", "/meta/attempts", "/meta/source",
+                                      "/meta/ts", "/timestamp"}));  // document order
+  EXPECT_EQ(warnings.size(), 5u);
+}
+
+TEST(Decode, UrnAliasDroppedWhenJobPresentButKeptWhenAlone) {
+  auto both = decode(with(R"("job":"urn:babel:orders:created")",
+                          R"("job":"urn:babel:orders:created","urn":"urn:other")"));
+  ASSERT_TRUE(both);
+  EXPECT_EQ(encode(*both).value(), kValid);
+  EXPECT_EQ(both->dropped_keys(), std::vector<std::string>{"/urn"});
+  std::string alias = with(R"("job":)", R"("urn":)");
+  auto only = decode(alias);
+  ASSERT_TRUE(only);
+  EXPECT_EQ(only->urn(), "urn:babel:orders:created");
+  EXPECT_EQ(encode(*only).value(), alias);  // a relay keeps the alias (D4)
+}
+
+TEST(Decode, OptionalMetaFieldsMayBeAbsentOrOddlyTyped) {
+  auto env = decode(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1,"id":5,"created_at":"x"},"attempts":0})");
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->id(), "");
+  EXPECT_EQ(env->queue(), "");
+  EXPECT_FALSE(env->created_at().has_value());
+}
+
+TEST(Decode, EscapedFieldsAreUnescaped) {
+  auto env = decode(R"({"job":"urn:\u0061","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q\/1"},"attempts":0})");
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->urn(), "urn:a");
+  EXPECT_EQ(env->trace_id(), "t\"1");
+  EXPECT_EQ(env->queue(), "q/1");
+  EXPECT_EQ(encode(*env).value(),
+            R"({"job":"urn:a","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q/1"},"attempts":0})");
+}

@@ -1,0 +1,75 @@
+// make() / continue_trace(): producer rules and the exact frame layout.
+#include <babelqueue/codec.hpp>
+#include <babelqueue/uuid.hpp>
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+using namespace babelqueue;
+
+TEST(Make, WritesTheCanonicalFrame) {
+  auto env = make("urn:babel:orders:created", {{"order_id", 1042}, {"amount", 99.9}}, {"orders", ""});
+  ASSERT_TRUE(env);
+  std::string text = encode(*env).value();
+  std::regex shape(
+      R"(\{"job":"urn:babel:orders:created","trace_id":"[0-9a-f-]{36}","data":\{"order_id":1042,"amount":99\.9\},)"
+      R"("meta":\{"id":"[0-9a-f-]{36}","queue":"orders","lang":"cpp","schema_version":1,"created_at":\d{13}\},"attempts":0\})");
+  EXPECT_TRUE(std::regex_match(text, shape)) << text;
+  EXPECT_TRUE(is_uuid(env->id()));
+  EXPECT_TRUE(is_uuid(env->trace_id()));
+  EXPECT_NE(env->id(), env->trace_id());
+  EXPECT_EQ(env->lang(), "cpp");
+  EXPECT_EQ(env->attempts(), 0);
+  EXPECT_TRUE(accepts(text));
+  EXPECT_EQ(decode(text).value(), decode(text).value());
+}
+
+TEST(Make, TrimsUrnAndTraceAndDefaultsQueue) {
+  auto env = make(" \t urn:babel:orders:created\u3000", json::object(), {"", "  trace-123 "});
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->urn(), "urn:babel:orders:created");
+  EXPECT_EQ(env->trace_id(), "trace-123");
+  EXPECT_EQ(env->queue(), "default");
+}
+
+TEST(Make, BlankTraceMintsAFreshOne) {
+  auto env = make("urn:x", json::object(), {"", " \n "});
+  ASSERT_TRUE(env);
+  EXPECT_TRUE(is_uuid(env->trace_id()));
+}
+
+TEST(Make, BlankUrnIsATypedError) {
+  for (const char* u : {"", "   ", "\t\n", "\xC2\xA0"}) {
+    auto env = make(u, json::object());
+    ASSERT_FALSE(env);
+    EXPECT_EQ(env.error().code, errc::empty_urn) << u;
+  }
+  EXPECT_THROW(make("", json::object()).value(), babelqueue::error);
+}
+
+TEST(Make, EscapesUserStringsInTheFrame) {
+  auto env = make("urn:\"q\"", json::object(), {"q\\1", "t\n"});
+  ASSERT_TRUE(env);
+  std::string text = encode(*env).value();
+  auto back = decode(text).value();
+  EXPECT_EQ(back.urn(), "urn:\"q\"");
+  EXPECT_EQ(back.queue(), "q\\1");
+  EXPECT_EQ(env->queue(), "q\\1");
+  EXPECT_EQ(env->urn(), "urn:\"q\"");
+}
+
+TEST(Make, ContinueTraceKeepsTraceAndMintsNewId) {
+  auto inbound = make("urn:babel:orders:created", json::object(), {"orders", "trace-abc"}).value();
+  auto next = continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing", "ignored"});
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->trace_id(), "trace-abc");
+  EXPECT_NE(next->id(), inbound.id());
+  EXPECT_EQ(next->queue(), "billing");
+}
+
+TEST(Make, ProducedEnvelopeRefusesUrnMember) {
+  auto env = make("urn:x", json::object()).value();
+  ASSERT_TRUE(env.set_extension("urn", "urn:y"));
+  EXPECT_EQ(encode(env).code(), errc::forbidden_key);
+}
