@@ -288,7 +288,8 @@ result<std::optional<received_message>> sqlite_transport::receive(std::string_vi
       if (clock::now() < deadline || ++late_races <= max_late_races) continue;
       return std::optional<received_message>();
     }
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+    // Rounded up: a truncated sub-millisecond remainder would return before the deadline.
+    const auto left = std::chrono::ceil<milliseconds>(deadline - clock::now());
     if (left.count() <= 0) return std::optional<received_message>();
     milliseconds nap = std::min(backoff, left);
     if (*head) nap = std::min(nap, milliseconds(**head - now));  // a delayed row falls due
