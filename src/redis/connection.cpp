@@ -1,0 +1,264 @@
+#include "redis/connection.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+namespace babelqueue::redis::detail {
+
+void reply_deleter::operator()(redisReply* r) const noexcept {
+  if (r != nullptr) freeReplyObject(r);
+}
+
+sigpipe_guard::sigpipe_guard() noexcept {
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  if (sigpending(&pending) == 0) was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask_);
+}
+
+sigpipe_guard::~sigpipe_guard() {
+  // Only swallow a SIGPIPE that our own writes raised; one that was already pending belongs
+  // to the application.
+  if (!was_pending_) {
+    sigset_t pending;
+    sigemptyset(&pending);
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      sigset_t pipe_only;
+      sigemptyset(&pipe_only);
+      sigaddset(&pipe_only, SIGPIPE);
+      timespec zero{0, 0};
+      while (sigtimedwait(&pipe_only, nullptr, &zero) == -1 && errno == EINTR) {
+      }
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  if (ms.count() < 1) ms = std::chrono::milliseconds(1);
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+std::string reply_text(const redisReply* r) {
+  if (r == nullptr || r->str == nullptr) return {};
+  return std::string(r->str, r->len);
+}
+
+}  // namespace
+
+connection::connection(const options& opts, script_set scripts)
+    : opts_(opts), scripts_(std::move(scripts)), rng_(std::random_device{}()) {}
+
+connection::~connection() {
+  if (ctx_ != nullptr) redisFree(ctx_);
+}
+
+std::string connection::endpoint() const {
+  return opts_.host + ":" + std::to_string(opts_.port);
+}
+
+void connection::drop(std::string why) {
+  if (ctx_ != nullptr) {
+    redisFree(ctx_);
+    ctx_ = nullptr;
+  }
+  awaiting_ = false;
+  current_timeout_ = std::chrono::milliseconds(-1);
+  last_error_ = std::move(why);
+  // The first reconnect after losing a working connection is immediate: the server may
+  // already be back (or only this socket was cut). Backoff applies to failed connects.
+  if (backoff_.count() == 0) next_attempt_ = clock::now();
+}
+
+result<void> connection::ensure(clock::time_point deadline) {
+  while (ctx_ == nullptr) {
+    auto now = clock::now();
+    if (now < next_attempt_) {
+      if (next_attempt_ >= deadline) {
+        // Use up the caller's time rather than failing at once, so that a loop around
+        // receive()/publish() cannot spin during an outage.
+        std::this_thread::sleep_until(deadline);
+        now = clock::now();
+        return fail(errc::transport, "redis at " + endpoint() + " is unavailable (" + last_error_ +
+                                         "); next reconnect attempt in " +
+                                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                            next_attempt_ - now)
+                                                            .count()) +
+                                         " ms");
+      }
+      std::this_thread::sleep_until(next_attempt_);
+      now = clock::now();
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    auto budget = std::clamp(left, std::chrono::milliseconds(10), opts_.connect_timeout);
+    if (auto r = try_connect(budget); r) {
+      backoff_ = std::chrono::milliseconds(0);
+      if (ever_connected_) ++reconnects;
+      ever_connected_ = true;
+      return {};
+    } else if (r.code() == errc::invalid_argument) {
+      return r;  // AUTH/SELECT refused: retrying cannot help
+    }
+    // Exponential backoff with jitter in [0.5, 1.5) of the current step.
+    backoff_ = backoff_.count() == 0 ? opts_.reconnect_backoff_min
+                                     : std::min(backoff_ * 2, opts_.reconnect_backoff_max);
+    std::uniform_real_distribution<double> jitter(0.5, 1.5);
+    next_attempt_ = clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(
+                                       static_cast<double>(backoff_.count()) * jitter(rng_)));
+    if (clock::now() >= deadline) {
+      return fail(errc::transport, "redis at " + endpoint() + " is unavailable: " + last_error_);
+    }
+  }
+  return {};
+}
+
+result<void> connection::try_connect(std::chrono::milliseconds budget) {
+  sigpipe_guard guard;
+  redisContext* c = redisConnectWithTimeout(opts_.host.c_str(), opts_.port, to_timeval(budget));
+  if (c == nullptr) {
+    last_error_ = "cannot allocate a hiredis context";
+    return fail(errc::transport, last_error_);
+  }
+  if (c->err != 0) {
+    last_error_ = std::string("connect: ") + c->errstr;
+    redisFree(c);
+    return fail(errc::transport, last_error_);
+  }
+  ctx_ = c;
+  current_timeout_ = std::chrono::milliseconds(-1);
+  awaiting_ = false;
+  if (auto r = set_timeout(budget); !r) return r;
+  redisEnableKeepAlive(ctx_);
+
+  // Handshake, pipelined: AUTH, SELECT, SCRIPT LOAD × n — one round trip.
+  std::size_t expected = 0;
+  bool auth = !opts_.password.empty();
+  if (auth) {
+    if (opts_.username.empty()) {
+      std::string_view a[] = {"AUTH", opts_.password};
+      append(a);
+    } else {
+      std::string_view a[] = {"AUTH", opts_.username, opts_.password};
+      append(a);
+    }
+    ++expected;
+  }
+  std::string db = std::to_string(opts_.db);
+  bool select = opts_.db != 0;
+  if (select) {
+    std::string_view a[] = {"SELECT", db};
+    append(a);
+    ++expected;
+  }
+  for (const char* body : scripts_.bodies) {
+    std::string_view a[] = {"SCRIPT", "LOAD", body};
+    append(a);
+    ++expected;
+  }
+  std::vector<std::string> shas;
+  for (std::size_t i = 0; i < expected; ++i) {
+    auto r = get_reply();
+    if (!r) return fail(r.error());
+    redisReply* rep = r->get();
+    bool is_auth = auth && i == 0;
+    bool is_select = select && i == (auth ? 1u : 0u);
+    if (rep->type == REDIS_REPLY_ERROR) {
+      std::string text = reply_text(rep);
+      // Read the remaining replies so nothing is left half-consumed, then give up.
+      drop("handshake refused: " + text);
+      if (is_auth) return fail(errc::invalid_argument, "redis AUTH refused: " + text);
+      if (is_select) return fail(errc::invalid_argument, "redis SELECT " + db + " refused: " + text);
+      return fail(errc::transport, "redis SCRIPT LOAD refused (is EVAL disabled?): " + text);
+    }
+    if (!is_auth && !is_select) shas.push_back(reply_text(rep));
+  }
+  shas_ = std::move(shas);
+  return {};
+}
+
+result<void> connection::reload_scripts() {
+  std::vector<std::string> shas;
+  for (const char* body : scripts_.bodies) {
+    std::string_view a[] = {"SCRIPT", "LOAD", body};
+    append(a);
+  }
+  for (std::size_t i = 0; i < scripts_.bodies.size(); ++i) {
+    auto r = get_reply();
+    if (!r) return fail(r.error());
+    if ((*r)->type == REDIS_REPLY_ERROR) {
+      return fail(errc::transport, "redis SCRIPT LOAD refused: " + reply_text(r->get()));
+    }
+    shas.push_back(reply_text(r->get()));
+  }
+  shas_ = std::move(shas);
+  return {};
+}
+
+void connection::append(std::span<const std::string_view> argv) {
+  if (ctx_ == nullptr) return;
+  argv_.clear();
+  lens_.clear();
+  for (auto a : argv) {
+    argv_.push_back(a.data());
+    lens_.push_back(a.size());
+  }
+  redisAppendCommandArgv(ctx_, static_cast<int>(argv_.size()), argv_.data(), lens_.data());
+  if (!awaiting_) {
+    awaiting_ = true;
+    ++round_trips;
+  }
+}
+
+result<void> connection::set_timeout(std::chrono::milliseconds t) {
+  if (ctx_ == nullptr) return fail(errc::transport, "not connected");
+  if (t == current_timeout_) return {};
+  if (redisSetTimeout(ctx_, to_timeval(t)) != REDIS_OK) {
+    std::string why = std::string("setting the socket timeout failed: ") + ctx_->errstr;
+    drop(why);
+    return fail(errc::transport, why);
+  }
+  current_timeout_ = t;
+  return {};
+}
+
+result<reply_ptr> connection::get_reply() {
+  if (ctx_ == nullptr) return fail(errc::transport, "redis connection lost: " + last_error_);
+  void* raw = nullptr;
+  int rc;
+  {
+    sigpipe_guard guard;
+    rc = redisGetReply(ctx_, &raw);
+  }
+  if (rc != REDIS_OK || raw == nullptr) {
+    int saved_errno = errno;
+    auto waited = current_timeout_;
+    bool timed_out =
+        ctx_->err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK);
+    std::string why = ctx_->err == REDIS_ERR_EOF ? std::string("server closed the connection")
+                                                 : std::string(ctx_->errstr);
+    if (raw != nullptr) freeReplyObject(raw);
+    drop(why);
+    if (timed_out) {
+      return fail(errc::timeout, "redis at " + endpoint() + " did not answer in time (" +
+                                     std::to_string(waited.count()) + " ms)");
+    }
+    return fail(errc::transport, "redis at " + endpoint() + ": " + why);
+  }
+  awaiting_ = false;
+  return reply_ptr(static_cast<redisReply*>(raw));
+}
+
+}  // namespace babelqueue::redis::detail

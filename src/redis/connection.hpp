@@ -1,0 +1,109 @@
+#pragma once
+// One hiredis connection with reconnect-with-backoff, pipelining, bounded socket timeouts
+// and SIGPIPE suppression. Private to the redis transport.
+//
+// Thread-safety: not thread-safe; owned by one redis_transport (one thread at a time).
+
+#include <babelqueue/redis/redis_transport.hpp>
+#include <babelqueue/result.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct redisContext;
+struct redisReply;
+
+namespace babelqueue::redis::detail {
+
+using clock = std::chrono::steady_clock;
+
+struct reply_deleter {
+  void operator()(redisReply* r) const noexcept;
+};
+/// An owned hiredis reply.
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+/// Script bodies loaded (SCRIPT LOAD) on every connect; their SHA1s are in shas().
+struct script_set {
+  std::vector<const char*> bodies;
+};
+
+class connection {
+ public:
+  connection(const options& opts, script_set scripts);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  bool connected() const noexcept { return ctx_ != nullptr; }
+
+  /// Connects when not connected, honouring the backoff schedule; gives up at `deadline`
+  /// (at least one attempt is made when no backoff pause is pending).
+  result<void> ensure(clock::time_point deadline);
+
+  /// Drops the connection (after an I/O error or a timeout: hiredis cannot resync).
+  void drop(std::string why);
+
+  /// Queues one command (no I/O).
+  void append(std::span<const std::string_view> argv);
+  /// Sets the socket send/receive timeout when it differs from the current one.
+  result<void> set_timeout(std::chrono::milliseconds t);
+  /// Reads the next reply, flushing queued commands first. An I/O error or timeout drops the
+  /// connection and fails with errc::transport / errc::timeout. Error replies are returned
+  /// as replies (type REDIS_REPLY_ERROR).
+  result<reply_ptr> get_reply();
+
+  /// SHA1 of script `i` as loaded on the current connection.
+  const std::string& sha(std::size_t i) const { return shas_.at(i); }
+  /// Reloads the scripts (after a NOSCRIPT reply).
+  result<void> reload_scripts();
+
+  const std::string& last_error() const noexcept { return last_error_; }
+  std::string endpoint() const;
+
+  std::int64_t reconnects = 0;
+  std::int64_t round_trips = 0;
+
+ private:
+  result<void> try_connect(std::chrono::milliseconds budget);
+
+  const options& opts_;
+  script_set scripts_;
+  std::vector<std::string> shas_;
+  redisContext* ctx_ = nullptr;
+  std::chrono::milliseconds current_timeout_{-1};
+  bool ever_connected_ = false;
+  bool awaiting_ = false;  // commands were appended since the last reply read
+  clock::time_point next_attempt_{};
+  std::chrono::milliseconds backoff_{0};
+  std::string last_error_;
+  std::minstd_rand rng_;
+  std::vector<const char*> argv_;
+  std::vector<std::size_t> lens_;
+};
+
+/// Blocks SIGPIPE in the calling thread for its lifetime and discards a SIGPIPE raised
+/// meanwhile, so writing to a socket the server closed yields EPIPE, not process death
+/// (hiredis 0.14 writes with write(2), which raises SIGPIPE). Per-thread, so a library does
+/// not change the application's signal disposition.
+class sigpipe_guard {
+ public:
+  sigpipe_guard() noexcept;
+  ~sigpipe_guard();
+  sigpipe_guard(const sigpipe_guard&) = delete;
+  sigpipe_guard& operator=(const sigpipe_guard&) = delete;
+
+ private:
+  sigset_t old_mask_;
+  bool was_pending_ = false;
+};
+
+}  // namespace babelqueue::redis::detail

@@ -1,0 +1,74 @@
+// redis:// URL → options (1:1 with the query keys; see redis_transport.hpp).
+#include <babelqueue/redis/redis_transport.hpp>
+
+#include <charconv>
+
+namespace babelqueue::redis {
+
+namespace {
+
+result<void> positive(std::string_view key, std::chrono::milliseconds v) {
+  if (v.count() <= 0) return fail(errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
+  return {};
+}
+
+}  // namespace
+
+result<options> options_from_url(const broker_url& url) {
+  options o;
+  if (url.scheme != "redis") {
+    return fail(errc::invalid_argument, "not a redis:// URL (scheme '" + url.scheme + "')");
+  }
+  if (!url.host.empty()) o.host = url.host;
+  if (url.port) o.port = *url.port;
+  o.username = url.user;
+  o.password = url.password;
+  if (!url.path.empty() && url.path != "/") {
+    std::string_view db = std::string_view(url.path).substr(1);
+    std::int64_t n = -1;
+    auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), n);
+    if (ec != std::errc() || p != db.data() + db.size() || n < 0 || n > 1'000'000) {
+      return fail(errc::invalid_argument,
+                  "redis URL path must be a database number (/0, /1, …), got '" + url.path + "'");
+    }
+    o.db = n;
+  }
+
+  query_options q(url);
+  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
+  if (auto r = q.get("command_timeout", o.command_timeout); !r) return fail(r.error());
+  if (auto r = q.get("processing_suffix", o.processing_suffix); !r) return fail(r.error());
+  if (auto r = q.get("track_reservations", o.track_reservations); !r) return fail(r.error());
+  std::string retry_after;
+  if (auto r = q.get("retry_after", retry_after); !r) return fail(r.error());
+  if (!retry_after.empty()) {
+    if (retry_after == "never" || retry_after == "none" || retry_after == "null") {
+      o.retry_after.reset();
+    } else {
+      auto d = parse_duration(retry_after);
+      if (!d) {
+        return fail(errc::invalid_argument,
+                    "redis option retry_after must be a duration (90s) or 'never': " + d.error().message);
+      }
+      o.retry_after = std::chrono::duration_cast<std::chrono::seconds>(*d);
+    }
+  }
+  if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
+  if (auto r = q.get("max_pending_acks", o.max_pending_acks, 1, 100000); !r) return fail(r.error());
+  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
+  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
+  if (auto r = q.finish("redis"); !r) return fail(r.error());
+
+  if (auto r = positive("connect_timeout", o.connect_timeout); !r) return fail(r.error());
+  if (auto r = positive("command_timeout", o.command_timeout); !r) return fail(r.error());
+  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
+  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
+    return fail(errc::invalid_argument, "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
+  }
+  if (o.processing_suffix.empty()) {
+    return fail(errc::invalid_argument, "redis option processing_suffix must not be empty");
+  }
+  return o;
+}
+
+}  // namespace babelqueue::redis

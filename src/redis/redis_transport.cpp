@@ -1,0 +1,629 @@
+// The redis:// transport: D6 owned layout, tracked reservations, pipelined acks, recover().
+// Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
+#include <babelqueue/bindings/redis.hpp>
+#include <babelqueue/redis/redis_transport.hpp>
+
+#include "redis/connection.hpp"
+#include "redis/scripts.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+
+namespace babelqueue::redis {
+
+namespace binding = babelqueue::bindings::redis;
+using detail::clock;
+using detail::reply_ptr;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Script indices in the set loaded on connect.
+enum script_index : std::size_t { k_settle_reserve = 0, k_release = 1, k_release_untracked = 2, k_recover = 3 };
+
+// Values per RPUSH in publish_batch, and bytes per RPUSH: bounded so one command never holds
+// the server's query buffer (client-query-buffer-limit, 1 GiB) or one reply hostage.
+constexpr std::size_t k_batch_values = 1000;
+constexpr std::size_t k_batch_bytes = 8u << 20;
+// A reserved message's retry_after as passed to the scripts (-1 = +inf).
+// Foreign (non-C++) deadline members are assumed to use the Python default of 90 s.
+constexpr const char* k_foreign_retry_after = "90";
+
+struct reservation {
+  const void* owner = nullptr;
+  std::string queue;
+  std::string raw;    // the stored value: the LREM/ZREM handle
+  std::string token;  // tracking token; empty when reserved untracked
+  bool settled = false;
+};
+
+std::string reply_str(const redisReply* r) {
+  if (r == nullptr || r->str == nullptr) return {};
+  return std::string(r->str, r->len);
+}
+
+bool is_noscript(const redisReply* r) {
+  return r->type == REDIS_REPLY_ERROR && r->len >= 8 && std::string_view(r->str, 8) == "NOSCRIPT";
+}
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  if (ms.count() < 1) ms = 1ms;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64, static_cast<std::int64_t>(ms.count() / 1000),
+                static_cast<std::int64_t>(ms.count() % 1000));
+  return buf;
+}
+
+std::chrono::milliseconds until(clock::time_point t) {
+  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock::now());
+  return d.count() < 0 ? 0ms : d;
+}
+
+}  // namespace
+
+struct redis_transport::impl {
+  explicit impl(const options& o)
+      : conn(o, detail::script_set{{detail::settle_reserve_script, detail::release_script,
+                                    detail::release_untracked_script, detail::recover_script}}),
+        rng(std::random_device{}()) {}
+
+  detail::connection conn;
+  std::vector<std::shared_ptr<reservation>> pending;  // deferred acks, in ack order
+  bool closed = false;
+  std::int64_t stale_acks = 0;
+  std::mt19937_64 rng;
+
+  std::string random_hex(std::size_t n) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s(n, '0');
+    std::uint64_t bits = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % 16 == 0) bits = rng();
+      s[i] = digits[bits & 0xF];
+      bits >>= 4;
+    }
+    return s;
+  }
+};
+
+redis_transport::redis_transport(options opts) : opts_(std::move(opts)), impl_(std::make_unique<impl>(opts_)) {}
+
+redis_transport::~redis_transport() {
+  // Best effort, without waiting for a reconnect: deferred acks go out when the connection is
+  // up; otherwise their messages stay in :processing (at-least-once; recover() returns them).
+  if (impl_ && !impl_->closed && !impl_->pending.empty() && impl_->conn.connected()) {
+    (void)flush();
+  }
+}
+
+result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
+  if (opts.connect_timeout.count() <= 0 || opts.command_timeout.count() <= 0 ||
+      opts.reconnect_backoff_min.count() <= 0 || opts.reconnect_backoff_max < opts.reconnect_backoff_min ||
+      opts.processing_suffix.empty() || opts.max_pending_acks < 1) {
+    return fail(errc::invalid_argument, "invalid redis options (timeouts must be > 0, suffix non-empty)");
+  }
+  std::unique_ptr<redis_transport> t(new redis_transport(std::move(opts)));
+  if (auto r = t->impl_->conn.ensure(clock::now() + t->opts_.connect_timeout); !r) return fail(r.error());
+  return t;
+}
+
+transport_stats redis_transport::stats() const noexcept {
+  return {impl_->conn.reconnects, impl_->conn.round_trips, impl_->stale_acks};
+}
+
+// ---------------------------------------------------------------------------------------
+// Pipelined settles of deferred acks.
+//
+// settle_batch appends one command per queue that has deferred acks (except `merge_queue`,
+// whose acks the caller merges into its own settle_reserve call), and remembers what it sent
+// so that the replies can be accounted and, on a failure, the acks put back (a resent
+// tracked settle is idempotent: it is gated on the reservation's member).
+namespace {
+
+struct settle_batch {
+  std::vector<std::shared_ptr<reservation>> sent;  // all acks taken from pending
+  std::size_t replies = 0;                          // separate settle commands appended
+  std::vector<std::size_t> per_reply;               // pairs per appended command
+};
+
+}  // namespace
+
+static void append_settle_command(detail::connection& c, const options& o, std::string_view queue,
+                                  const std::vector<std::shared_ptr<reservation>>& acks, bool tracked,
+                                  bool reserve, std::string_view random14, const std::string& retry_after) {
+  std::string p = binding::processing_key(queue, o.processing_suffix);
+  std::string d = binding::deadlines_key(queue, o.processing_suffix);
+  if (!tracked) {
+    for (const auto& a : acks) {
+      std::string_view argv[] = {"LREM", p, "1", a->raw};
+      c.append(argv);
+    }
+    return;
+  }
+  std::vector<std::string_view> argv;
+  argv.reserve(9 + acks.size() * 2);
+  argv.insert(argv.end(), {"EVALSHA", c.sha(k_settle_reserve), "3", queue, p, d, retry_after, random14,
+                           reserve ? std::string_view("1") : std::string_view("0")});
+  for (const auto& a : acks) {
+    argv.push_back(a->token);
+    argv.push_back(a->raw);
+  }
+  c.append(argv);
+}
+
+// ---------------------------------------------------------------------------------------
+
+result<void> redis_transport::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
+  outgoing_message m{std::string(body), hdrs};
+  return publish_batch(queue, std::span<const outgoing_message>(&m, 1));
+}
+
+result<void> redis_transport::publish_batch(std::string_view queue, std::span<const outgoing_message> messages) {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (messages.empty()) return {};
+  std::vector<std::string> values;
+  values.reserve(messages.size());
+  for (const auto& m : messages) {
+    auto v = binding::stored_value(m.body, m.hdrs);
+    if (!v) return fail(v.error());
+    values.push_back(std::move(*v));
+  }
+  // Group into bounded variadic RPUSHes.
+  std::vector<std::pair<std::size_t, std::size_t>> chunks;
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t j = i, bytes = 0;
+    while (j < values.size() && j - i < k_batch_values && (j == i || bytes + values[j].size() <= k_batch_bytes)) {
+      bytes += values[j].size();
+      ++j;
+    }
+    chunks.emplace_back(i, j);
+    i = j;
+  }
+
+  auto deadline = clock::now() + opts_.command_timeout;
+  auto& c = impl_->conn;
+  std::vector<std::string_view> argv;
+  for (;;) {
+    if (auto r = c.ensure(deadline); !r) return r;
+    if (auto r = c.set_timeout(std::max(until(deadline), 1ms)); !r) continue;
+    // Deferred acks ride along in front of the publish (same round trip).
+    auto flushed = std::move(impl_->pending);
+    impl_->pending.clear();
+    std::vector<std::string> queues;
+    for (const auto& a : flushed) {
+      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
+    }
+    std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+    std::string rnd = impl_->random_hex(14);
+    std::size_t settle_replies = 0;
+    for (const auto& qn : queues) {
+      std::vector<std::shared_ptr<reservation>> acks;
+      for (const auto& a : flushed) {
+        if (a->queue == qn) acks.push_back(a);
+      }
+      bool tracked = !acks.front()->token.empty();
+      append_settle_command(c, opts_, qn, acks, tracked, false, rnd, ra);
+      settle_replies += tracked ? 1 : acks.size();
+    }
+    for (auto [from, to] : chunks) {
+      argv.clear();
+      argv.push_back("RPUSH");
+      argv.push_back(queue);
+      for (std::size_t i = from; i < to; ++i) argv.push_back(values[i]);
+      c.append(argv);
+    }
+    bool io_failed = false;
+    bool noscript = false;
+    error_info io_error;
+    error_info publish_error;
+    for (std::size_t i = 0; i < settle_replies + chunks.size(); ++i) {
+      auto r = c.get_reply();
+      if (!r) {
+        io_failed = true;
+        io_error = r.error();
+        break;
+      }
+      const redisReply* rep = r->get();
+      if (i < settle_replies) {
+        // A settle that failed server-side is dropped (its message stays in :processing for
+        // recover(): at-least-once); only a NOSCRIPT one is retried with the next call.
+        if (is_noscript(rep)) noscript = true;
+      } else if (rep->type == REDIS_REPLY_ERROR && publish_error.code == errc::ok) {
+        publish_error = {errc::transport, "redis RPUSH " + std::string(queue) + " failed: " + reply_str(rep)};
+      }
+    }
+    if (io_failed) {
+      // Unknown which commands ran: put the acks back (gated, resend-safe) and resend the
+      // publish while time remains — possibly a duplicate, never a loss.
+      impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
+      if (clock::now() < deadline) continue;
+      return fail(std::move(io_error));
+    }
+    if (noscript) {
+      impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
+      (void)c.reload_scripts();
+    }
+    if (publish_error.code != errc::ok) return fail(std::move(publish_error));
+    return {};
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+result<std::optional<received_message>> redis_transport::receive(std::string_view queue,
+                                                                 std::chrono::milliseconds timeout) {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (timeout.count() < 0) timeout = 0ms;
+  auto& c = impl_->conn;
+  const bool tracked = opts_.track_reservations;
+  const std::string p = binding::processing_key(queue, opts_.processing_suffix);
+  const std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  auto deadline = clock::now() + timeout;
+  bool first = true;
+  error_info last_error;
+
+  for (;;) {
+    if (auto r = c.ensure(deadline); !r) return fail(r.error());
+    auto remaining = until(deadline);
+    bool block = !first && remaining.count() > 0;
+    // In untracked mode there is no separate non-blocking first try: BLMOVE itself moves.
+    if (!tracked) block = remaining.count() > 0;
+    if (auto r = c.set_timeout(opts_.command_timeout + (block ? remaining : 0ms)); !r) continue;
+
+    auto flushed = std::move(impl_->pending);
+    impl_->pending.clear();
+    std::vector<std::shared_ptr<reservation>> merged;
+    std::vector<std::string> queues;
+    for (const auto& a : flushed) {
+      bool merge = tracked && a->queue == queue && !a->token.empty();
+      if (merge) {
+        merged.push_back(a);
+      } else if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) {
+        queues.push_back(a->queue);
+      }
+    }
+    std::string rnd = impl_->random_hex(14);
+    std::size_t settle_replies = 0;
+    for (const auto& qn : queues) {
+      std::vector<std::shared_ptr<reservation>> acks;
+      for (const auto& a : flushed) {
+        if (a->queue == qn && !(tracked && a->queue == queue && !a->token.empty())) acks.push_back(a);
+      }
+      bool t = !acks.front()->token.empty();
+      append_settle_command(c, opts_, qn, acks, t, false, rnd, ra);
+      settle_replies += t ? 1 : acks.size();
+    }
+    std::string secs = seconds_text(remaining);
+    if (tracked) {
+      if (block) {
+        // Wait without taking: rotating the head onto itself returns once the list is
+        // non-empty; the script right behind it (same round trip) then reserves.
+        std::string_view argv[] = {"BLMOVE", queue, queue, "LEFT", "LEFT", secs};
+        c.append(argv);
+      }
+      append_settle_command(c, opts_, queue, merged, true, true, rnd, ra);
+    } else if (block) {
+      std::string_view argv[] = {"BLMOVE", queue, p, "LEFT", "RIGHT", secs};
+      c.append(argv);
+    } else {
+      std::string_view argv[] = {"LMOVE", queue, p, "LEFT", "RIGHT"};
+      c.append(argv);
+    }
+    std::size_t total = settle_replies + (tracked && block ? 2 : 1);
+
+    bool io_failed = false;
+    bool noscript = false;
+    error_info err;
+    std::optional<std::string> raw;
+    std::string token;
+    for (std::size_t i = 0; i < total; ++i) {
+      auto r = c.get_reply();
+      if (!r) {
+        io_failed = true;
+        err = r.error();
+        break;
+      }
+      const redisReply* rep = r->get();
+      if (rep->type == REDIS_REPLY_ERROR) {
+        if (is_noscript(rep)) noscript = true;
+        if (err.code == errc::ok) err = {errc::transport, "redis receive on " + std::string(queue) + ": " + reply_str(rep)};
+        continue;
+      }
+      bool last = i + 1 == total;
+      if (i < settle_replies) {
+        if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 && rep->element[0]->type == REDIS_REPLY_INTEGER) {
+          (void)0;
+        }
+        continue;
+      }
+      if (!last) continue;  // the BLMOVE rotation's reply
+      if (tracked) {
+        if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1) {
+          auto settled = rep->element[0]->integer;
+          impl_->stale_acks += static_cast<std::int64_t>(merged.size()) - settled;
+          if (rep->elements >= 3) {
+            raw = reply_str(rep->element[1]);
+            token = reply_str(rep->element[2]);
+          }
+        }
+      } else if (rep->type == REDIS_REPLY_STRING) {
+        raw = reply_str(rep);
+      }
+    }
+    if (io_failed || noscript) {
+      impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
+      if (noscript) {
+        if (auto rr = c.reload_scripts(); !rr) return fail(rr.error());
+        continue;
+      }
+      last_error = err;
+      // A timeout or a dropped connection: reconnect and retry while the receive's own
+      // time remains; report the outage after that.
+      if (clock::now() < deadline) continue;
+      return fail(errc::transport, last_error.message);
+    }
+    if (err.code != errc::ok && !raw) {
+      // A server-side error (e.g. WRONGTYPE): the acks' outcome is unknown; keep them.
+      impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
+      return fail(std::move(err));
+    }
+    if (raw) {
+      auto res = std::make_shared<reservation>();
+      res->owner = this;
+      res->queue = std::string(queue);
+      res->raw = std::move(*raw);
+      res->token = std::move(token);
+      auto un = binding::unframe(res->raw);
+      received_message m;
+      m.body = std::move(un.body);
+      m.queue = std::string(queue);
+      m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
+      m.handle = std::shared_ptr<void>(res, res.get());
+      return std::optional<received_message>(std::move(m));
+    }
+    if (clock::now() >= deadline || remaining.count() == 0) return std::optional<received_message>{};
+    first = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+static reservation* handle_of(const received_message& m, const void* owner) {
+  auto* r = static_cast<reservation*>(m.handle.get());
+  if (r == nullptr || r->owner != owner) return nullptr;
+  return r;
+}
+
+result<void> redis_transport::ack(const received_message& message) {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  reservation* r = handle_of(message, this);
+  if (r == nullptr) return fail(errc::invalid_argument, "message was not received by this redis transport");
+  if (r->settled) return fail(errc::invalid_argument, "message already settled");
+  r->settled = true;
+  auto shared = std::shared_ptr<reservation>(message.handle, r);
+  if (opts_.pipeline_acks) {
+    impl_->pending.push_back(std::move(shared));
+    if (static_cast<std::int64_t>(impl_->pending.size()) >= opts_.max_pending_acks) return flush();
+    return {};
+  }
+  impl_->pending.push_back(std::move(shared));
+  auto before = impl_->stale_acks;
+  if (auto f = flush(); !f) return f;
+  if (impl_->stale_acks != before) {
+    return fail(errc::invalid_argument,
+                "the reservation was already gone (recovered or swept back to the queue); nothing removed");
+  }
+  return {};
+}
+
+result<void> redis_transport::flush() {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (impl_->pending.empty()) return {};
+  auto deadline = clock::now() + opts_.command_timeout;
+  auto& c = impl_->conn;
+  const std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  for (;;) {
+    if (auto r = c.ensure(deadline); !r) return r;
+    if (auto r = c.set_timeout(std::max(until(deadline), 1ms)); !r) continue;
+    auto flushed = std::move(impl_->pending);
+    impl_->pending.clear();
+    std::vector<std::string> queues;
+    for (const auto& a : flushed) {
+      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
+    }
+    std::string rnd = impl_->random_hex(14);
+    struct expect {
+      bool tracked;
+      std::size_t pairs;
+    };
+    std::vector<expect> expects;
+    for (const auto& qn : queues) {
+      std::vector<std::shared_ptr<reservation>> acks;
+      for (const auto& a : flushed) {
+        if (a->queue == qn) acks.push_back(a);
+      }
+      bool t = !acks.front()->token.empty();
+      append_settle_command(c, opts_, qn, acks, t, false, rnd, ra);
+      if (t) {
+        expects.push_back({true, acks.size()});
+      } else {
+        for (std::size_t i = 0; i < acks.size(); ++i) expects.push_back({false, 1});
+      }
+    }
+    bool io_failed = false, noscript = false;
+    error_info err;
+    for (const auto& e : expects) {
+      auto r = c.get_reply();
+      if (!r) {
+        io_failed = true;
+        err = r.error();
+        break;
+      }
+      const redisReply* rep = r->get();
+      if (rep->type == REDIS_REPLY_ERROR) {
+        if (is_noscript(rep)) noscript = true;
+        if (err.code == errc::ok) err = {errc::transport, "redis ack failed: " + reply_str(rep)};
+      } else if (e.tracked && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1) {
+        impl_->stale_acks += static_cast<std::int64_t>(e.pairs) - rep->element[0]->integer;
+      } else if (!e.tracked && rep->type == REDIS_REPLY_INTEGER) {
+        impl_->stale_acks += 1 - rep->integer;
+      }
+    }
+    if (io_failed || noscript) {
+      impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
+      if (noscript) {
+        if (auto rr = c.reload_scripts(); !rr) return rr;
+        continue;
+      }
+      if (clock::now() < deadline) continue;
+      return fail(std::move(err));
+    }
+    // A server-side error reply (e.g. a wrong-typed key): those acks are dropped — their
+    // messages stay in :processing for recover() — and the error is reported.
+    if (err.code != errc::ok) return fail(std::move(err));
+    return {};
+  }
+}
+
+result<void> redis_transport::release(const received_message& message, std::chrono::milliseconds delay) {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (delay.count() > 0) {
+    return fail(errc::not_supported,
+                "redis lists have no delayed delivery (D6 owned layout); release with delay 0 or "
+                "retry by publishing a copy");
+  }
+  reservation* r = handle_of(message, this);
+  if (r == nullptr) return fail(errc::invalid_argument, "message was not received by this redis transport");
+  if (r->settled) return fail(errc::invalid_argument, "message already settled");
+  if (auto f = flush(); !f) return f;
+  auto& c = impl_->conn;
+  auto deadline = clock::now() + opts_.command_timeout;
+  std::string p = binding::processing_key(r->queue, opts_.processing_suffix);
+  std::string d = binding::deadlines_key(r->queue, opts_.processing_suffix);
+  for (;;) {
+    if (auto e = c.ensure(deadline); !e) return e;
+    if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;
+    if (!r->token.empty()) {
+      std::string_view argv[] = {"EVALSHA", c.sha(k_release), "3", r->queue, p, d, r->token, r->raw};
+      c.append(argv);
+    } else {
+      std::string_view argv[] = {"EVALSHA", c.sha(k_release_untracked), "2", r->queue, p, r->raw};
+      c.append(argv);
+    }
+    auto rep = c.get_reply();
+    if (!rep) {
+      // Gated script: resending cannot duplicate the message.
+      if (clock::now() < deadline) continue;
+      return fail(rep.error());
+    }
+    if (is_noscript(rep->get())) {
+      if (auto rr = c.reload_scripts(); !rr) return rr;
+      continue;
+    }
+    if ((*rep)->type == REDIS_REPLY_ERROR) {
+      return fail(errc::transport, "redis release failed: " + reply_str(rep->get()));
+    }
+    r->settled = true;
+    if ((*rep)->type == REDIS_REPLY_INTEGER && (*rep)->integer == 0) {
+      ++impl_->stale_acks;
+      return fail(errc::invalid_argument,
+                  "the reservation was already gone (recovered or swept back to the queue); nothing moved");
+    }
+    return {};
+  }
+}
+
+result<void> redis_transport::close(std::chrono::steady_clock::time_point deadline) {
+  if (impl_->closed) return {};
+  result<void> out;
+  if (!impl_->pending.empty()) {
+    // Bound the flush by the caller's deadline as well as by command_timeout.
+    auto saved = opts_.command_timeout;
+    opts_.command_timeout = std::min(saved, std::max(until(deadline), 1ms));
+    out = flush();
+    opts_.command_timeout = saved;
+  }
+  impl_->conn.drop("closed");
+  impl_->closed = true;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+
+result<recover_report> redis_transport::recover(std::string_view queue, std::chrono::milliseconds older_than) {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (older_than.count() < 0) older_than = 0ms;
+  if (auto f = flush(); !f) return fail(f.error());
+  auto& c = impl_->conn;
+  auto deadline = clock::now() + opts_.command_timeout;
+  std::string p = binding::processing_key(queue, opts_.processing_suffix);
+  std::string d = binding::deadlines_key(queue, opts_.processing_suffix);
+  std::string older = std::to_string(older_than.count());
+  std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  for (;;) {
+    if (auto e = c.ensure(deadline); !e) return fail(e.error());
+    if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;
+    std::string rnd = impl_->random_hex(10);
+    std::string_view argv[] = {"EVALSHA", c.sha(k_recover), "3", queue, p, d, older, ra, rnd, k_foreign_retry_after};
+    c.append(argv);
+    auto rep = c.get_reply();
+    if (!rep) {
+      if (clock::now() < deadline) continue;
+      return fail(rep.error());
+    }
+    if (is_noscript(rep->get())) {
+      if (auto rr = c.reload_scripts(); !rr) return fail(rr.error());
+      continue;
+    }
+    const redisReply* x = rep->get();
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
+      return fail(errc::transport, "redis recover failed: " + (x->type == REDIS_REPLY_ERROR ? reply_str(x) : std::string("unexpected reply")));
+    }
+    return recover_report{x->element[0]->integer, x->element[1]->integer, x->element[2]->integer};
+  }
+}
+
+result<std::int64_t> redis_transport::list_length(std::string_view key) {
+  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  auto& c = impl_->conn;
+  auto deadline = clock::now() + opts_.command_timeout;
+  for (;;) {
+    if (auto e = c.ensure(deadline); !e) return fail(e.error());
+    if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;
+    std::string_view argv[] = {"LLEN", key};
+    c.append(argv);
+    auto rep = c.get_reply();
+    if (!rep) {
+      if (clock::now() < deadline) continue;
+      return fail(rep.error());
+    }
+    if ((*rep)->type != REDIS_REPLY_INTEGER) return fail(errc::transport, "redis LLEN failed: " + reply_str(rep->get()));
+    return static_cast<std::int64_t>((*rep)->integer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+
+void register_transport() {
+  babelqueue::register_transport("redis", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
+    auto o = options_from_url(url);
+    if (!o) return fail(o.error());
+    auto t = redis_transport::open(std::move(*o));
+    if (!t) return fail(t.error());
+    return std::unique_ptr<transport>(std::move(*t));
+  });
+  babelqueue::register_transport("rediss", [](const broker_url&) -> result<std::unique_ptr<transport>> {
+    return fail(errc::not_supported,
+                "rediss:// (TLS) is not supported: this build uses hiredis without TLS; use a TLS "
+                "tunnel (stunnel, spiped) and redis://");
+  });
+}
+
+}  // namespace babelqueue::redis

@@ -1,0 +1,133 @@
+#pragma once
+// The Lua scripts of the tracked reservation layout (redis_transport.hpp, "Reservation
+// tracking"). They run atomically on the server; every key they touch is passed in KEYS, so
+// on a Redis Cluster they work whenever the queue name is hash-tagged (`{orders}`).
+//
+// Deadline members are `<token>:<stored value>` with a 32-hex token (the Python SDK ≥ 1.24
+// layout, whose sweep accepts any member with ':' at byte 33). Tokens this SDK writes are
+// `<16 hex: reservation time in ms><"cc"><14 hex random>`; recover() reads the time back
+// from them (a foreign token's age is derived from its deadline score instead).
+
+namespace babelqueue::redis::detail {
+
+// KEYS: ready, processing, deadlines.
+// ARGV[1] retry_after seconds (-1 = +inf), ARGV[2] 14 hex random, ARGV[3] "1" = reserve
+// after settling, "0" = settle only; ARGV[4..] pairs (token, stored value) of deferred acks.
+// Settles each pair (gated on its member), then moves the head of ready to processing and
+// records its member. Returns {settled count, stored value, token} or {settled count}.
+inline constexpr const char* settle_reserve_script = R"lua(
+local settled = 0
+local n = #ARGV
+local i = 4
+while i < n do
+  if redis.call('zrem', KEYS[3], ARGV[i] .. ':' .. ARGV[i + 1]) == 1 then
+    redis.call('lrem', KEYS[2], 1, ARGV[i + 1])
+    settled = settled + 1
+  end
+  i = i + 2
+end
+if ARGV[3] ~= '1' then
+  return {settled}
+end
+local raw = redis.call('lmove', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
+if not raw then
+  return {settled}
+end
+local t = redis.call('time')
+local sec = tonumber(t[1])
+local ms = sec * 1000 + math.floor(tonumber(t[2]) / 1000)
+local token = string.format('%016x', ms) .. 'cc' .. ARGV[2]
+local ra = tonumber(ARGV[1])
+local score = '+inf'
+if ra >= 0 then
+  score = string.format('%d', sec + ra)
+end
+redis.call('zadd', KEYS[3], score, token .. ':' .. raw)
+return {settled, raw, token}
+)lua";
+
+// KEYS: ready, processing, deadlines. ARGV[1] token, ARGV[2] stored value.
+// Gated release: only while the reservation's member exists, move the value from processing
+// to the END of ready. Returns 1 when it moved, 0 when the reservation was already gone.
+inline constexpr const char* release_script = R"lua(
+if redis.call('zrem', KEYS[3], ARGV[1] .. ':' .. ARGV[2]) == 1 then
+  redis.call('lrem', KEYS[2], 1, ARGV[2])
+  redis.call('rpush', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+)lua";
+
+// Untracked release (track_reservations=false): move only when LREM found the value.
+// KEYS: ready, processing. ARGV[1] stored value.
+inline constexpr const char* release_untracked_script = R"lua(
+if redis.call('lrem', KEYS[2], 1, ARGV[1]) == 1 then
+  redis.call('rpush', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+)lua";
+
+// KEYS: ready, processing, deadlines.
+// ARGV[1] older_than ms, ARGV[2] retry_after seconds for stamped members (-1 = +inf),
+// ARGV[3] 10 hex random (stamp tokens), ARGV[4] assumed retry_after seconds of foreign
+// (non-C++) members, used to derive their reservation time from their deadline score.
+// Returns {moved, stamped, remaining}.
+inline constexpr const char* recover_script = R"lua(
+local t = redis.call('time')
+local sec = tonumber(t[1])
+local now = sec * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cutoff = now - tonumber(ARGV[1])
+local foreign_ra = tonumber(ARGV[4])
+local moved = 0
+local covered = {}
+local members = redis.call('zrange', KEYS[3], 0, -1, 'WITHSCORES')
+for i = 1, #members, 2 do
+  local m = members[i]
+  local score = tonumber(members[i + 1])
+  if #m >= 34 and string.byte(m, 33) == 58 then
+    local raw = string.sub(m, 34)
+    local at = nil
+    if string.sub(m, 17, 18) == 'cc' then
+      at = tonumber(string.sub(m, 1, 16), 16)
+      if at ~= nil and (at > now + 86400000 or at < now - 3153600000000) then at = nil end
+    end
+    if at == nil and score ~= nil and score < math.huge then
+      at = (score - foreign_ra) * 1000
+    end
+    if at ~= nil and at <= cutoff then
+      redis.call('zrem', KEYS[3], m)
+      if redis.call('lrem', KEYS[2], 1, raw) == 1 then
+        redis.call('rpush', KEYS[1], raw)
+        moved = moved + 1
+      end
+    else
+      covered[raw] = (covered[raw] or 0) + 1
+    end
+  else
+    redis.call('zrem', KEYS[3], m)
+  end
+end
+local stamped = 0
+local list = redis.call('lrange', KEYS[2], 0, -1)
+local ra = tonumber(ARGV[2])
+local score = '+inf'
+if ra >= 0 then score = string.format('%d', sec + ra) end
+for _, v in ipairs(list) do
+  local c = covered[v]
+  if c ~= nil and c > 0 then
+    covered[v] = c - 1
+  elseif now <= cutoff then
+    redis.call('lrem', KEYS[2], 1, v)
+    redis.call('rpush', KEYS[1], v)
+    moved = moved + 1
+  else
+    stamped = stamped + 1
+    local token = string.format('%016x', now) .. 'cc' .. ARGV[3] .. string.format('%04x', stamped % 65536)
+    redis.call('zadd', KEYS[3], score, token .. ':' .. v)
+  end
+end
+return {moved, stamped, redis.call('llen', KEYS[2])}
+)lua";
+
+}  // namespace babelqueue::redis::detail
