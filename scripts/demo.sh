@@ -9,7 +9,8 @@ jobs=${BABELQUEUE_JOBS:-$(nproc)}
 cd "$repo"
 
 bash scripts/install-deps.sh
-cmake --preset release >/dev/null
+# The benchmarks are not needed for the demo (and need bench/ to be complete).
+cmake --preset release -DBABELQUEUE_BUILD_BENCH=OFF >/dev/null
 cmake --build --preset release -j "$jobs" --target babelqueue_cli
 cli=$repo/build/release/cli/babelqueue
 
