@@ -119,6 +119,11 @@ class app {
   /// Registers (or replaces) the handler of `urn` (exact string, trimmed like the decoder).
   void handle(std::string urn, handler fn);
 
+  /// Registers (or replaces; an empty function removes) a catch-all handler for every URN
+  /// without a handler of its own — e.g. a tool that prints whatever arrives. While one is
+  /// set, the unknown-URN strategy never applies.
+  void handle_unmatched(handler fn);
+
   /// Builds (make()), encodes and publishes a fresh envelope to options.queue or the app's
   /// queue; returns its `meta.id` once the broker accepted it.
   result<std::string> publish(std::string_view urn, const json& data,
@@ -161,6 +166,7 @@ class app {
   transport_source source_;
   mutable std::shared_mutex routes_mutex_;
   std::map<std::string, std::shared_ptr<const handler>, std::less<>> routes_;
+  std::shared_ptr<const handler> unmatched_;
   std::mutex publisher_mutex_;
   std::unique_ptr<transport> publisher_;
   std::atomic<bool> stop_{false};

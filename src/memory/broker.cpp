@@ -1,8 +1,9 @@
 // The in-process broker: FIFO queues, delayed re-entry, one condition variable.
 #include "memory/broker.hpp"
 
-namespace babelqueue::memory {
+namespace babelqueue {
 inline namespace v1 {
+namespace memory {
 
 broker::queue_state& broker::state(std::string_view queue) {
   auto it = queues_.find(queue);
@@ -76,5 +77,6 @@ std::size_t broker::in_flight(std::string_view queue) {
   return it == queues_.end() ? 0 : it->second.in_flight;
 }
 
+}  // namespace memory
 }  // namespace v1
-}  // namespace babelqueue::memory
+}  // namespace babelqueue

@@ -9,8 +9,9 @@
 #include <mutex>
 #include <string>
 
-namespace babelqueue::memory {
+namespace babelqueue {
 inline namespace v1 {
+namespace memory {
 
 struct stored_message {
   std::string body;
@@ -47,5 +48,6 @@ class broker {
   std::map<std::string, queue_state, std::less<>> queues_;
 };
 
+}  // namespace memory
 }  // namespace v1
-}  // namespace babelqueue::memory
+}  // namespace babelqueue

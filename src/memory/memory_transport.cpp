@@ -6,8 +6,9 @@
 #include <algorithm>
 #include <mutex>
 
-namespace babelqueue::memory {
+namespace babelqueue {
 inline namespace v1 {
+namespace memory {
 namespace {
 
 struct broker_registry {
@@ -148,5 +149,6 @@ void reset(std::string_view name) {
   if (auto it = r.brokers.find(name); it != r.brokers.end()) r.brokers.erase(it);
 }
 
+}  // namespace memory
 }  // namespace v1
-}  // namespace babelqueue::memory
+}  // namespace babelqueue

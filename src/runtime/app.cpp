@@ -80,10 +80,17 @@ void app::handle(std::string urn, handler fn) {
   routes_[std::move(key)] = std::move(shared);
 }
 
+void app::handle_unmatched(handler fn) {
+  std::shared_ptr<const handler> shared;
+  if (fn) shared = std::make_shared<const handler>(std::move(fn));
+  std::unique_lock lock(routes_mutex_);
+  unmatched_ = std::move(shared);
+}
+
 std::shared_ptr<const handler> app::find_handler(std::string_view urn) const {
   std::shared_lock lock(routes_mutex_);
   auto it = routes_.find(urn);
-  if (it == routes_.end() || !*it->second) return nullptr;
+  if (it == routes_.end() || !*it->second) return unmatched_;
   return it->second;
 }
 

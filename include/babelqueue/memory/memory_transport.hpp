@@ -25,8 +25,9 @@
 #include <string>
 #include <string_view>
 
-namespace babelqueue::memory {
+namespace babelqueue {
 inline namespace v1 {
+namespace memory {
 
 class broker;  // the shared in-process state (src/memory)
 
@@ -71,5 +72,6 @@ std::size_t in_flight(std::string_view name, std::string_view queue);
 /// already open keep the old broker).
 void reset(std::string_view name);
 
+}  // namespace memory
 }  // namespace v1
-}  // namespace babelqueue::memory
+}  // namespace babelqueue

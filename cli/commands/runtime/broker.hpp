@@ -1,0 +1,49 @@
+#pragma once
+// Shared by the runtime commands: which transports this binary has, the default broker
+// URL, and a SIGINT/SIGTERM watcher that turns a signal into a graceful stop.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace babelqueue::cli {
+
+/// Registers every transport compiled into this binary (memory; sqlite and redis when
+/// BABELQUEUE_HAVE_SQLITE / BABELQUEUE_HAVE_REDIS). Idempotent.
+void register_builtin_transports();
+
+/// The default broker: $BABELQUEUE_BROKER when set and not empty; else, with sqlite built,
+/// `sqlite://<state>/babelqueue/queue.db` where <state> is $XDG_STATE_HOME or
+/// ~/.local/state (the directory is created); else `memory://`.
+std::string default_broker_url();
+
+/// Adds `--broker URL` (documented with the default) to `cmd`, storing into `url`.
+CLI::Option* add_broker_option(CLI::App* cmd, std::string& url);
+
+/// `url`, or default_broker_url() when it is empty.
+std::string resolve_broker(const std::string& url);
+
+/// While alive, SIGINT and SIGTERM are blocked in this thread (and so in threads it starts
+/// afterwards) and a watcher thread calls `on_signal` (once per signal) on itself — never
+/// inside a signal handler, so on_signal may lock and allocate. Construct it before
+/// starting worker threads. The destructor stops the watcher and restores the mask.
+class signal_watch {
+ public:
+  explicit signal_watch(std::function<void()> on_signal);
+  ~signal_watch();
+  signal_watch(const signal_watch&) = delete;
+  signal_watch& operator=(const signal_watch&) = delete;
+  /// True once a signal arrived.
+  bool signalled() const noexcept { return signalled_.load(); }
+
+ private:
+  std::function<void()> on_signal_;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> signalled_{false};
+  std::thread watcher_;
+  bool masked_ = false;
+};
+
+}  // namespace babelqueue::cli
