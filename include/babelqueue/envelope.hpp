@@ -156,7 +156,6 @@ class envelope {
 
   std::string text_;                    // canonical text the spans point into
   std::vector<member_span> top_;        // top-level members in wire order
-  std::vector<member_span> meta_;       // meta members in wire order (spans inside text_)
   std::vector<std::string> owned_;      // unescaped copies of fields that carried escapes
   std::vector<std::string> dropped_;
   text_field urn_, trace_id_, id_, queue_, lang_;

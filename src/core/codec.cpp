@@ -6,7 +6,9 @@
 #include <babelqueue/urn.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <charconv>
+#include <new>
 #include <type_traits>
 #include <unordered_set>
 
@@ -18,51 +20,136 @@ using detail::json_reader;
 using detail::number_scan;
 using detail::string_scan;
 
+// Keys the decoder cares about, classified once per member so that nothing later compares
+// strings again.
+enum key_id : std::uint8_t {
+  k_other = 0,
+  // top level
+  k_job, k_urn, k_trace_id, k_data, k_meta, k_attempts, k_timestamp,
+  // meta
+  k_id, k_queue, k_lang, k_schema_version, k_created_at, k_max_retries, k_meta_attempts,
+  k_source, k_ts,
+  k_count
+};
+
+key_id classify_top(std::string_view k) noexcept {
+  switch (k.size()) {
+    case 3: return k == "job" ? k_job : k == "urn" ? k_urn : k_other;
+    case 4: return k == "data" ? k_data : k == "meta" ? k_meta : k_other;
+    case 8: return k == "trace_id" ? k_trace_id : k == "attempts" ? k_attempts : k_other;
+    case 9: return k == "timestamp" ? k_timestamp : k_other;
+    default: return k_other;
+  }
+}
+
+key_id classify_meta(std::string_view k) noexcept {
+  switch (k.size()) {
+    case 2: return k == "id" ? k_id : k == "ts" ? k_ts : k_other;
+    case 4: return k == "lang" ? k_lang : k_other;
+    case 5: return k == "queue" ? k_queue : k_other;
+    case 6: return k == "source" ? k_source : k_other;
+    case 8: return k == "attempts" ? k_meta_attempts : k_other;
+    case 10: return k == "created_at" ? k_created_at : k_other;
+    case 11: return k == "max_retries" ? k_max_retries : k_other;
+    case 14: return k == "schema_version" ? k_schema_version : k_other;
+    default: return k_other;
+  }
+}
+
 // One member of the root object or of `meta`, as scanned (views into the body).
 struct scanned_member {
   string_scan key;
-  std::string key_plain_storage;  // only used when the key carried escapes
   std::string_view key_plain;
   const char* value_begin = nullptr;
   const char* value_end = nullptr;
   char kind = 0;  // '"' string, '0' number, '{' object, '[' array, 't' 'f' 'n'
+  key_id id = k_other;
+  bool empty_array = false;
   string_scan str;
   number_scan num;
-  bool empty_array = false;
 };
 
+// A vector that keeps its first N elements inline in raw storage (no construction cost): a
+// normal envelope never allocates here. Only for trivially copyable T.
+template <class T, std::size_t N>
+class small_vector {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  small_vector() = default;
+  small_vector(const small_vector&) = delete;
+  small_vector& operator=(const small_vector&) = delete;
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  T* data() noexcept { return heap_.empty() ? reinterpret_cast<T*>(inline_) : heap_.data(); }
+  const T* data() const noexcept {
+    return heap_.empty() ? reinterpret_cast<const T*>(inline_) : heap_.data();
+  }
+  T& operator[](std::size_t i) noexcept { return data()[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data()[i]; }
+  const T* begin() const noexcept { return data(); }
+  const T* end() const noexcept { return data() + size_; }
+  const T& front() const noexcept { return data()[0]; }
+  const T& back() const noexcept { return data()[size_ - 1]; }
+  void clear() noexcept {
+    size_ = 0;
+    heap_.clear();
+  }
+  /// Appends a value-initialised element and returns it.
+  T& emplace_back() {
+    if (size_ < N && heap_.empty()) {
+      T* slot = ::new (static_cast<void*>(reinterpret_cast<T*>(inline_) + size_)) T();
+      ++size_;
+      return *slot;
+    }
+    if (heap_.empty()) heap_.assign(data(), data() + size_);
+    heap_.emplace_back();
+    ++size_;
+    return heap_.back();
+  }
+
+ private:
+  alignas(T) unsigned char inline_[N * sizeof(T)];
+  std::vector<T> heap_;
+  std::size_t size_ = 0;
+};
+
+using member_list = small_vector<scanned_member, 12>;
+
 struct frame_scan {
-  std::vector<scanned_member> top;
-  std::vector<scanned_member> meta;
-  int job = -1, urn = -1, trace = -1, data = -1, meta_at = -1, attempts = -1;
-  int m_schema = -1, m_id = -1, m_queue = -1, m_lang = -1, m_created = -1;
+  member_list top;
+  member_list meta;
+  std::deque<std::string> escaped_keys;  // keys that carried escapes (rare); stable addresses
+  int last_top[k_count];
+  int last_meta[k_count];
   bool duplicates = false;
   bool forbidden = false;
   bool urn_from_job = false;
   bool canonical = false;  // the body is compact and every string canonically escaped
+  frame_scan() {
+    std::fill(std::begin(last_top), std::end(last_top), -1);
+    std::fill(std::begin(last_meta), std::end(last_meta), -1);
+  }
 };
 
-void set_key_plain(scanned_member& m) {
-  if (!m.key.has_escapes) {
-    m.key_plain = m.key.raw;
-  } else {
-    detail::unescape_into(m.key.raw, m.key_plain_storage);
-    m.key_plain = m.key_plain_storage;
-  }
-}
-
-bool has_duplicate_keys(const std::vector<scanned_member>& members) {
-  const std::size_t n = members.size();
-  if (n <= 32) {
-    for (std::size_t i = 1; i < n; ++i)
+// Duplicate keys among the unclassified ("other") members.
+bool has_duplicate_other_keys(const member_list& members) {
+  std::size_t others = 0;
+  for (const auto& m : members) others += m.id == k_other;
+  if (others < 2) return false;
+  if (others <= 32) {
+    for (std::size_t i = 1; i < members.size(); ++i) {
+      if (members[i].id != k_other) continue;
       for (std::size_t j = 0; j < i; ++j)
-        if (members[i].key_plain == members[j].key_plain) return true;
+        if (members[j].id == k_other && members[i].key_plain == members[j].key_plain) return true;
+    }
     return false;
   }
   std::unordered_set<std::string_view> seen;
-  seen.reserve(n);
+  seen.reserve(others);
   for (const auto& m : members)
-    if (!seen.insert(m.key_plain).second) return true;
+    if (m.id == k_other && !seen.insert(m.key_plain).second) return true;
   return false;
 }
 
@@ -91,11 +178,12 @@ bool scan_member_value(json_reader& r, scanned_member& m) {
   return ok;
 }
 
-// Scans `{...}` members one level deep into `out`.
-bool scan_object_members(json_reader& r, std::vector<scanned_member>& out, bool root,
-                         frame_scan* frame) {
+// Scans `{...}` members one level deep into `out`; `root` selects the key classifier and
+// descends into `meta`.
+bool scan_object_members(json_reader& r, member_list& out, bool root, frame_scan& f) {
   if (!r.consume('{')) return r.fail(root ? "top-level value is not an object" : "expected '{'");
   if (!r.enter()) return false;
+  int* last = root ? f.last_top : f.last_meta;
   r.skip_ws();
   if (r.consume('}')) {
     r.leave();
@@ -104,18 +192,27 @@ bool scan_object_members(json_reader& r, std::vector<scanned_member>& out, bool 
   for (;;) {
     r.skip_ws();
     if (r.peek() != '"') return r.fail("expected a string key");
-    scanned_member m;
+    scanned_member& m = out.emplace_back();
     if (!r.scan_string(m.key)) return false;
-    set_key_plain(m);
+    if (!m.key.has_escapes) {
+      m.key_plain = m.key.raw;
+    } else {
+      std::string plain;
+      detail::unescape_into(m.key.raw, plain);
+      f.escaped_keys.push_back(std::move(plain));
+      m.key_plain = f.escaped_keys.back();
+    }
+    m.id = root ? classify_top(m.key_plain) : classify_meta(m.key_plain);
     r.skip_ws();
     if (!r.consume(':')) return r.fail("expected ':' after a key");
-    if (root && m.key_plain == "meta") {
+    if (root && m.id == k_meta) {
       r.skip_ws();
       if (r.peek() == '{') {
         m.kind = '{';
         m.value_begin = r.pos();
-        frame->meta.clear();  // duplicate `meta`: the last one wins
-        if (!scan_object_members(r, frame->meta, false, nullptr)) return false;
+        f.meta.clear();  // duplicate `meta`: the last one wins
+        std::fill(std::begin(f.last_meta), std::end(f.last_meta), -1);
+        if (!scan_object_members(r, f.meta, false, f)) return false;
         m.value_end = r.pos();
       } else if (!scan_member_value(r, m)) {
         return false;
@@ -123,7 +220,10 @@ bool scan_object_members(json_reader& r, std::vector<scanned_member>& out, bool 
     } else if (!scan_member_value(r, m)) {
       return false;
     }
-    out.push_back(std::move(m));
+    if (m.id != k_other) {
+      if (last[m.id] >= 0) f.duplicates = true;
+      last[m.id] = static_cast<int>(out.size()) - 1;
+    }
     r.skip_ws();
     if (r.consume(',')) continue;
     if (r.consume('}')) break;
@@ -133,7 +233,7 @@ bool scan_object_members(json_reader& r, std::vector<scanned_member>& out, bool 
   return true;
 }
 
-int last_index(const std::vector<scanned_member>& members, std::string_view key) {
+int last_index(const member_list& members, std::string_view key) {
   for (int i = static_cast<int>(members.size()) - 1; i >= 0; --i)
     if (members[static_cast<std::size_t>(i)].key_plain == key) return i;
   return -1;
@@ -147,6 +247,20 @@ std::string string_value(const scanned_member& m) {
 }
 
 bool parse_int64(std::string_view text, std::int64_t& out) {
+  // Fast path: up to 18 digits cannot overflow.
+  const char* p = text.data();
+  const char* e = p + text.size();
+  bool neg = p < e && *p == '-';
+  if (neg) ++p;
+  if (p < e && e - p <= 18) {
+    std::int64_t v = 0;
+    for (; p < e; ++p) {
+      if (*p < '0' || *p > '9') return false;
+      v = v * 10 + (*p - '0');
+    }
+    out = neg ? -v : v;
+    return true;
+  }
   auto r = std::from_chars(text.data(), text.data() + text.size(), out);
   return r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
@@ -165,90 +279,75 @@ error_info scan_frame(std::string_view body, const decode_options& options, fram
   const std::size_t limit = std::min<std::size_t>(options.max_bytes, 0xFFFFFFF0u);
   if (body.size() > limit) {
     return {errc::malformed_json, "body of " + std::to_string(body.size()) +
-                                      " bytes exceeds the limit of " +
-                                      std::to_string(limit)};
+                                      " bytes exceeds the limit of " + std::to_string(limit)};
   }
   std::size_t depth = options.max_depth < 2 ? 2 : (options.max_depth > 4096 ? 4096 : options.max_depth);
   json_reader r(body, depth);
   r.skip_ws();
-  f.top.reserve(8);
-  f.meta.reserve(8);
-  if (!scan_object_members(r, f.top, true, &f)) return {errc::malformed_json, r.error()};
+  if (!scan_object_members(r, f.top, true, f)) return {errc::malformed_json, r.error()};
   r.skip_ws();
   if (!r.at_end()) {
     r.fail("trailing data after the top-level object");
     return {errc::malformed_json, r.error()};
   }
-  f.job = last_index(f.top, "job");
-  f.urn = last_index(f.top, "urn");
-  f.trace = last_index(f.top, "trace_id");
-  f.data = last_index(f.top, "data");
-  f.meta_at = last_index(f.top, "meta");
-  f.attempts = last_index(f.top, "attempts");
-
+  const int job = f.last_top[k_job], urn = f.last_top[k_urn], trace = f.last_top[k_trace_id],
+            data = f.last_top[k_data], meta = f.last_top[k_meta], attempts = f.last_top[k_attempts];
   auto at = [&](int i) -> const scanned_member& { return f.top[static_cast<std::size_t>(i)]; };
-  auto mat = [&](int i) -> const scanned_member& { return f.meta[static_cast<std::size_t>(i)]; };
 
   // 1. identity: `job` when a non-blank string, else the `urn` alias.
-  if (f.job >= 0 && non_blank_string(at(f.job))) {
+  if (job >= 0 && non_blank_string(at(job))) {
     f.urn_from_job = true;
-  } else if (!(f.urn >= 0 && non_blank_string(at(f.urn)))) {
+  } else if (!(urn >= 0 && non_blank_string(at(urn)))) {
     return {errc::missing_urn, "neither 'job' nor 'urn' is a non-blank string"};
   }
   // 2. meta
-  if (f.meta_at < 0 || at(f.meta_at).kind != '{') {
+  if (meta < 0 || at(meta).kind != '{') {
     return {errc::missing_meta, "'meta' is missing or not an object"};
   }
-  f.m_schema = last_index(f.meta, "schema_version");
-  f.m_id = last_index(f.meta, "id");
-  f.m_queue = last_index(f.meta, "queue");
-  f.m_lang = last_index(f.meta, "lang");
-  f.m_created = last_index(f.meta, "created_at");
   // 3. schema_version must be the integer literal 1 (not 1.0, "1" or true).
-  if (f.m_schema < 0) {
+  const int schema = f.last_meta[k_schema_version];
+  if (schema < 0) {
     return {errc::unsupported_schema_version, "meta.schema_version is missing (this SDK reads 1)"};
   }
-  if (!(mat(f.m_schema).kind == '0' && mat(f.m_schema).num.text == "1")) {
-    std::string_view v(mat(f.m_schema).value_begin,
-                       static_cast<std::size_t>(mat(f.m_schema).value_end - mat(f.m_schema).value_begin));
+  const auto& sv = f.meta[static_cast<std::size_t>(schema)];
+  if (!(sv.kind == '0' && sv.num.text == "1")) {
+    std::string_view v(sv.value_begin, static_cast<std::size_t>(sv.value_end - sv.value_begin));
     return {errc::unsupported_schema_version,
             "meta.schema_version is " + std::string(v.substr(0, 40)) + " (this SDK reads 1)"};
   }
   // 4. data must be an object; `[]` reads as `{}`.
-  if (f.data < 0) return {errc::invalid_data, "'data' is missing"};
-  if (!(at(f.data).kind == '{' || at(f.data).empty_array)) {
+  if (data < 0) return {errc::invalid_data, "'data' is missing"};
+  if (!(at(data).kind == '{' || at(data).empty_array)) {
     return {errc::invalid_data, "'data' is not an object"};
   }
   // 5. trace_id: a non-blank string.
-  if (f.trace < 0 || !non_blank_string(at(f.trace))) {
+  if (trace < 0 || !non_blank_string(at(trace))) {
     return {errc::missing_trace_id, "'trace_id' is missing, not a string, or blank"};
   }
   // 6. attempts: an integer.
-  std::int64_t attempts = 0;
-  if (f.attempts < 0 || at(f.attempts).kind != '0' || !at(f.attempts).num.is_integer ||
-      !parse_int64(at(f.attempts).num.text, attempts)) {
+  std::int64_t attempts_value = 0;
+  if (attempts < 0 || at(attempts).kind != '0' || !at(attempts).num.is_integer ||
+      !parse_int64(at(attempts).num.text, attempts_value)) {
     return {errc::invalid_attempts, "'attempts' is missing or not a 64-bit integer"};
   }
 
-  f.duplicates = has_duplicate_keys(f.top) || has_duplicate_keys(f.meta);
-  for (const auto& m : f.top) {
-    if (is_forbidden_top_key(m.key_plain) || (f.urn_from_job && m.key_plain == "urn")) f.forbidden = true;
-  }
-  for (const auto& m : f.meta) {
-    if (is_forbidden_meta_key(m.key_plain)) f.forbidden = true;
-  }
+  if (!f.duplicates) f.duplicates = has_duplicate_other_keys(f.top) || has_duplicate_other_keys(f.meta);
+  f.forbidden = f.last_top[k_timestamp] >= 0 || (f.urn_from_job && urn >= 0) ||
+                f.last_meta[k_max_retries] >= 0 || f.last_meta[k_meta_attempts] >= 0 ||
+                f.last_meta[k_source] >= 0 || f.last_meta[k_ts] >= 0;
   f.canonical = r.canonical();
   return {};
 }
 
 bool needs_rebuild(const frame_scan& f) {
-  return !f.canonical || f.duplicates || f.forbidden || f.top[static_cast<std::size_t>(f.data)].empty_array;
+  return !f.canonical || f.duplicates || f.forbidden ||
+         f.top[static_cast<std::size_t>(f.last_top[k_data])].empty_array;
 }
 
 // Writes members in first-occurrence order with last-occurrence values (duplicate keys:
 // last wins), skipping the dropped ones, every value canonicalised.
 template <class Drop, class Value>
-void write_members(const std::vector<scanned_member>& members, std::string& out, Drop&& drop,
+void write_members(const member_list& members, std::string& out, Drop&& drop,
                    Value&& value) {
   out.push_back('{');
   bool first = true;
@@ -277,18 +376,18 @@ std::string rebuild_canonical(const frame_scan& f, std::vector<std::string>& dro
   };
   // Reported once per key even when it appears several times.
   auto drop_top = [&](const scanned_member& m) {
-    if (is_forbidden_top_key(m.key_plain)) {
+    if (m.id == k_timestamp) {
       warn("/" + std::string(m.key_plain), "forbidden by the envelope contract");
       return true;
     }
-    if (f.urn_from_job && m.key_plain == "urn") {
+    if (f.urn_from_job && m.id == k_urn) {
       warn("/urn", "the 'urn' alias is ignored when 'job' is present");
       return true;
     }
     return false;
   };
   auto drop_meta = [&](const scanned_member& m) {
-    if (is_forbidden_meta_key(m.key_plain)) {
+    if (m.id == k_max_retries || m.id == k_meta_attempts || m.id == k_source || m.id == k_ts) {
       warn("/meta/" + std::string(m.key_plain), "forbidden by the envelope contract");
       return true;
     }
@@ -300,9 +399,9 @@ std::string rebuild_canonical(const frame_scan& f, std::vector<std::string>& dro
   };
   out.reserve(static_cast<std::size_t>(f.top.back().value_end - f.top.front().key.raw.data()) + 16);
   write_members(f.top, out, drop_top, [&](const scanned_member& m, std::string& o) {
-    if (m.key_plain == "meta" && m.kind == '{') {
+    if (m.id == k_meta && m.kind == '{') {
       write_members(f.meta, o, drop_meta, plain_value);
-    } else if (m.key_plain == "data" && m.empty_array) {
+    } else if (m.id == k_data && m.empty_array) {
       o += "{}";
     } else {
       plain_value(m, o);
@@ -325,12 +424,6 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
     top.push_back({span_of(m.key.raw),
                    span_of(std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
   }
-  auto& meta = A::meta(env);
-  meta.reserve(f.meta.size());
-  for (const auto& m : f.meta) {
-    meta.push_back({span_of(m.key.raw),
-                    span_of(std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
-  }
   auto set_string = [&](envelope_access::text_field& field, const scanned_member& m, bool trim) {
     if (!m.str.has_escapes) {
       std::string_view v = trim ? trim_unicode(m.str.raw) : m.str.raw;
@@ -341,21 +434,21 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
       A::set_field_owned(env, field, std::move(plain));
     }
   };
-  set_string(A::urn(env), f.top[static_cast<std::size_t>(f.urn_from_job ? f.job : f.urn)], true);
-  set_string(A::trace_id(env), f.top[static_cast<std::size_t>(f.trace)], false);
+  set_string(A::urn(env), f.top[static_cast<std::size_t>(f.urn_from_job ? f.last_top[k_job] : f.last_top[k_urn])], true);
+  set_string(A::trace_id(env), f.top[static_cast<std::size_t>(f.last_top[k_trace_id])], false);
   auto meta_string = [&](envelope_access::text_field& field, int i) {
     if (i >= 0 && f.meta[static_cast<std::size_t>(i)].kind == '"') set_string(field, f.meta[static_cast<std::size_t>(i)], false);
   };
-  meta_string(A::id(env), f.m_id);
-  meta_string(A::queue(env), f.m_queue);
-  meta_string(A::lang(env), f.m_lang);
-  if (f.m_created >= 0) {
-    const auto& m = f.meta[static_cast<std::size_t>(f.m_created)];
+  meta_string(A::id(env), f.last_meta[k_id]);
+  meta_string(A::queue(env), f.last_meta[k_queue]);
+  meta_string(A::lang(env), f.last_meta[k_lang]);
+  if (f.last_meta[k_created_at] >= 0) {
+    const auto& m = f.meta[static_cast<std::size_t>(f.last_meta[k_created_at])];
     std::int64_t v = 0;
     if (m.kind == '0' && m.num.is_integer && parse_int64(m.num.text, v)) A::created_at(env) = v;
   }
   std::int64_t attempts = 0;
-  parse_int64(f.top[static_cast<std::size_t>(f.attempts)].num.text, attempts);
+  parse_int64(f.top[static_cast<std::size_t>(f.last_top[k_attempts])].num.text, attempts);
   A::attempts(env) = attempts;
   A::reindex(env);
 }

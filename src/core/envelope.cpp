@@ -203,32 +203,13 @@ result<void> envelope::set_extension(std::string_view key, const json& value, bo
     }
     return {};
   }
-  // meta: write a new meta object (old members by reference, the new one replaced/added).
+  // meta: write a new meta object holding the old members and the new/replaced one. The
+  // old meta text stays in text_, so the cached id/queue/lang spans remain valid.
   std::string meta_text_new = "{";
   bool replaced = false;
-  for (const auto& m : meta_) {
-    if (meta_text_new.size() > 1) meta_text_new.push_back(',');
-    meta_text_new.push_back('"');
-    meta_text_new += view(m.key);
-    meta_text_new += "\":";
-    if (plain_key(view(m.key)) == key) {
-      meta_text_new += value_text;
-      replaced = true;
-    } else {
-      meta_text_new += view(m.value);
-    }
-  }
-  if (!replaced) {
-    if (meta_text_new.size() > 1) meta_text_new.push_back(',');
-    meta_text_new += "\"" + key_text + "\":" + value_text;
-  }
-  meta_text_new.push_back('}');
-  // Re-scan positions of meta members inside the new text: rebuild meta_ spans.
-  std::size_t base = text_.size();
-  text_ += meta_text_new;
-  std::vector<member_span> fresh;
   {
-    detail::json_reader r(std::string_view(text_).substr(base), 4096);
+    std::string_view old_meta = meta_text();
+    detail::json_reader r(old_meta, 4096);
     r.consume('{');
     while (r.peek() == '"') {
       detail::string_scan k;
@@ -236,15 +217,26 @@ result<void> envelope::set_extension(std::string_view key, const json& value, bo
       r.consume(':');
       const char* vb = r.pos();
       r.skip_value();
-      fresh.push_back({span{static_cast<std::uint32_t>(k.raw.data() - text_.data()), static_cast<std::uint32_t>(k.raw.size())},
-                       span{static_cast<std::uint32_t>(vb - text_.data()), static_cast<std::uint32_t>(r.pos() - vb)}});
+      if (meta_text_new.size() > 1) meta_text_new.push_back(',');
+      meta_text_new.push_back('"');
+      meta_text_new += k.raw;
+      meta_text_new += "\":";
+      if (plain_key(k.raw) == key) {
+        meta_text_new += value_text;
+        replaced = true;
+      } else {
+        meta_text_new.append(vb, r.pos());
+      }
       if (!r.consume(',')) break;
     }
   }
-  meta_ = std::move(fresh);
-  top_[static_cast<std::size_t>(meta_index_)].value =
-      span{static_cast<std::uint32_t>(base), static_cast<std::uint32_t>(meta_text_new.size())};
-  // The cached id/queue/lang fields still point at the old meta text, which stays in text_.
+  if (!replaced) {
+    if (meta_text_new.size() > 1) meta_text_new.push_back(',');
+    meta_text_new += "\"" + key_text + "\":" + value_text;
+  }
+  meta_text_new.push_back('}');
+  span where = append(meta_text_new);
+  top_[static_cast<std::size_t>(meta_index_)].value = where;
   return {};
 }
 

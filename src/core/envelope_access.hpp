@@ -17,7 +17,6 @@ struct envelope_access {
 
   static std::string& text(envelope& e) { return e.text_; }
   static std::vector<member_span>& top(envelope& e) { return e.top_; }
-  static std::vector<member_span>& meta(envelope& e) { return e.meta_; }
   static std::vector<std::string>& dropped(envelope& e) { return e.dropped_; }
   static const std::vector<member_span>& top(const envelope& e) { return e.top_; }
   static std::string_view view(const envelope& e, span s) { return e.view(s); }

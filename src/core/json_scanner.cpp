@@ -125,7 +125,7 @@ bool json_reader::expect_literal(std::string_view word) {
   return true;
 }
 
-bool json_reader::scan_string(string_scan& out) {
+bool json_reader::scan_string_slow(string_scan& out) {
   ++p_;  // opening quote
   const char* start = p_;
   bool escapes = false;

@@ -14,6 +14,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace babelqueue::detail {
 
 /// What scan_string() learnt about one string.
@@ -62,7 +66,30 @@ class json_reader {
     if (p_ < end_ && is_ws(*p_)) skip_ws_slow();
   }
   /// At '"': validates one string (UTF-8, escapes, surrogate pairs) and moves past it.
-  bool scan_string(string_scan& out);
+  /// Inline fast path: a plain ASCII string whose closing quote is within 16 bytes.
+  bool scan_string(string_scan& out) {
+#if defined(__SSE2__)
+    const char* start = p_ + 1;
+    if (end_ - start >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(start));
+      const __m128i m = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+          _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+      const int mask = _mm_movemask_epi8(m);
+      if (mask != 0) {
+        const int at = __builtin_ctz(static_cast<unsigned>(mask));
+        if (start[at] == '"') {
+          out.raw = std::string_view(start, static_cast<std::size_t>(at));
+          out.has_escapes = false;
+          out.canonical = true;
+          p_ = start + at + 1;
+          return true;
+        }
+      }
+    }
+#endif
+    return scan_string_slow(out);
+  }
   /// At '-' or a digit: validates one number and moves past it.
   bool scan_number(number_scan& out);
   /// Validates one value of any kind and moves past it.
@@ -85,6 +112,7 @@ class json_reader {
  private:
   static bool is_ws(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
   void skip_ws_slow() noexcept;
+  bool scan_string_slow(string_scan& out);
   bool scan_escape();
   bool scan_utf8();
   bool expect_literal(std::string_view word);

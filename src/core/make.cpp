@@ -32,9 +32,7 @@ result<envelope> build_fresh(std::string_view urn_in, const json& data, std::str
   t.reserve(192 + urn.size() + queue.size() + trace.size());
   auto mark = [&](std::size_t from) { return A::make_span(from, t.size() - from); };
   auto& top = A::top(env);
-  auto& meta = A::meta(env);
   top.reserve(5);
-  meta.reserve(5);
 
   // {"job":"…","trace_id":"…","data":{…},"meta":{"id":"…","queue":"…","lang":"cpp",
   //  "schema_version":1,"created_at":N},"attempts":0}
@@ -93,31 +91,26 @@ result<envelope> build_fresh(std::string_view urn_in, const json& data, std::str
     t += "\":";
     return s;
   };
-  auto mk = mkey("id", true);
+  mkey("id", true);
   v0 = t.size();
   char id[36];
   uuid_v4_into(id);
   quoted(std::string_view(id, 36), &A::id(env));
-  meta.push_back({mk, mark(v0)});
-  mk = mkey("queue", false);
+  mkey("queue", false);
   v0 = t.size();
   quoted(queue, &A::queue(env));
-  meta.push_back({mk, mark(v0)});
-  mk = mkey("lang", false);
+  mkey("lang", false);
   v0 = t.size();
   quoted(lang_tag, &A::lang(env));
-  meta.push_back({mk, mark(v0)});
-  mk = mkey("schema_version", false);
+  mkey("schema_version", false);
   v0 = t.size();
   t += '1';
-  meta.push_back({mk, mark(v0)});
-  mk = mkey("created_at", false);
+  mkey("created_at", false);
   v0 = t.size();
   std::int64_t now = unix_millis();
   char buf[24];
   auto res = std::to_chars(buf, buf + sizeof buf, now);
   t.append(buf, res.ptr);
-  meta.push_back({mk, mark(v0)});
   t.push_back('}');
   A::created_at(env) = now;
   top.push_back({k, mark(meta_at)});
