@@ -1,0 +1,95 @@
+"""The Python side of the live Redis interop tests (tests/interop/redis_python_test.cpp).
+
+Runs the real Python SDK from PyPI (`babelqueue[redis]`). Every command prints one JSON
+object per line on stdout; the C++ test parses them.
+
+    peer.py publish  URL QUEUE CASES_JSON        publish each case; prints {"id": …} per case
+    peer.py consume  URL QUEUE N                 consume N with the runtime; prints what the handler saw
+    peer.py read-dlq URL QUEUE                   pop one DLQ message; prints the decoded envelope
+    peer.py failing  URL QUEUE                   publish one message, fail it until the DLQ; prints attempts seen
+"""
+
+import json
+import sys
+
+from babelqueue import BabelQueue
+from babelqueue.codec import EnvelopeCodec
+from babelqueue.headers import headers_from_context
+from babelqueue.redis_transport import RedisTransport
+
+
+def out(obj):
+    # ensure_ascii keeps the pipe 7-bit; the C++ side parses the JSON, so values compare exactly.
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def publish(url, queue, cases_json):
+    app = BabelQueue(url, queue=queue)
+    for case in json.loads(cases_json):
+        headers = case.get("headers") or {}
+        if headers:
+            mid = app.publish_with_headers(case["urn"], case["data"], headers, trace_id=case.get("trace_id"))
+        else:
+            mid = app.publish(case["urn"], case["data"], trace_id=case.get("trace_id"))
+        out({"id": mid})
+
+
+def consume(url, queue, n):
+    app = BabelQueue(url, queue=queue)
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append(
+            {
+                "urn": envelope.get("job"),
+                "trace_id": envelope.get("trace_id"),
+                "attempts": envelope.get("attempts"),
+                "data": data,
+                "meta": meta,
+                "headers": dict(headers_from_context()),
+            }
+        )
+
+    for urn in ("urn:babel:interop:unicode", "urn:babel:interop:big", "urn:babel:interop:ls", "urn:babel:interop:headers"):
+        app.register(urn, handler)
+    app.consume(queue, max_messages=int(n), timeout=3.0, handle_signals=False)
+    for s in seen:
+        out(s)
+
+
+def read_dlq(url, queue):
+    t = RedisTransport(url)
+    msg = t.pop(queue, timeout=3.0)
+    if msg is None:
+        out({"error": "empty"})
+        return
+    env = EnvelopeCodec.decode(msg.body)
+    out({"envelope": env, "accepts": EnvelopeCodec.accepts(env)})
+    t.ack(msg)
+
+
+def failing(url, queue):
+    app = BabelQueue(url, queue=queue, max_attempts=3, dead_letter=True)
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append(envelope.get("attempts"))
+        raise RuntimeError("always fails")
+
+    app.register("urn:babel:interop:fails", handler)
+    app.publish("urn:babel:interop:fails", {"n": 1})
+    app.consume(queue, max_messages=10, timeout=1.0, handle_signals=False)
+    t = RedisTransport(url)
+    msg = t.pop(queue + ".dlq", timeout=3.0)
+    dlq = EnvelopeCodec.decode(msg.body) if msg is not None else None
+    if msg is not None:
+        t.ack(msg)
+    out({"seen": seen, "dlq_attempts": dlq and dlq.get("attempts"),
+         "dlq_block_attempts": dlq and dlq.get("dead_letter", {}).get("attempts"),
+         "dlq_reason": dlq and dlq.get("dead_letter", {}).get("reason")})
+
+
+if __name__ == "__main__":
+    cmd, args = sys.argv[1], sys.argv[2:]
+    {"publish": publish, "consume": consume, "read-dlq": read_dlq, "failing": failing}[cmd](*args)

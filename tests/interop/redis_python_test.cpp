@@ -1,0 +1,268 @@
+// Live interop with the real Python SDK (PyPI `babelqueue[redis]`) over a real redis-server.
+// The peer's interpreter comes from $BABELQUEUE_PEER_PYTHON, else build/peer-python.txt
+// (written by scripts/setup-python-peer.sh). Without a peer the tests skip, except under CI
+// (CI=true), where a missing peer is a failure.
+#include "redis/redis_server.hpp"
+
+#include <babelqueue/app.hpp>
+#include <babelqueue/codec.hpp>
+#include <babelqueue/redis/redis_transport.hpp>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+using namespace std::chrono_literals;
+using babelqueue::json;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string peer_python() {
+  if (const char* p = std::getenv("BABELQUEUE_PEER_PYTHON"); p != nullptr && *p != '\0') return p;
+  for (std::string f : {std::string(BABELQUEUE_SOURCE_DIR) + "/build/peer-python.txt",
+                        std::string(BABELQUEUE_BINARY_DIR) + "/peer-python.txt"}) {
+    std::string p = trim(read_text(f));
+    if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return {};
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+// Runs peer.py and returns its stdout lines parsed as JSON.
+std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
+  std::string cmd = shell_quote(python) + " " + shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/interop/peer.py");
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  cmd += " 2>&1";
+  std::vector<json> lines;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return lines;
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int rc = ::pclose(p);
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = babelqueue::parse_json(line);
+    if (j) lines.push_back(*j);
+    else ADD_FAILURE() << "peer output: " << line;
+  }
+  EXPECT_EQ(rc, 0) << out;
+  return lines;
+}
+
+// The test data: the conformance fixture's unicode-and-numbers `data`, a 20-digit integer,
+// U+2028, and a message with headers (so it is framed on Redis).
+struct test_case {
+  std::string urn;
+  json data;
+  std::string trace_id;
+  babelqueue::headers hdrs;
+};
+
+std::vector<test_case> cases() {
+  auto fixture = babelqueue::parse_json(read_text(std::string(BABELQUEUE_CONFORMANCE_DIR) + "/fixtures/unicode-and-numbers.json")).value();
+  std::vector<test_case> v;
+  v.push_back({"urn:babel:interop:unicode", fixture["data"], fixture["trace_id"].get<std::string>(), {}});
+  v.push_back({"urn:babel:interop:big", babelqueue::parse_json(R"({"big":12345678901234567890,"neg":-9223372036854775808})").value(),
+               "trace-big", {}});
+  v.push_back({"urn:babel:interop:ls", json{{"s", "line\u2028sep\u2029para"}}, "trace-ls", {}});
+  v.push_back({"urn:babel:interop:headers", json{{"k", "v"}}, "trace-headers",
+               {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, {"bq-replay-bypass", "1"}}});
+  return v;
+}
+
+class RedisPythonInterop : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = bqtest::redis_server::start({}, why_); }
+  static void TearDownTestSuite() { server_.reset(); }
+
+  void SetUp() override {
+    python_ = peer_python();
+    if (python_.empty()) {
+      if (bqtest::under_ci()) FAIL() << "CI=true but no Python peer (run scripts/setup-python-peer.sh)";
+      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run scripts/setup-python-peer.sh";
+    }
+    if (!server_) {
+      if (bqtest::under_ci()) FAIL() << "CI=true and no redis-server: " << why_;
+      GTEST_SKIP() << "no redis-server: " << why_;
+    }
+    babelqueue::redis::register_transport();
+    bqtest::raw_command(server_->port(), "FLUSHALL");
+    url_ = server_->url() + "/0";
+  }
+
+  static inline std::unique_ptr<bqtest::redis_server> server_;
+  static inline std::string why_;
+  std::string python_;
+  std::string url_;
+};
+
+struct seen_message {
+  std::string urn, trace_id, data_text, raw;
+  json data;
+  babelqueue::headers hdrs;
+  std::int64_t attempts = -1;
+};
+
+}  // namespace
+
+TEST_F(RedisPythonInterop, PythonPublishesCppConsumes) {
+  json spec = json::array();
+  for (const auto& c : cases()) {
+    json h = json::object();
+    for (const auto& [k, v] : c.hdrs) h[k] = v;
+    spec.push_back({{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id}, {"headers", h}});
+  }
+  auto ids = run_peer(python_, {"publish", url_, "interop", babelqueue::to_canonical_json(spec).value()});
+  ASSERT_EQ(ids.size(), cases().size());
+
+  babelqueue::app_options o;
+  o.queue = "interop";
+  o.poll_timeout = 500ms;
+  babelqueue::app app(url_, o);
+  std::vector<seen_message> seen;
+  app.handle_unmatched([&](babelqueue::message& m) {
+    seen.push_back({std::string(m.urn()), std::string(m.trace_id()), std::string(m.data_text()), std::string(m.raw()),
+                    m.data(), m.hdrs(), m.attempts()});
+  });
+  auto n = app.drain("interop");
+  ASSERT_TRUE(n) << n.error().message;
+  auto expected = cases();
+  ASSERT_EQ(seen.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(expected[i].urn);
+    EXPECT_EQ(seen[i].urn, expected[i].urn);
+    EXPECT_EQ(seen[i].trace_id, expected[i].trace_id);
+    EXPECT_EQ(seen[i].data, expected[i].data);
+    EXPECT_EQ(seen[i].attempts, 0);
+    for (const auto& [k, v] : expected[i].hdrs) EXPECT_EQ(seen[i].hdrs[k], v);
+    if (expected[i].hdrs.empty()) {
+      EXPECT_TRUE(seen[i].hdrs.empty());
+    }
+  }
+  // Exact numbers, not doubles: the 20-digit integer's text survives.
+  EXPECT_NE(seen[1].data_text.find("12345678901234567890"), std::string::npos) << seen[1].data_text;
+  EXPECT_NE(seen[1].data_text.find("-9223372036854775808"), std::string::npos);
+  // Nothing left reserved.
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "LLEN interop:processing"), ":0");
+}
+
+TEST_F(RedisPythonInterop, CppPublishesPythonConsumes) {
+  {
+    babelqueue::app_options o;
+    o.queue = "interop";
+    babelqueue::app app(url_, o);
+    for (const auto& c : cases()) {
+      babelqueue::publish_options p;
+      p.trace_id = c.trace_id;
+      p.hdrs = c.hdrs;
+      auto id = app.publish(c.urn, c.data, p);
+      ASSERT_TRUE(id) << id.error().message;
+    }
+  }
+  auto seen = run_peer(python_, {"consume", url_, "interop", std::to_string(cases().size())});
+  auto expected = cases();
+  ASSERT_EQ(seen.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(expected[i].urn);
+    EXPECT_EQ(seen[i]["urn"], expected[i].urn);
+    EXPECT_EQ(seen[i]["trace_id"], expected[i].trace_id);
+    EXPECT_EQ(seen[i]["data"], expected[i].data);
+    EXPECT_EQ(seen[i]["attempts"], 0);
+    EXPECT_EQ(seen[i]["meta"]["lang"], "cpp");
+    for (const auto& [k, v] : expected[i].hdrs) EXPECT_EQ(seen[i]["headers"][k], v);
+  }
+}
+
+TEST_F(RedisPythonInterop, CppDeadLetterIsReadableByPython) {
+  babelqueue::app_options o;
+  o.queue = "dl";
+  o.dead_letter = true;
+  o.max_attempts = 3;
+  o.poll_timeout = 300ms;
+  babelqueue::app app(url_, o);
+  std::vector<std::int64_t> attempts_seen;
+  app.handle("urn:babel:interop:fails", [&](babelqueue::message& m) {
+    attempts_seen.push_back(m.attempts());
+    throw std::runtime_error("payment gateway timeout");
+  });
+  ASSERT_TRUE(app.publish("urn:babel:interop:fails", json{{"n", 1}}));
+  ASSERT_TRUE(app.drain("dl"));
+  EXPECT_EQ(attempts_seen, (std::vector<std::int64_t>{0, 1, 2}));
+
+  auto got = run_peer(python_, {"read-dlq", url_, "dl.dlq"});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_TRUE(got[0].contains("envelope")) << got[0].dump();
+  const json& env = got[0]["envelope"];
+  EXPECT_EQ(got[0]["accepts"], true);
+  EXPECT_EQ(env["job"], "urn:babel:interop:fails");
+  EXPECT_EQ(env["attempts"], 3);
+  const json& dl = env["dead_letter"];
+  EXPECT_EQ(dl["reason"], "failed");
+  EXPECT_EQ(dl["attempts"], 3);
+  EXPECT_EQ(dl["original_queue"], "dl");
+  EXPECT_EQ(dl["lang"], "cpp");
+  EXPECT_TRUE(dl["error"].is_string());
+  EXPECT_TRUE(dl["failed_at"].is_number_integer());
+}
+
+TEST_F(RedisPythonInterop, RetryCountsMatchPython) {
+  auto py = run_peer(python_, {"failing", url_, "pyfail"});
+  ASSERT_EQ(py.size(), 1u);
+
+  babelqueue::app_options o;
+  o.queue = "cppfail";
+  o.dead_letter = true;
+  o.max_attempts = 3;
+  o.poll_timeout = 300ms;
+  babelqueue::app app(url_, o);
+  std::vector<std::int64_t> seen;
+  app.handle("urn:babel:interop:fails", [&](babelqueue::message& m) {
+    seen.push_back(m.attempts());
+    throw std::runtime_error("always fails");
+  });
+  ASSERT_TRUE(app.publish("urn:babel:interop:fails", json{{"n", 1}}));
+  ASSERT_TRUE(app.drain("cppfail"));
+  auto t = babelqueue::redis::redis_transport::open([&] {
+    babelqueue::redis::options ro;
+    ro.port = static_cast<std::uint16_t>(server_->port());
+    return ro;
+  }());
+  ASSERT_TRUE(t);
+  auto dlq = (*t)->receive("cppfail.dlq", 1s);
+  ASSERT_TRUE(dlq && dlq->has_value());
+  auto env = babelqueue::decode((*dlq)->body);
+  ASSERT_TRUE(env);
+
+  json cpp_seen = json::array();
+  for (auto a : seen) cpp_seen.push_back(a);
+  EXPECT_EQ(cpp_seen, py[0]["seen"]);
+  EXPECT_EQ(env->attempts(), py[0]["dlq_attempts"].get<std::int64_t>());
+  EXPECT_EQ(env->dead_letter()->attempts, py[0]["dlq_block_attempts"].get<std::int64_t>());
+  EXPECT_EQ(env->dead_letter()->reason, py[0]["dlq_reason"].get<std::string>());
+}
