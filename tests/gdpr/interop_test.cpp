@@ -39,6 +39,12 @@ std::string find_peer_python() {
   return {};
 }
 
+// Equality of decoded values: object key order is not part of a value, and the protecting
+// SDK's canonical JSON decides it inside a protected object (Python and Go sort keys).
+bool same_value(const json& a, const json& b) {
+  return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
+}
+
 bool in_ci() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && std::string(ci) == "true";
@@ -144,7 +150,8 @@ TEST_F(PythonPeerGdpr, PythonProtectsCppUnprotects) {
     EXPECT_EQ(data["order_id"], 1042);
     const auto cipher = gdpr::aes_gcm_cipher::create(key).value();
     gdpr::unprotect(data, schema, cipher).value();
-    EXPECT_EQ(data, original) << "key size " << n;
+    EXPECT_TRUE(same_value(data, original)) << "key size " << n << ": " << data.dump();
+    EXPECT_EQ(data["card"]["number"], original["card"]["number"]);
   }
 }
 
@@ -157,7 +164,8 @@ TEST_F(PythonPeerGdpr, CppProtectsPythonUnprotects) {
     gdpr::protect(data, schema, gdpr::aes_gcm_cipher::create(key).value()).value();
     const auto r = peer("unprotect", data, key);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(babelqueue::parse_json(r.out).value(), original) << "key size " << n;
+    EXPECT_TRUE(same_value(babelqueue::parse_json(r.out).value(), original))
+        << "key size " << n << ": " << r.out;
   }
 }
 
@@ -194,7 +202,7 @@ TEST_F(PythonPeerGdpr, MarkedContainerWithMarkedDescendantFromPythonRoundTripsIn
   ASSERT_TRUE(data["profile"].is_string());
   const json sealed = data;
   gdpr::unprotect(data, json::parse(nested), gdpr::aes_gcm_cipher::create(key).value()).value();
-  EXPECT_EQ(data, original);
+  EXPECT_TRUE(same_value(data, original)) << data.dump();
   // The peer's own unprotect of its own output fails (documented peer bug, not ours).
   r = peer("unprotect", sealed, key, "nested.json");
   EXPECT_EQ(r.exit_code, 3) << "the Python SDK fixed pitfall 1; update docs/gdpr.md";
