@@ -81,6 +81,8 @@ struct sqlite_transport::impl {
   // address is told apart because the expired entry no longer locks to the same object.
   std::unordered_map<const void*, std::weak_ptr<reservation>> outstanding;
   bool closed = false;
+  // The queue the last receive() got a message from (see receive()).
+  std::string hot_queue;
 
   result<void> prepare_all() {
     const std::pair<d::statement*, std::string_view> all[] = {
@@ -165,7 +167,10 @@ struct sqlite_transport::impl {
       return got;
     }
     if (auto r = commit_tx(); !r) return fail(r.error());
-    if (*got) {
+    if (!*got) {
+      hot_queue.clear();
+    } else {
+      hot_queue = std::string(queue);
       auto token = std::static_pointer_cast<reservation>((*got)->handle);
       outstanding[token.get()] = token;
       if (outstanding.size() > 4096) prune();
@@ -276,6 +281,14 @@ result<std::optional<received_message>> sqlite_transport::receive(std::string_vi
   const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
   milliseconds backoff(1);
   int late_races = 0;
+  // Right after a successful receive from the same queue, the next row is most likely
+  // there too: reserve at once and skip the read-only look (one statement fewer).
+  if (impl_->hot_queue == queue) {
+    const std::int64_t now = d::wall_ms();
+    auto got = impl_->try_reserve(queue, now, now + opts_.visibility_timeout.count());
+    if (!got || *got) return got;
+    impl_->hot_queue.clear();
+  }
   for (;;) {
     const std::int64_t now = d::wall_ms();
     auto head = impl_->head(queue);
