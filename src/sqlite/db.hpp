@@ -73,7 +73,8 @@ class statement {
   /// Binds UTF-8 text; SQLite copies it.
   void bind_text(int index, std::string_view text) noexcept;
 
-  /// Executes one step (or reports a failed bind since the last reset): true when a row is available, false when done, or an error.
+  /// Executes one step (or reports a failed bind since the last reset): true when a row is
+  /// available, false when done, or an error.
   result<bool> step();
   /// Resets for re-execution and clears the bindings.
   void reset() noexcept;

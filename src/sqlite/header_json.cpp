@@ -1,8 +1,8 @@
 // Headers column codec: canonical JSON object text, one string value per name.
+#include "sqlite/internal.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
-
-#include "sqlite/internal.hpp"
 
 namespace babelqueue::sqlite_detail {
 

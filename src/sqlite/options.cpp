@@ -1,10 +1,10 @@
 // sqlite:// URL → sqlite::options, 1:1 (query key = field name).
+#include "sqlite/internal.hpp"
+
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <chrono>
 #include <string>
-
-#include "sqlite/internal.hpp"
 
 namespace babelqueue {
 inline namespace v1 {
@@ -70,9 +70,9 @@ constexpr milliseconds max_busy{std::chrono::hours(1)};
 
 result<void> check_range(std::string_view key, milliseconds value, milliseconds max) {
   if (value.count() <= 0 || value > max) {
-    return fail(errc::invalid_argument, "sqlite option " + std::string(key) + " must be > 0 and <= " +
-                                            std::to_string(max.count()) + "ms, got " +
-                                            std::to_string(value.count()) + "ms");
+    return fail(errc::invalid_argument, "sqlite option " + std::string(key) +
+                                            " must be > 0 and <= " + std::to_string(max.count()) +
+                                            "ms, got " + std::to_string(value.count()) + "ms");
   }
   return {};
 }

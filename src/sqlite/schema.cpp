@@ -57,9 +57,9 @@ result<void> create_or_check(connection& db) {
                               std::to_string(*app) + "), not a babelqueue queue");
   }
   if (*version > schema_version) {
-    return fail(errc::io, "sqlite: the queue file has schema version " +
-                              std::to_string(*version) + ", newer than this library's " +
-                              std::to_string(schema_version) + "; upgrade babelqueue");
+    return fail(errc::io, "sqlite: the queue file has schema version " + std::to_string(*version) +
+                              ", newer than this library's " + std::to_string(schema_version) +
+                              "; upgrade babelqueue");
   }
   if (*app == application_id && *version == schema_version) return {};
   if (auto r = db.exec(create_sql); !r) return r;

@@ -2,9 +2,9 @@
 // The on-disk layout of the sqlite transport and its one-time setup per connection.
 // Private to babelqueue::sqlite; documented for operators in docs/transports/sqlite.md.
 
-#include <babelqueue/sqlite/sqlite_transport.hpp>
-
 #include "sqlite/db.hpp"
+
+#include <babelqueue/sqlite/sqlite_transport.hpp>
 
 namespace babelqueue::sqlite_detail {
 

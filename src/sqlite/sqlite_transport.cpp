@@ -1,16 +1,16 @@
 // The sqlite transport: publish = INSERT, receive = reserve the oldest available row in
 // one IMMEDIATE transaction, ack = DELETE, release = clear the reservation. See the public
 // header for the guarantees and docs/transports/sqlite.md for the schema.
+#include "sqlite/db.hpp"
+#include "sqlite/internal.hpp"
+#include "sqlite/schema.hpp"
+
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <algorithm>
 #include <thread>
 #include <unordered_map>
 #include <utility>
-
-#include "sqlite/db.hpp"
-#include "sqlite/internal.hpp"
-#include "sqlite/schema.hpp"
 
 namespace babelqueue {
 inline namespace v1 {
@@ -85,10 +85,15 @@ struct sqlite_transport::impl {
   std::string hot_queue;
 
   result<void> prepare_all() {
-    const std::pair<d::statement*, std::string_view> all[] = {
-        {&begin, "BEGIN IMMEDIATE"}, {&commit, "COMMIT"},       {&rollback, "ROLLBACK"},
-        {&insert, insert_sql},       {&next, next_sql},         {&reserve, reserve_sql},
-        {&ack, ack_sql},             {&release, release_sql},   {&stats, stats_sql}};
+    const std::pair<d::statement*, std::string_view> all[] = {{&begin, "BEGIN IMMEDIATE"},
+                                                              {&commit, "COMMIT"},
+                                                              {&rollback, "ROLLBACK"},
+                                                              {&insert, insert_sql},
+                                                              {&next, next_sql},
+                                                              {&reserve, reserve_sql},
+                                                              {&ack, ack_sql},
+                                                              {&release, release_sql},
+                                                              {&stats, stats_sql}};
     for (const auto& [slot, sql] : all) {
       auto st = db.prepare(sql);
       if (!st) return fail(st.error());
@@ -134,8 +139,7 @@ struct sqlite_transport::impl {
   }
 
   // Inside a transaction: reserve one row or report that none is available.
-  result<std::optional<received_message>> reserve_in_tx(std::string_view queue,
-                                                        std::int64_t now,
+  result<std::optional<received_message>> reserve_in_tx(std::string_view queue, std::int64_t now,
                                                         std::int64_t until) {
     d::reset_guard guard(reserve);
     reserve.bind_text(1, queue);
@@ -159,7 +163,7 @@ struct sqlite_transport::impl {
   }
 
   result<std::optional<received_message>> try_reserve(std::string_view queue, std::int64_t now,
-                                                       std::int64_t until) {
+                                                      std::int64_t until) {
     if (auto r = begin_tx(); !r) return fail(r.error());
     auto got = reserve_in_tx(queue, now, until);
     if (!got) {
@@ -216,8 +220,8 @@ struct sqlite_transport::impl {
     closed = true;
     outstanding.clear();
     // Statements first: they hold references into the connection.
-    for (d::statement* st : {&begin, &commit, &rollback, &insert, &next, &reserve, &ack,
-                             &release, &stats}) {
+    for (d::statement* st :
+         {&begin, &commit, &rollback, &insert, &next, &reserve, &ack, &release, &stats}) {
       *st = d::statement();
     }
     db.close();
@@ -322,8 +326,8 @@ result<void> sqlite_transport::release(const received_message& message, millisec
   if (impl_->closed) return fail(errc::closed, "sqlite transport is closed");
   if (delay.count() < 0 || delay > max_release_delay) {
     return fail(errc::invalid_argument, "sqlite: release delay must be within 0.." +
-                                            std::to_string(max_release_delay.count()) +
-                                            "ms, got " + std::to_string(delay.count()) + "ms");
+                                            std::to_string(max_release_delay.count()) + "ms, got " +
+                                            std::to_string(delay.count()) + "ms");
   }
   auto token = impl_->find(message);
   if (!token) return fail(token.error());
@@ -356,14 +360,14 @@ result<queue_stats> sqlite_transport::stats(std::string_view queue) {
 }
 
 void register_transport() {
-  ::babelqueue::register_transport(
-      "sqlite", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
-        auto opts = options_from_url(url);
-        if (!opts) return fail(opts.error());
-        auto t = sqlite_transport::open(std::move(*opts));
-        if (!t) return fail(t.error());
-        return std::unique_ptr<transport>(std::move(*t));
-      });
+  ::babelqueue::register_transport("sqlite",
+                                   [](const broker_url& url) -> result<std::unique_ptr<transport>> {
+                                     auto opts = options_from_url(url);
+                                     if (!opts) return fail(opts.error());
+                                     auto t = sqlite_transport::open(std::move(*opts));
+                                     if (!t) return fail(t.error());
+                                     return std::unique_ptr<transport>(std::move(*t));
+                                   });
 }
 
 }  // namespace sqlite

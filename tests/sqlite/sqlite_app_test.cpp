@@ -1,5 +1,7 @@
 // The App runtime on sqlite://: retry by republish, dead-lettering, and several worker
 // threads (one transport instance each) sharing one file.
+#include "sqlite/test_support.hpp"
+
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/sqlite/sqlite_transport.hpp>
@@ -10,8 +12,6 @@
 #include <mutex>
 #include <set>
 #include <thread>
-
-#include "sqlite/test_support.hpp"
 
 namespace {
 

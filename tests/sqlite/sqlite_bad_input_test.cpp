@@ -1,4 +1,6 @@
 // Bad files and paths: always a typed error with a reason, never a crash or a hang.
+#include "sqlite/test_support.hpp"
+
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <gtest/gtest.h>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <random>
 
-#include "sqlite/test_support.hpp"
-
 namespace {
 
 using namespace bq_sqlite_test;
@@ -16,7 +16,7 @@ using babelqueue::errc;
 namespace bs = babelqueue::sqlite;
 
 babelqueue::result<std::unique_ptr<bs::sqlite_transport>> try_open(const std::string& path,
-                                                                    bool create = true) {
+                                                                   bool create = true) {
   bs::options o;
   o.path = path;
   o.create = create;
@@ -89,9 +89,9 @@ TEST(SqliteBadInput, AnotherApplicationsDatabaseIsRefused) {
   const std::string path = dir.file("other.db");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA application_id=1234; CREATE TABLE t(x);", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "PRAGMA application_id=1234; CREATE TABLE t(x);", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   expect_io(try_open(path), "foreign application_id");
 }
@@ -136,8 +136,8 @@ TEST(SqliteBadInput, LockHeldTooLongIsATimeout) {
   sqlite3_close(db);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), errc::timeout) << r.error().message;
-  EXPECT_GE(took, 400ms);   // busy_timeout 500 ms was honoured...
-  EXPECT_LT(took, 3000ms);  // ...and bounded
+  EXPECT_GE(took, 400ms);                // busy_timeout 500 ms was honoured...
+  EXPECT_LT(took, 3000ms);               // ...and bounded
   ASSERT_TRUE((*t)->publish("q", "x"));  // usable again once the lock is gone
 }
 

@@ -1,12 +1,12 @@
 // Several processes sharing one queue file, and consumers that die mid-handler.
+#include "sqlite/test_support.hpp"
+
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
-
-#include "sqlite/test_support.hpp"
 
 namespace {
 

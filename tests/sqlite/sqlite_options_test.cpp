@@ -56,9 +56,9 @@ TEST(SqliteOptions, TypedErrors) {
            "sqlite:///q.db?poll_interval=2m",         // above the bound
            "sqlite:///q.db?synchronous=off",          // not offered: would lose commits
            "sqlite:///q.db?create=maybe",
-           "sqlite://",                               // no path
-           "sqlite://:memory:",                       // not shareable
-           "sqlite://user:pw@host:1/q.db",            // not a network URL
+           "sqlite://",                     // no path
+           "sqlite://:memory:",             // not shareable
+           "sqlite://user:pw@host:1/q.db",  // not a network URL
        }) {
     auto o = from(url);
     EXPECT_FALSE(o) << url;

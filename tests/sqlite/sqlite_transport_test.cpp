@@ -1,5 +1,7 @@
 // Single-process behaviour of the sqlite transport: publish/receive/ack/release, delay,
 // headers, exact bytes, batches, persistence, several instances and threads on one file.
+#include "sqlite/test_support.hpp"
+
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 #include <babelqueue/url.hpp>
 
@@ -9,8 +11,6 @@
 #include <atomic>
 #include <set>
 #include <thread>
-
-#include "sqlite/test_support.hpp"
 
 namespace {
 
@@ -299,7 +299,7 @@ TEST(SqliteTransport, SettleChecksTheInstanceAndTheHandle) {
   ASSERT_TRUE(a && b);
   ASSERT_TRUE(a->publish("s", "x"));
   auto m = must_receive(*a, "s");
-  EXPECT_EQ(b->ack(m).code(), errc::invalid_argument);      // not b's message
+  EXPECT_EQ(b->ack(m).code(), errc::invalid_argument);                   // not b's message
   EXPECT_EQ(a->ack(received_message{}).code(), errc::invalid_argument);  // no handle
   received_message foreign = m;
   foreign.handle = std::make_shared<int>(42);  // some other transport's handle

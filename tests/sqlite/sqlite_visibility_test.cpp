@@ -1,10 +1,10 @@
 // Visibility timeout: a reserved but unsettled message comes back after the timeout, and
 // the late consumer can no longer settle the new holder's reservation.
+#include "sqlite/test_support.hpp"
+
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <gtest/gtest.h>
-
-#include "sqlite/test_support.hpp"
 
 namespace {
 
@@ -54,7 +54,7 @@ TEST(SqliteVisibility, LateAckStillWorksWhenNobodyTookTheMessageOver) {
   std::this_thread::sleep_for(250ms);
   auto s = t->stats("v");
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->ready, 1);  // expired: deliverable again
+  EXPECT_EQ(s->ready, 1);    // expired: deliverable again
   ASSERT_TRUE(t->ack(**m));  // but still ours, so the ack deletes it (no needless duplicate)
   auto none = t->receive("v", 0ms);
   ASSERT_TRUE(none);
