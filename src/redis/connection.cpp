@@ -1,6 +1,12 @@
 #include "redis/connection.hpp"
 
+// hiredis 0.14 includes sds.h outside its extern "C" block, so sds functions would get C++
+// linkage: include sds.h first, wrapped.
+extern "C" {
+#include <hiredis/sds.h>
+}
 #include <hiredis/hiredis.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,34 +18,6 @@ namespace babelqueue::redis::detail {
 
 void reply_deleter::operator()(redisReply* r) const noexcept {
   if (r != nullptr) freeReplyObject(r);
-}
-
-sigpipe_guard::sigpipe_guard() noexcept {
-  sigset_t pipe_only;
-  sigemptyset(&pipe_only);
-  sigaddset(&pipe_only, SIGPIPE);
-  sigset_t pending;
-  sigemptyset(&pending);
-  if (sigpending(&pending) == 0) was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-  pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask_);
-}
-
-sigpipe_guard::~sigpipe_guard() {
-  // Only swallow a SIGPIPE that our own writes raised; one that was already pending belongs
-  // to the application.
-  if (!was_pending_) {
-    sigset_t pending;
-    sigemptyset(&pending);
-    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
-      sigset_t pipe_only;
-      sigemptyset(&pipe_only);
-      sigaddset(&pipe_only, SIGPIPE);
-      timespec zero{0, 0};
-      while (sigtimedwait(&pipe_only, nullptr, &zero) == -1 && errno == EINTR) {
-      }
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
 namespace {
@@ -126,7 +104,6 @@ result<void> connection::ensure(clock::time_point deadline) {
 }
 
 result<void> connection::try_connect(std::chrono::milliseconds budget) {
-  sigpipe_guard guard;
   redisContext* c = redisConnectWithTimeout(opts_.host.c_str(), opts_.port, to_timeval(budget));
   if (c == nullptr) {
     last_error_ = "cannot allocate a hiredis context";
@@ -234,28 +211,54 @@ result<void> connection::set_timeout(std::chrono::milliseconds t) {
   return {};
 }
 
+// hiredis formats commands and parses replies; the socket I/O is done here, with
+// send(MSG_NOSIGNAL), because hiredis 0.14 writes with write(2), which raises SIGPIPE (and
+// kills a process that does not ignore it) when the server has gone away.
 result<reply_ptr> connection::get_reply() {
   if (ctx_ == nullptr) return fail(errc::transport, "redis connection lost: " + last_error_);
-  void* raw = nullptr;
-  int rc;
-  {
-    sigpipe_guard guard;
-    rc = redisGetReply(ctx_, &raw);
-  }
-  if (rc != REDIS_OK || raw == nullptr) {
-    int saved_errno = errno;
+  auto io_failure = [&](std::string why, bool timed_out) -> result<reply_ptr> {
     auto waited = current_timeout_;
-    bool timed_out =
-        ctx_->err == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK);
-    std::string why = ctx_->err == REDIS_ERR_EOF ? std::string("server closed the connection")
-                                                 : std::string(ctx_->errstr);
-    if (raw != nullptr) freeReplyObject(raw);
     drop(why);
     if (timed_out) {
       return fail(errc::timeout, "redis at " + endpoint() + " did not answer in time (" +
                                      std::to_string(waited.count()) + " ms)");
     }
     return fail(errc::transport, "redis at " + endpoint() + ": " + why);
+  };
+  void* raw = nullptr;
+  if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
+    return io_failure(std::string("protocol error: ") + ctx_->errstr, false);
+  }
+  if (raw == nullptr) {
+    const std::size_t len = sdslen(ctx_->obuf);
+    std::size_t off = 0;
+    while (off < len) {
+      ssize_t n = ::send(ctx_->fd, ctx_->obuf + off, len - off, MSG_NOSIGNAL);
+      if (n < 0) {
+        int e = errno;
+        if (e == EINTR) continue;
+        return io_failure(std::string("send: ") + std::strerror(e), e == EAGAIN || e == EWOULDBLOCK);
+      }
+      off += static_cast<std::size_t>(n);
+    }
+    if (len > 0) {
+      sdsfree(ctx_->obuf);
+      ctx_->obuf = sdsempty();
+    }
+    if (rbuf_.size() < 65536) rbuf_.resize(65536);
+    while (raw == nullptr) {
+      ssize_t n = ::recv(ctx_->fd, rbuf_.data(), rbuf_.size(), 0);
+      if (n == 0) return io_failure("server closed the connection", false);
+      if (n < 0) {
+        int e = errno;
+        if (e == EINTR) continue;
+        return io_failure(std::string("recv: ") + std::strerror(e), e == EAGAIN || e == EWOULDBLOCK);
+      }
+      if (redisReaderFeed(ctx_->reader, rbuf_.data(), static_cast<std::size_t>(n)) != REDIS_OK ||
+          redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
+        return io_failure(std::string("protocol error: ") + ctx_->errstr, false);
+      }
+    }
   }
   awaiting_ = false;
   return reply_ptr(static_cast<redisReply*>(raw));

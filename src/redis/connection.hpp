@@ -1,13 +1,11 @@
 #pragma once
 // One hiredis connection with reconnect-with-backoff, pipelining, bounded socket timeouts
-// and SIGPIPE suppression. Private to the redis transport.
+// and SIGPIPE-free socket I/O (send with MSG_NOSIGNAL). Private to the redis transport.
 //
 // Thread-safety: not thread-safe; owned by one redis_transport (one thread at a time).
 
 #include <babelqueue/redis/redis_transport.hpp>
 #include <babelqueue/result.hpp>
-
-#include <signal.h>
 
 #include <chrono>
 #include <cstdint>
@@ -88,22 +86,7 @@ class connection {
   std::minstd_rand rng_;
   std::vector<const char*> argv_;
   std::vector<std::size_t> lens_;
-};
-
-/// Blocks SIGPIPE in the calling thread for its lifetime and discards a SIGPIPE raised
-/// meanwhile, so writing to a socket the server closed yields EPIPE, not process death
-/// (hiredis 0.14 writes with write(2), which raises SIGPIPE). Per-thread, so a library does
-/// not change the application's signal disposition.
-class sigpipe_guard {
- public:
-  sigpipe_guard() noexcept;
-  ~sigpipe_guard();
-  sigpipe_guard(const sigpipe_guard&) = delete;
-  sigpipe_guard& operator=(const sigpipe_guard&) = delete;
-
- private:
-  sigset_t old_mask_;
-  bool was_pending_ = false;
+  std::vector<char> rbuf_;  // socket read buffer
 };
 
 }  // namespace babelqueue::redis::detail

@@ -55,6 +55,7 @@ result<options> options_from_url(const broker_url& url) {
   }
   if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
   if (auto r = q.get("max_pending_acks", o.max_pending_acks, 1, 100000); !r) return fail(r.error());
+  if (auto r = q.get("prefetch", o.prefetch, 1, 255); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
   if (auto r = q.finish("redis"); !r) return fail(r.error());
@@ -64,6 +65,9 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
     return fail(errc::invalid_argument, "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
+  }
+  if (o.prefetch > 1 && !o.track_reservations) {
+    return fail(errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
   }
   if (o.processing_suffix.empty()) {
     return fail(errc::invalid_argument, "redis option processing_suffix must not be empty");

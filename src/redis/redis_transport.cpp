@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <deque>
 #include <cinttypes>
 #include <cstdio>
 #include <random>
@@ -23,7 +24,13 @@ using namespace std::chrono_literals;
 namespace {
 
 // Script indices in the set loaded on connect.
-enum script_index : std::size_t { k_settle_reserve = 0, k_release = 1, k_release_untracked = 2, k_recover = 3 };
+enum script_index : std::size_t {
+  k_settle_reserve = 0,
+  k_release = 1,
+  k_release_untracked = 2,
+  k_recover = 3,
+  k_unreserve = 4
+};
 
 // Values per RPUSH in publish_batch, and bytes per RPUSH: bounded so one command never holds
 // the server's query buffer (client-query-buffer-limit, 1 GiB) or one reply hostage.
@@ -68,11 +75,13 @@ std::chrono::milliseconds until(clock::time_point t) {
 struct redis_transport::impl {
   explicit impl(const options& o)
       : conn(o, detail::script_set{{detail::settle_reserve_script, detail::release_script,
-                                    detail::release_untracked_script, detail::recover_script}}),
+                                    detail::release_untracked_script, detail::recover_script,
+                                    detail::unreserve_script}}),
         rng(std::random_device{}()) {}
 
   detail::connection conn;
   std::vector<std::shared_ptr<reservation>> pending;  // deferred acks, in ack order
+  std::deque<std::shared_ptr<reservation>> prefetched;  // reserved, not yet delivered
   bool closed = false;
   std::int64_t stale_acks = 0;
   std::mt19937_64 rng;
@@ -95,16 +104,19 @@ redis_transport::redis_transport(options opts) : opts_(std::move(opts)), impl_(s
 redis_transport::~redis_transport() {
   // Best effort, without waiting for a reconnect: deferred acks go out when the connection is
   // up; otherwise their messages stay in :processing (at-least-once; recover() returns them).
-  if (impl_ && !impl_->closed && !impl_->pending.empty() && impl_->conn.connected()) {
-    (void)flush();
+  if (impl_ && !impl_->closed && impl_->conn.connected()) {
+    if (!impl_->pending.empty()) (void)flush();
+    if (!impl_->prefetched.empty()) (void)unreserve_prefetched();
   }
 }
 
 result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
   if (opts.connect_timeout.count() <= 0 || opts.command_timeout.count() <= 0 ||
       opts.reconnect_backoff_min.count() <= 0 || opts.reconnect_backoff_max < opts.reconnect_backoff_min ||
-      opts.processing_suffix.empty() || opts.max_pending_acks < 1) {
-    return fail(errc::invalid_argument, "invalid redis options (timeouts must be > 0, suffix non-empty)");
+      opts.processing_suffix.empty() || opts.max_pending_acks < 1 || opts.prefetch < 1 || opts.prefetch > 255 ||
+      (opts.prefetch > 1 && !opts.track_reservations)) {
+    return fail(errc::invalid_argument, "invalid redis options (timeouts must be > 0, suffix non-empty, prefetch 1..255 and only with "
+                "track_reservations)");
   }
   std::unique_ptr<redis_transport> t(new redis_transport(std::move(opts)));
   if (auto r = t->impl_->conn.ensure(clock::now() + t->opts_.connect_timeout); !r) return fail(r.error());
@@ -134,7 +146,8 @@ struct settle_batch {
 
 static void append_settle_command(detail::connection& c, const options& o, std::string_view queue,
                                   const std::vector<std::shared_ptr<reservation>>& acks, bool tracked,
-                                  bool reserve, std::string_view random14, const std::string& retry_after) {
+                                  std::string_view reserve_count, std::string_view random12,
+                                  const std::string& retry_after) {
   std::string p = binding::processing_key(queue, o.processing_suffix);
   std::string d = binding::deadlines_key(queue, o.processing_suffix);
   if (!tracked) {
@@ -146,8 +159,8 @@ static void append_settle_command(detail::connection& c, const options& o, std::
   }
   std::vector<std::string_view> argv;
   argv.reserve(9 + acks.size() * 2);
-  argv.insert(argv.end(), {"EVALSHA", c.sha(k_settle_reserve), "3", queue, p, d, retry_after, random14,
-                           reserve ? std::string_view("1") : std::string_view("0")});
+  argv.insert(argv.end(), {"EVALSHA", c.sha(k_settle_reserve), "3", queue, p, d, retry_after, random12,
+                           reserve_count});
   for (const auto& a : acks) {
     argv.push_back(a->token);
     argv.push_back(a->raw);
@@ -199,7 +212,7 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
       if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
     }
     std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
-    std::string rnd = impl_->random_hex(14);
+    std::string rnd = impl_->random_hex(12);
     std::size_t settle_replies = 0;
     for (const auto& qn : queues) {
       std::vector<std::shared_ptr<reservation>> acks;
@@ -207,7 +220,7 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
         if (a->queue == qn) acks.push_back(a);
       }
       bool tracked = !acks.front()->token.empty();
-      append_settle_command(c, opts_, qn, acks, tracked, false, rnd, ra);
+      append_settle_command(c, opts_, qn, acks, tracked, "0", rnd, ra);
       settle_replies += tracked ? 1 : acks.size();
     }
     for (auto [from, to] : chunks) {
@@ -255,12 +268,70 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
 
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+received_message deliver(std::shared_ptr<reservation> res) {
+  auto un = binding::unframe(res->raw);
+  received_message m;
+  m.body = std::move(un.body);
+  m.queue = res->queue;
+  m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
+  m.handle = std::shared_ptr<void>(res, res.get());
+  return m;
+}
+
+}  // namespace
+
+result<void> redis_transport::unreserve_prefetched() {
+  if (impl_->prefetched.empty()) return {};
+  auto& c = impl_->conn;
+  auto deadline = clock::now() + opts_.command_timeout;
+  const std::string queue = impl_->prefetched.front()->queue;
+  const std::string p = binding::processing_key(queue, opts_.processing_suffix);
+  const std::string d = binding::deadlines_key(queue, opts_.processing_suffix);
+  for (;;) {
+    if (auto e = c.ensure(deadline); !e) return e;
+    if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;
+    std::vector<std::string_view> argv{"EVALSHA", c.sha(k_unreserve), "3", queue, p, d};
+    for (auto it = impl_->prefetched.rbegin(); it != impl_->prefetched.rend(); ++it) {
+      argv.push_back((*it)->token);
+      argv.push_back((*it)->raw);
+    }
+    c.append(argv);
+    auto rep = c.get_reply();
+    if (!rep) {
+      if (clock::now() < deadline) continue;  // gated: resending cannot duplicate
+      return fail(rep.error());
+    }
+    if (is_noscript(rep->get())) {
+      if (auto rr = c.reload_scripts(); !rr) return rr;
+      continue;
+    }
+    if ((*rep)->type == REDIS_REPLY_ERROR) {
+      return fail(errc::transport, "redis unreserve failed: " + reply_str(rep->get()));
+    }
+    impl_->prefetched.clear();
+    return {};
+  }
+}
+
 result<std::optional<received_message>> redis_transport::receive(std::string_view queue,
                                                                  std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
   if (timeout.count() < 0) timeout = 0ms;
+  // Prefetched reservations are handed out first, without a round trip. A different queue
+  // first hands them back to their list.
+  if (!impl_->prefetched.empty()) {
+    if (impl_->prefetched.front()->queue == queue) {
+      auto res = std::move(impl_->prefetched.front());
+      impl_->prefetched.pop_front();
+      return std::optional<received_message>(deliver(std::move(res)));
+    }
+    if (auto r = unreserve_prefetched(); !r) return fail(r.error());
+  }
   auto& c = impl_->conn;
+  const std::string want = std::to_string(opts_.prefetch);
   const bool tracked = opts_.track_reservations;
   const std::string p = binding::processing_key(queue, opts_.processing_suffix);
   const std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
@@ -288,7 +359,7 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
         queues.push_back(a->queue);
       }
     }
-    std::string rnd = impl_->random_hex(14);
+    std::string rnd = impl_->random_hex(12);
     std::size_t settle_replies = 0;
     for (const auto& qn : queues) {
       std::vector<std::shared_ptr<reservation>> acks;
@@ -296,7 +367,7 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
         if (a->queue == qn && !(tracked && a->queue == queue && !a->token.empty())) acks.push_back(a);
       }
       bool t = !acks.front()->token.empty();
-      append_settle_command(c, opts_, qn, acks, t, false, rnd, ra);
+      append_settle_command(c, opts_, qn, acks, t, "0", rnd, ra);
       settle_replies += t ? 1 : acks.size();
     }
     std::string secs = seconds_text(remaining);
@@ -307,7 +378,7 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
         std::string_view argv[] = {"BLMOVE", queue, queue, "LEFT", "LEFT", secs};
         c.append(argv);
       }
-      append_settle_command(c, opts_, queue, merged, true, true, rnd, ra);
+      append_settle_command(c, opts_, queue, merged, true, want, rnd, ra);
     } else if (block) {
       std::string_view argv[] = {"BLMOVE", queue, p, "LEFT", "RIGHT", secs};
       c.append(argv);
@@ -320,8 +391,15 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
     bool io_failed = false;
     bool noscript = false;
     error_info err;
-    std::optional<std::string> raw;
-    std::string token;
+    std::vector<std::shared_ptr<reservation>> got;
+    auto reserved = [&](std::string value, std::string token) {
+      auto res = std::make_shared<reservation>();
+      res->owner = this;
+      res->queue = std::string(queue);
+      res->raw = std::move(value);
+      res->token = std::move(token);
+      got.push_back(std::move(res));
+    };
     for (std::size_t i = 0; i < total; ++i) {
       auto r = c.get_reply();
       if (!r) {
@@ -347,13 +425,12 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
         if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1) {
           auto settled = rep->element[0]->integer;
           impl_->stale_acks += static_cast<std::int64_t>(merged.size()) - settled;
-          if (rep->elements >= 3) {
-            raw = reply_str(rep->element[1]);
-            token = reply_str(rep->element[2]);
+          for (std::size_t k = 1; k + 1 < rep->elements; k += 2) {
+            reserved(reply_str(rep->element[k]), reply_str(rep->element[k + 1]));
           }
         }
       } else if (rep->type == REDIS_REPLY_STRING) {
-        raw = reply_str(rep);
+        reserved(reply_str(rep), std::string());
       }
     }
     if (io_failed || noscript) {
@@ -368,24 +445,14 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
       if (clock::now() < deadline) continue;
       return fail(errc::transport, last_error.message);
     }
-    if (err.code != errc::ok && !raw) {
+    if (err.code != errc::ok && got.empty()) {
       // A server-side error (e.g. WRONGTYPE): the acks' outcome is unknown; keep them.
       impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
       return fail(std::move(err));
     }
-    if (raw) {
-      auto res = std::make_shared<reservation>();
-      res->owner = this;
-      res->queue = std::string(queue);
-      res->raw = std::move(*raw);
-      res->token = std::move(token);
-      auto un = binding::unframe(res->raw);
-      received_message m;
-      m.body = std::move(un.body);
-      m.queue = std::string(queue);
-      m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
-      m.handle = std::shared_ptr<void>(res, res.get());
-      return std::optional<received_message>(std::move(m));
+    if (!got.empty()) {
+      for (std::size_t k = 1; k < got.size(); ++k) impl_->prefetched.push_back(std::move(got[k]));
+      return std::optional<received_message>(deliver(std::move(got[0])));
     }
     if (clock::now() >= deadline || remaining.count() == 0) return std::optional<received_message>{};
     first = false;
@@ -437,7 +504,7 @@ result<void> redis_transport::flush() {
     for (const auto& a : flushed) {
       if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
     }
-    std::string rnd = impl_->random_hex(14);
+    std::string rnd = impl_->random_hex(12);
     struct expect {
       bool tracked;
       std::size_t pairs;
@@ -449,7 +516,7 @@ result<void> redis_transport::flush() {
         if (a->queue == qn) acks.push_back(a);
       }
       bool t = !acks.front()->token.empty();
-      append_settle_command(c, opts_, qn, acks, t, false, rnd, ra);
+      append_settle_command(c, opts_, qn, acks, t, "0", rnd, ra);
       if (t) {
         expects.push_back({true, acks.size()});
       } else {
@@ -548,6 +615,13 @@ result<void> redis_transport::close(std::chrono::steady_clock::time_point deadli
     opts_.command_timeout = std::min(saved, std::max(until(deadline), 1ms));
     out = flush();
     opts_.command_timeout = saved;
+  }
+  if (!impl_->prefetched.empty() && impl_->conn.connected()) {
+    auto saved = opts_.command_timeout;
+    opts_.command_timeout = std::min(saved, std::max(until(deadline), 1ms));
+    auto r = unreserve_prefetched();
+    opts_.command_timeout = saved;
+    if (!r && out) out = r;
   }
   impl_->conn.drop("closed");
   impl_->closed = true;

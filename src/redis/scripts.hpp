@@ -11,10 +11,11 @@
 namespace babelqueue::redis::detail {
 
 // KEYS: ready, processing, deadlines.
-// ARGV[1] retry_after seconds (-1 = +inf), ARGV[2] 14 hex random, ARGV[3] "1" = reserve
-// after settling, "0" = settle only; ARGV[4..] pairs (token, stored value) of deferred acks.
-// Settles each pair (gated on its member), then moves the head of ready to processing and
-// records its member. Returns {settled count, stored value, token} or {settled count}.
+// ARGV[1] retry_after seconds (-1 = +inf), ARGV[2] 12 hex random, ARGV[3] how many messages
+// to reserve after settling (0 = settle only, at most 255), ARGV[4..] pairs (token, stored
+// value) of deferred acks. Settles each pair (gated on its member), then moves up to ARGV[3]
+// heads of ready to processing, recording one member each. Returns
+// {settled count, value1, token1, value2, token2, ...}.
 inline constexpr const char* settle_reserve_script = R"lua(
 local settled = 0
 local n = #ARGV
@@ -26,24 +27,46 @@ while i < n do
   end
   i = i + 2
 end
-if ARGV[3] ~= '1' then
-  return {settled}
-end
-local raw = redis.call('lmove', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
-if not raw then
-  return {settled}
+local out = {settled}
+local want = tonumber(ARGV[3])
+if want < 1 then
+  return out
 end
 local t = redis.call('time')
 local sec = tonumber(t[1])
 local ms = sec * 1000 + math.floor(tonumber(t[2]) / 1000)
-local token = string.format('%016x', ms) .. 'cc' .. ARGV[2]
 local ra = tonumber(ARGV[1])
 local score = '+inf'
 if ra >= 0 then
   score = string.format('%d', sec + ra)
 end
-redis.call('zadd', KEYS[3], score, token .. ':' .. raw)
-return {settled, raw, token}
+local prefix = string.format('%016x', ms) .. 'cc' .. ARGV[2]
+for k = 1, want do
+  local raw = redis.call('lmove', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
+  if not raw then
+    break
+  end
+  local token = prefix .. string.format('%02x', k % 256)
+  redis.call('zadd', KEYS[3], score, token .. ':' .. raw)
+  out[#out + 1] = raw
+  out[#out + 1] = token
+end
+return out
+)lua";
+
+// KEYS: ready, processing, deadlines. ARGV pairs (token, stored value), newest first.
+// Hands prefetched, never-delivered reservations back to the HEAD of ready (gated), so the
+// queue's order is as if they had never been taken. Returns how many moved.
+inline constexpr const char* unreserve_script = R"lua(
+local moved = 0
+for i = 1, #ARGV - 1, 2 do
+  if redis.call('zrem', KEYS[3], ARGV[i] .. ':' .. ARGV[i + 1]) == 1 then
+    redis.call('lrem', KEYS[2], 1, ARGV[i + 1])
+    redis.call('lpush', KEYS[1], ARGV[i + 1])
+    moved = moved + 1
+  end
+end
+return moved
 )lua";
 
 // KEYS: ready, processing, deadlines. ARGV[1] token, ARGV[2] stored value.

@@ -48,6 +48,9 @@
 /// outcome (e.g. "already recovered") is therefore not reported to its caller; with
 /// `pipeline_acks=false` ack() waits and reports it (errc::invalid_argument).
 ///
+/// With `prefetch` N > 1 one round trip settles the deferred acks and reserves up to N
+/// messages (see options::prefetch).
+///
 /// ## Connection loss
 /// Any I/O error drops the connection; the next call reconnects with exponential backoff
 /// (`reconnect_backoff_min`…`_max`, with ±50 % jitter), re-authenticates, re-selects the db
@@ -108,6 +111,12 @@ struct options {
   bool pipeline_acks = true;
   /// Flush synchronously once this many acks are deferred (≥ 1).
   std::int64_t max_pending_acks = 64;
+  /// Messages reserved per round trip (1..255; > 1 needs track_reservations). The extra
+  /// ones wait in this instance and are handed out by the next receive() calls without a
+  /// round trip; close() (and the destructor) hands undelivered ones back to the HEAD of the
+  /// queue. Like AMQP's prefetch: more throughput, but a prefetched message is reserved —
+  /// invisible to other consumers and aging for recover() — from the moment it is fetched.
+  std::int64_t prefetch = 1;
   /// Reconnect backoff: first pause, and the cap it doubles up to.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
@@ -190,6 +199,7 @@ class redis_transport final : public transport {
  private:
   struct impl;
   explicit redis_transport(options opts);
+  result<void> unreserve_prefetched();
   options opts_;
   std::unique_ptr<impl> impl_;
 };
