@@ -13,11 +13,7 @@
 include_guard(GLOBAL)
 include(CMakePackageConfigHelpers)
 
-set(BABELQUEUE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/babelqueue"
-    CACHE STRING "Where babelqueue-config.cmake is installed (relative to the prefix)")
-set(BABELQUEUE_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
-    CACHE STRING "Where babelqueue-<component>.pc files are installed (relative to the prefix)")
-mark_as_advanced(BABELQUEUE_INSTALL_CMAKEDIR BABELQUEUE_INSTALL_PKGCONFIGDIR)
+include(${CMAKE_CURRENT_LIST_DIR}/BabelqueueInstallDirs.cmake)
 
 # Public headers. A component's own header folder (include/babelqueue/<c>/, when src/<c>/
 # exists too) is installed only when that component is built, so the installed headers

@@ -6,8 +6,8 @@
 # Everything happens under WORK_DIR (wiped first); nothing touches the network.
 cmake_minimum_required(VERSION 3.25)
 
-foreach(var IN ITEMS STEP BUILD_DIR SOURCE_DIR WORK_DIR CONSUMER_DIR CXX LIBDIR PKGCONFIGDIR)
-  if(NOT DEFINED ${var})
+foreach(var IN ITEMS STEP BUILD_DIR SOURCE_DIR WORK_DIR CONSUMER_DIR CXX CMAKEDIR PKGCONFIGDIR)
+  if("${${var}}" STREQUAL "")
     message(FATAL_ERROR "run_consumer.cmake: -D${var}=... is required")
   endif()
 endforeach()
@@ -47,9 +47,9 @@ if(STEP STREQUAL "install")
   file(RENAME ${staging} ${prefix})
   foreach(required IN ITEMS
           include/babelqueue/babelqueue.hpp
-          ${LIBDIR}/cmake/babelqueue/babelqueue-config.cmake
-          ${LIBDIR}/cmake/babelqueue/babelqueue-config-version.cmake
-          ${LIBDIR}/cmake/babelqueue/babelqueue-core-targets.cmake
+          ${CMAKEDIR}/babelqueue-config.cmake
+          ${CMAKEDIR}/babelqueue-config-version.cmake
+          ${CMAKEDIR}/babelqueue-core-targets.cmake
           ${PKGCONFIGDIR}/babelqueue-core.pc)
     if(NOT EXISTS ${prefix}/${required})
       message(FATAL_ERROR "install tree lacks ${required}")
