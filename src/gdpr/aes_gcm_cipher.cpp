@@ -21,10 +21,14 @@ using ctx_ptr = std::unique_ptr<EVP_CIPHER_CTX, ctx_deleter>;
 
 const EVP_CIPHER* cipher_for(std::size_t key_size) noexcept {
   switch (key_size) {
-    case 16: return EVP_aes_128_gcm();
-    case 24: return EVP_aes_192_gcm();
-    case 32: return EVP_aes_256_gcm();
-    default: return nullptr;
+    case 16:
+      return EVP_aes_128_gcm();
+    case 24:
+      return EVP_aes_192_gcm();
+    case 32:
+      return EVP_aes_256_gcm();
+    default:
+      return nullptr;
   }
 }
 
@@ -54,10 +58,10 @@ outcome<std::string> aes_gcm_cipher::encrypt(std::string_view plaintext) const {
   // Frame buffer laid out as nonce ‖ ct ‖ tag or nonce ‖ tag ‖ ct, filled in place.
   std::string frame(gcm_nonce_size + plaintext.size() + gcm_tag_size, '\0');
   auto* nonce = bytes(frame);
-  const std::size_t ct_at = layout_ == frame_layout::standard ? gcm_nonce_size
-                                                               : gcm_nonce_size + gcm_tag_size;
-  const std::size_t tag_at = layout_ == frame_layout::standard ? gcm_nonce_size + plaintext.size()
-                                                                : gcm_nonce_size;
+  const std::size_t ct_at =
+      layout_ == frame_layout::standard ? gcm_nonce_size : gcm_nonce_size + gcm_tag_size;
+  const std::size_t tag_at =
+      layout_ == frame_layout::standard ? gcm_nonce_size + plaintext.size() : gcm_nonce_size;
   if (RAND_bytes(nonce, static_cast<int>(gcm_nonce_size)) != 1)
     return fail(errc::encrypt_failed, "the system random generator failed");
   ctx_ptr ctx(EVP_CIPHER_CTX_new());
@@ -110,8 +114,9 @@ outcome<std::string> aes_gcm_cipher::decrypt(std::string_view ciphertext) const 
   int final_len = 0;
   if (EVP_DecryptFinal_ex(ctx.get(), bytes(plain) + len, &final_len) != 1) {
     OPENSSL_cleanse(plain.data(), plain.size());
-    return fail(errc::decrypt_failed,
-                "message authentication failed (wrong key, tampered value, or another frame layout)");
+    return fail(
+        errc::decrypt_failed,
+        "message authentication failed (wrong key, tampered value, or another frame layout)");
   }
   return plain;
 }

@@ -37,8 +37,7 @@ bool has_properties(const json& node) {
 
 bool is_container(const json& node) {
   const auto type = node.find("type");
-  if (type != node.end() && type->is_string() &&
-      (*type == "object" || *type == "array"))
+  if (type != node.end() && type->is_string() && (*type == "object" || *type == "array"))
     return true;
   return has_properties(node) || items_of(node) != nullptr;
 }

@@ -57,9 +57,11 @@ std::string base64_encode(std::string_view bytes) {
 
 outcome<std::string> base64_decode(std::string_view text) {
   if (text.size() % 4 != 0)
-    return fail(errc::malformed_ciphertext, "not standard padded base64 (length is not a multiple of 4)");
+    return fail(errc::malformed_ciphertext,
+                "not standard padded base64 (length is not a multiple of 4)");
   std::size_t pad = 0;
-  if (!text.empty() && text.back() == '=') pad = (text.size() >= 2 && text[text.size() - 2] == '=') ? 2 : 1;
+  if (!text.empty() && text.back() == '=')
+    pad = (text.size() >= 2 && text[text.size() - 2] == '=') ? 2 : 1;
   std::string out;
   out.reserve(text.size() / 4 * 3);
   for (std::size_t i = 0; i < text.size(); i += 4) {
@@ -72,7 +74,8 @@ outcome<std::string> base64_decode(std::string_view text) {
         v = 0;
       } else {
         v = decode_table[static_cast<unsigned char>(ch)];
-        if (v < 0) return fail(errc::malformed_ciphertext, "not standard padded base64 (bad character)");
+        if (v < 0)
+          return fail(errc::malformed_ciphertext, "not standard padded base64 (bad character)");
       }
       n = (n << 6) | static_cast<std::uint32_t>(v);
     }

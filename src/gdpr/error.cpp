@@ -35,14 +35,22 @@ const std::error_category& category() noexcept {
 
 std::string_view reason(errc e) noexcept {
   switch (e) {
-    case errc::ok: return "ok";
-    case errc::invalid_key: return "invalid_key";
-    case errc::malformed_ciphertext: return "malformed_ciphertext";
-    case errc::decrypt_failed: return "decrypt_failed";
-    case errc::not_json: return "not_json";
-    case errc::encrypt_failed: return "encrypt_failed";
-    case errc::invalid_schema: return "invalid_schema";
-    case errc::invalid_argument: return "invalid_argument";
+    case errc::ok:
+      return "ok";
+    case errc::invalid_key:
+      return "invalid_key";
+    case errc::malformed_ciphertext:
+      return "malformed_ciphertext";
+    case errc::decrypt_failed:
+      return "decrypt_failed";
+    case errc::not_json:
+      return "not_json";
+    case errc::encrypt_failed:
+      return "encrypt_failed";
+    case errc::invalid_schema:
+      return "invalid_schema";
+    case errc::invalid_argument:
+      return "invalid_argument";
   }
   return "unknown";
 }

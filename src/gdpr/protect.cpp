@@ -79,8 +79,7 @@ class decrypt_op final : public leaf_op {
 
 // Resolves steps[i..] below `node` (whose concrete path is `where`) and collects replacements.
 outcome<void> visit(json& node, const std::vector<path_step>& steps, std::size_t i,
-                    const std::string& where, const leaf_op& op,
-                    std::vector<replacement>& out) {
+                    const std::string& where, const leaf_op& op, std::vector<replacement>& out) {
   if (i == steps.size()) {
     json value;
     bool keep = false;

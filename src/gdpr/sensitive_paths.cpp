@@ -47,18 +47,27 @@ void collect(const json& node, const std::string& path, std::size_t depth,
 std::string pointer_escape(std::string_view token) {
   std::string out;
   for (char ch : token) {
-    if (ch == '~') out += "~0";
-    else if (ch == '/') out += "~1";
-    else out += ch;
+    if (ch == '~')
+      out += "~0";
+    else if (ch == '/')
+      out += "~1";
+    else
+      out += ch;
   }
   return out;
 }
 
 // Keywords whose values are sub-schemas the walk does NOT follow. A mark below one of them is
 // invisible to every SDK's protect(), so the field would travel in clear.
-constexpr std::array<std::string_view, 9> single_schema_keywords = {
-    "additionalProperties", "additionalItems", "contains", "propertyNames", "not",
-    "if", "then", "else", "items"};
+constexpr std::array<std::string_view, 9> single_schema_keywords = {"additionalProperties",
+                                                                    "additionalItems",
+                                                                    "contains",
+                                                                    "propertyNames",
+                                                                    "not",
+                                                                    "if",
+                                                                    "then",
+                                                                    "else",
+                                                                    "items"};
 constexpr std::array<std::string_view, 3> schema_array_keywords = {"anyOf", "allOf", "oneOf"};
 constexpr std::array<std::string_view, 5> schema_map_keywords = {
     "properties", "patternProperties", "definitions", "$defs", "dependencies"};
@@ -95,8 +104,8 @@ bool find_any_mark(const json& node, const std::string& where, std::size_t depth
     const auto it = node.find(kw);
     if (it == node.end() || !it->is_object()) continue;
     for (const auto& [name, sub] : it->items())
-      if (find_any_mark(sub, where + "/" + std::string(kw) + "/" + pointer_escape(name),
-                        depth + 1, found))
+      if (find_any_mark(sub, where + "/" + std::string(kw) + "/" + pointer_escape(name), depth + 1,
+                        found))
         return true;
   }
   return false;
@@ -121,8 +130,8 @@ class plan_builder {
       } else {
         return fail(errc::invalid_schema,
                     "x-gdpr-sensitive must be true, false or a non-empty category string (got " +
-                        std::string(it->type_name()) +
-                        (it->is_string() ? " \"\"" : "") + "); the peer SDKs read it as unmarked",
+                        std::string(it->type_name()) + (it->is_string() ? " \"\"" : "") +
+                        "); the peer SDKs read it as unmarked",
                     where);
       }
     }
@@ -230,7 +239,8 @@ outcome<field_plan> field_plan::build(const json& schema) {
   if (schema.is_null()) return plan;
   if (!schema.is_object())
     return fail(errc::invalid_schema,
-                std::string("a schema must be a JSON object (got ") + schema.type_name() + ")", "#");
+                std::string("a schema must be a JSON object (got ") + schema.type_name() + ")",
+                "#");
   plan_builder builder;
   std::vector<path_step> steps;
   if (auto r = builder.walk(schema, "#", steps, "", 0); !r) return failure{r.error()};

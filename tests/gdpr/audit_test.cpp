@@ -11,7 +11,8 @@ TEST(NamePattern, DefaultIsCaseInsensitiveSubstring) {
   for (const char* name : {"email", "Customer_EMAIL", "ip_address", "mailbox_size", "birthday",
                            "DOB", "iban", "msisdn", "tckn"})
     EXPECT_TRUE(p.matches(name)) << name;
-  for (const char* name : {"order_id", "amount", "name", "currency"}) EXPECT_FALSE(p.matches(name)) << name;
+  for (const char* name : {"order_id", "amount", "name", "currency"})
+    EXPECT_FALSE(p.matches(name)) << name;
   const auto custom = gdpr::name_pattern::compile("^name$").value();
   EXPECT_TRUE(custom.matches("name"));
   EXPECT_FALSE(custom.matches("Name"));
@@ -29,7 +30,8 @@ TEST(UnannotatedPii, FlagsUnmarkedScalarLeavesOnly) {
     "iban": {"x-gdpr-sensitive": false},
     "ssn": {"x-gdpr-sensitive": ""}}})");
   const auto found = gdpr::unannotated_pii(schema, gdpr::name_pattern::compile("").value());
-  EXPECT_EQ(found, (std::vector<std::string>{"address.email_2", "contacts[].mail", "email", "iban", "ssn"}));
+  EXPECT_EQ(found, (std::vector<std::string>{"address.email_2", "contacts[].mail", "email", "iban",
+                                             "ssn"}));
 }
 
 TEST(Mask, RedactsMarkedNodesAndCopiesTheRest) {

@@ -53,8 +53,8 @@ TEST(AesGcmCipher, RoundTripsEveryKeySizeAndLayout) {
   for (auto layout : {gdpr::frame_layout::standard, gdpr::frame_layout::php}) {
     for (std::size_t n : {16u, 24u, 32u}) {
       const auto c = make(n, layout);
-      for (std::string plain : {std::string(), std::string("x"), std::string("\"çé 🎉\""),
-                                std::string(1000, '\0')}) {
+      for (std::string plain :
+           {std::string(), std::string("x"), std::string("\"çé 🎉\""), std::string(1000, '\0')}) {
         const auto sealed = c.encrypt(plain).value();
         EXPECT_EQ(sealed.size(), (12 + plain.size() + 16 + 2) / 3 * 4);
         EXPECT_EQ(c.decrypt(sealed).value(), plain);
@@ -107,8 +107,9 @@ TEST(AesGcmCipher, WrongKeyIsATypedDecryptError) {
 
 TEST(AesGcmCipher, MalformedInputIsATypedDecryptError) {
   const auto c = make(32);
-  for (const char* bad : {"", "abc", "not base64!!", "AAAA AAAA", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
-                          "=AAA", "AA=A", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}) {
+  for (const char* bad :
+       {"", "abc", "not base64!!", "AAAA AAAA", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n", "=AAA",
+        "AA=A", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}) {
     auto r = c.decrypt(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.code(), gdpr::errc::malformed_ciphertext) << bad;
@@ -130,8 +131,8 @@ TEST(Base64, StandardPaddedRoundTrip) {
   EXPECT_EQ(gdpr::base64_encode("\xfb\xff"), "+/8=");
   for (std::string s : {"", "f", "fo", "foo", "foob", "fooba", "foobar", "\xfb\xff\xfe"})
     EXPECT_EQ(gdpr::base64_decode(gdpr::base64_encode(s)).value(), s);
-  EXPECT_FALSE(gdpr::base64_decode("Zg"));     // unpadded
-  EXPECT_FALSE(gdpr::base64_decode("Zm9v-_")); // URL alphabet
+  EXPECT_FALSE(gdpr::base64_decode("Zg"));      // unpadded
+  EXPECT_FALSE(gdpr::base64_decode("Zm9v-_"));  // URL alphabet
 }
 
 TEST(FunctionCipher, MapsThrownExceptionsToTypedCodes) {

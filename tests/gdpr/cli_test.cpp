@@ -18,8 +18,12 @@ const std::string registry = here + "/registry/registry.json";
 gdpr_test::run_result gdpr_cmd(const std::string& args) {
   return run(shell_quote(cli) + " schema gdpr --registry " + shell_quote(registry) + " " + args);
 }
-std::string expected(const std::string& name) { return gdpr_test::read_file(here + "/expected/" + name); }
-std::string message(const std::string& name) { return shell_quote(here + "/registry/messages/" + name); }
+std::string expected(const std::string& name) {
+  return gdpr_test::read_file(here + "/expected/" + name);
+}
+std::string message(const std::string& name) {
+  return shell_quote(here + "/registry/messages/" + name);
+}
 
 class SchemaGdprCli : public ::testing::Test {
  protected:
@@ -76,22 +80,27 @@ TEST_F(SchemaGdprCli, MaskFindings) {
   auto r = gdpr_cmd("--mask " + message("unknown-urn.json"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "babelqueue: gdpr --mask: no schema registered for \"urn:babel:nobody:registered\"\n");
+  EXPECT_EQ(r.err,
+            "babelqueue: gdpr --mask: no schema registered for \"urn:babel:nobody:registered\"\n");
   // No URN anywhere: usage error.
   r = gdpr_cmd("--mask " + message("no-urn.json"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "babelqueue: gdpr --mask: no URN — pass --urn, or use an envelope with a job/urn field\n");
+  EXPECT_EQ(
+      r.err,
+      "babelqueue: gdpr --mask: no URN — pass --urn, or use an envelope with a job/urn field\n");
   r = gdpr_cmd("--mask " + message("crm-bare.json"));
   EXPECT_EQ(r.exit_code, 2);
   // Unreadable or invalid message: I/O error.
   r = gdpr_cmd("--mask " + shell_quote(here + "/registry/messages/absent.json"));
   EXPECT_EQ(r.exit_code, 2);
-  r = gdpr_cmd("--mask " + shell_quote(registry.substr(0, registry.size() - 5)));  // "registry" – no such file
+  r = gdpr_cmd("--mask " +
+               shell_quote(registry.substr(0, registry.size() - 5)));  // "registry" – no such file
   EXPECT_EQ(r.exit_code, 2);
 }
 
 TEST_F(SchemaGdprCli, RegistryErrorsAreExit2) {
-  auto r = run(shell_quote(cli) + " schema gdpr --registry " + shell_quote(here + "/no/registry.json"));
+  auto r =
+      run(shell_quote(cli) + " schema gdpr --registry " + shell_quote(here + "/no/registry.json"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err.rfind("babelqueue: registry: read ", 0), 0u) << r.err;

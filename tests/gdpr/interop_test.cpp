@@ -30,7 +30,7 @@ std::string find_peer_python() {
   if (const char* env = std::getenv("BABELQUEUE_PEER_PYTHON"); env != nullptr && *env != '\0')
     return env;
   for (const std::string& file : {std::string(BABELQUEUE_BINARY_DIR) + "/peer-python.txt",
-                                 std::string(BABELQUEUE_SOURCE_DIR) + "/build/peer-python.txt"}) {
+                                  std::string(BABELQUEUE_SOURCE_DIR) + "/build/peer-python.txt"}) {
     if (std::filesystem::exists(file)) {
       auto path = trim(gdpr_test::read_file(file));
       if (!path.empty()) return path;
@@ -85,9 +85,17 @@ const char* data_text = R"({"order_id": 1042, "email": "alice@example.com",
   "nickname": null, "amount": 99.9})";
 
 // Paths (JSON pointers) that must hold ciphertext strings after protect.
-const std::vector<std::string> protected_leaves = {
-    "/email", "/profile/full_name", "/addresses/0/line", "/addresses/2/line", "/tags/0",
-    "/tags/1", "/tags/2", "/tags/3", "/tags/4", "/card", "/nickname"};
+const std::vector<std::string> protected_leaves = {"/email",
+                                                   "/profile/full_name",
+                                                   "/addresses/0/line",
+                                                   "/addresses/2/line",
+                                                   "/tags/0",
+                                                   "/tags/1",
+                                                   "/tags/2",
+                                                   "/tags/3",
+                                                   "/tags/4",
+                                                   "/card",
+                                                   "/nickname"};
 
 class PythonPeerGdpr : public ::testing::Test {
  protected:
@@ -96,8 +104,9 @@ class PythonPeerGdpr : public ::testing::Test {
     const auto probe =
         python_.empty()
             ? gdpr_test::run_result{}
-            : gdpr_test::run(shell_quote(python_) +
-                             " -c 'import babelqueue.gdpr, cryptography.hazmat.primitives.ciphers.aead'");
+            : gdpr_test::run(
+                  shell_quote(python_) +
+                  " -c 'import babelqueue.gdpr, cryptography.hazmat.primitives.ciphers.aead'");
     if (python_.empty() || probe.exit_code != 0) {
       const std::string why =
           python_.empty() ? "BABELQUEUE_PEER_PYTHON is not set and build/peer-python.txt is absent"
@@ -117,10 +126,11 @@ class PythonPeerGdpr : public ::testing::Test {
   gdpr_test::run_result peer(const std::string& mode, const json& data, const std::string& key,
                              const std::string& schema_file = "schema.json") {
     gdpr_test::write_file(dir_ + "/in.json", babelqueue::to_canonical_json(data).value());
-    return gdpr_test::run(shell_quote(python_) + " " +
-                          shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/gdpr/peer/gdpr_peer.py") +
-                          " " + mode + " " + shell_quote(dir_ + "/" + schema_file) + " " +
-                          shell_quote(dir_ + "/in.json") + " " + hex(key));
+    return gdpr_test::run(
+        shell_quote(python_) + " " +
+        shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/gdpr/peer/gdpr_peer.py") + " " +
+        mode + " " + shell_quote(dir_ + "/" + schema_file) + " " + shell_quote(dir_ + "/in.json") +
+        " " + hex(key));
   }
 
   std::string python_;

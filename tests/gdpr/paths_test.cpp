@@ -59,8 +59,10 @@ TEST(FieldPlan, CompilesEveryPathForm) {
   EXPECT_EQ(plan_paths(json::parse(R"({"properties": {"m": {"items": {"items": {"items": {
               "properties": {"x": {"x-gdpr-sensitive": true}}}}}}}})")),
             (std::vector<std::string>{"m[][][].x"}));
-  const auto plan = gdpr::field_plan::build(json::parse(
-      R"({"properties": {"a": {"items": {"items": {"x-gdpr-sensitive": true}}}}})")).value();
+  const auto plan =
+      gdpr::field_plan::build(
+          json::parse(R"({"properties": {"a": {"items": {"items": {"x-gdpr-sensitive": true}}}}})"))
+          .value();
   ASSERT_EQ(plan.fields().size(), 1u);
   const std::vector<gdpr::path_step> steps = {{"a"}, {std::nullopt}, {std::nullopt}};
   EXPECT_EQ(plan.fields()[0].steps, steps);
@@ -96,17 +98,16 @@ TEST(FieldPlan, RejectsMarksThatWouldLeaveAFieldInClear) {
     EXPECT_EQ(plan_error(s.c_str()), errc::invalid_schema) << v;
   }
   // Marks under keywords no SDK's walk follows.
-  for (const char* s : {
-           R"({"properties": {"a": {"anyOf": [{"x-gdpr-sensitive": true}]}}})",
-           R"({"oneOf": [{"properties": {"a": {"x-gdpr-sensitive": true}}}]})",
-           R"({"allOf": [{"properties": {"a": {"x-gdpr-sensitive": true}}}]})",
-           R"({"not": {"x-gdpr-sensitive": true}})",
-           R"({"additionalProperties": {"x-gdpr-sensitive": true}})",
-           R"({"patternProperties": {"^e": {"x-gdpr-sensitive": true}}})",
-           R"({"properties": {"t": {"items": [{"x-gdpr-sensitive": true}]}}})",
-           R"({"definitions": {"pii": {"x-gdpr-sensitive": true}}})",
-           R"({"$defs": {"pii": {"properties": {"a": {"x-gdpr-sensitive": "x"}}}}})",
-           R"({"if": {"x-gdpr-sensitive": true}})"}) {
+  for (const char* s : {R"({"properties": {"a": {"anyOf": [{"x-gdpr-sensitive": true}]}}})",
+                        R"({"oneOf": [{"properties": {"a": {"x-gdpr-sensitive": true}}}]})",
+                        R"({"allOf": [{"properties": {"a": {"x-gdpr-sensitive": true}}}]})",
+                        R"({"not": {"x-gdpr-sensitive": true}})",
+                        R"({"additionalProperties": {"x-gdpr-sensitive": true}})",
+                        R"({"patternProperties": {"^e": {"x-gdpr-sensitive": true}}})",
+                        R"({"properties": {"t": {"items": [{"x-gdpr-sensitive": true}]}}})",
+                        R"({"definitions": {"pii": {"x-gdpr-sensitive": true}}})",
+                        R"({"$defs": {"pii": {"properties": {"a": {"x-gdpr-sensitive": "x"}}}}})",
+                        R"({"if": {"x-gdpr-sensitive": true}})"}) {
     auto r = gdpr::field_plan::build(json::parse(s));
     ASSERT_FALSE(r) << s;
     EXPECT_EQ(r.code(), errc::invalid_schema) << s;
@@ -119,8 +120,9 @@ TEST(FieldPlan, RejectsMarksThatWouldLeaveAFieldInClear) {
             errc::invalid_schema);
   EXPECT_EQ(plan_error(R"({"properties": {"": {"x-gdpr-sensitive": true}}})"),
             errc::invalid_schema);
-  EXPECT_EQ(plan_error(R"({"properties": {"x.y": {"properties": {"z": {"x-gdpr-sensitive": true}}}}})"),
-            errc::invalid_schema);
+  EXPECT_EQ(
+      plan_error(R"({"properties": {"x.y": {"properties": {"z": {"x-gdpr-sensitive": true}}}}})"),
+      errc::invalid_schema);
   // ...but such names are fine off the sensitive paths, and `false` marks are fine anywhere.
   EXPECT_TRUE(gdpr::field_plan::build(json::parse(R"({"properties": {
       "a.b": {"type": "string"}, "c": {"x-gdpr-sensitive": false},

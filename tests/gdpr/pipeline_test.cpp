@@ -26,7 +26,8 @@ std::shared_ptr<const schema::provider> provider() {
       "properties": {"user_id": {"type": "integer", "minimum": 1},
         "email": {"type": "string", "enum": ["alice@example.com", "bob@example.com"], "x-gdpr-sensitive": "email"},
         "tags": {"type": "array", "items": {"type": "string", "x-gdpr-sensitive": true}}},
-      "additionalProperties": false})")).value();
+      "additionalProperties": false})"))
+      .value();
   return p;
 }
 
@@ -55,7 +56,8 @@ class GdprPipeline : public ::testing::Test {
 TEST_F(GdprPipeline, ProtectsOnTheWireAndHandsTheHandlerValidatedCleartext) {
   const gdpr::pipeline steps(provider(), cipher('k'));
   babelqueue::app a(url(), options());
-  const json data = json::parse(R"({"user_id": 7, "email": "alice@example.com", "tags": ["a", "b"]})");
+  const json data =
+      json::parse(R"({"user_id": 7, "email": "alice@example.com", "tags": ["a", "b"]})");
   ASSERT_TRUE(steps.publish(a, urn, data));
 
   json seen_clear, seen_wire;
@@ -78,14 +80,16 @@ TEST_F(GdprPipeline, InvalidCleartextIsRefusedBeforeAnythingIsPublished) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), babelqueue::errc::invalid_data);
   EXPECT_EQ(babelqueue::memory::depth(broker, "users"), 0u);
-  EXPECT_THROW((void)steps.seal(urn, json::parse(R"({"user_id": 1})")), schema::invalid_payload_error);
+  EXPECT_THROW((void)steps.seal(urn, json::parse(R"({"user_id": 1})")),
+               schema::invalid_payload_error);
 }
 
 TEST_F(GdprPipeline, WrongKeyIsRetriedThenDeadLettered) {
   const gdpr::pipeline producer(provider(), cipher('k'));
   const gdpr::pipeline consumer(provider(), cipher('w'));
   babelqueue::app a(url(), options());
-  ASSERT_TRUE(producer.publish(a, urn, json::parse(R"({"user_id": 7, "email": "bob@example.com"})")));
+  ASSERT_TRUE(
+      producer.publish(a, urn, json::parse(R"({"user_id": 7, "email": "bob@example.com"})")));
   int calls = 0;
   a.handle(urn, consumer.wrap([&](babelqueue::message&, const json&) { ++calls; }));
   (void)a.drain().value();
@@ -98,7 +102,9 @@ TEST_F(GdprPipeline, WrongKeyIsRetriedThenDeadLettered) {
 
 TEST_F(GdprPipeline, UrnWithoutSchemaPassesThroughAndBadMarksAreRefused) {
   auto p = std::make_shared<schema::map_provider>();
-  p->add("urn:bad", json::parse(R"({"properties": {"x": {"anyOf": [{"x-gdpr-sensitive": true}]}}})")).value();
+  p->add("urn:bad",
+         json::parse(R"({"properties": {"x": {"anyOf": [{"x-gdpr-sensitive": true}]}}})"))
+      .value();
   const gdpr::pipeline steps(p, cipher('k'));
   const json data = {{"email", "clear@example.com"}};
   EXPECT_EQ(steps.seal("urn:none", data), data);

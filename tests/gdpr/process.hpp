@@ -2,13 +2,13 @@
 // Runs a child process through the shell for the CLI and interop tests: captures stdout,
 // stderr (via a temp file) and the exit code. Test-only helper.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <unistd.h>
 
 namespace gdpr_test {
 
@@ -21,8 +21,10 @@ struct run_result {
 inline std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char ch : s) {
-    if (ch == '\'') out += "'\\''";
-    else out += ch;
+    if (ch == '\'')
+      out += "'\\''";
+    else
+      out += ch;
   }
   return out + "'";
 }
@@ -39,7 +41,8 @@ inline void write_file(const std::string& path, const std::string& text) {
 /// A fresh private directory under $TMPDIR (or /tmp).
 inline std::string make_temp_dir() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/bq-gdpr-XXXXXX";
+  std::string tmpl =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/bq-gdpr-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) return {};
   return tmpl;
 }

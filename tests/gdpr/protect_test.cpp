@@ -73,7 +73,8 @@ TEST(Protect, ListItemsAndNestedArrays) {
              parse(R"({"tags": ["a", "b", 3]})"), {"/tags/0", "/tags/1", "/tags/2"});
   // a[][] — the peers leave these in clear (wire-helpers §6.2 pitfall 2).
   round_trip(parse(R"({"properties": {"grid": {"items": {"items": {"x-gdpr-sensitive": true}}}}})"),
-             parse(R"({"grid": [["a", "b"], [], ["c"]]})"), {"/grid/0/0", "/grid/0/1", "/grid/2/0"});
+             parse(R"({"grid": [["a", "b"], [], ["c"]]})"),
+             {"/grid/0/0", "/grid/0/1", "/grid/2/0"});
   round_trip(parse(R"({"properties": {"m": {"items": {"items": {"properties": {
                  "x": {"x-gdpr-sensitive": true}}}}}}})"),
              parse(R"({"m": [[{"x": 1, "y": 2}], [{"y": 3}, {"x": {"deep": true}}]]})"),
@@ -86,7 +87,8 @@ TEST(Protect, ListItemsAndNestedArrays) {
 
 TEST(Protect, MarkedContainerWithMarkedDescendantRoundTrips) {
   // wire-helpers §6.2 pitfall 1: the peers protect this but then fail to unprotect it.
-  const auto schema = parse(R"({"properties": {"profile": {"type": "object", "x-gdpr-sensitive": true,
+  const auto schema =
+      parse(R"({"properties": {"profile": {"type": "object", "x-gdpr-sensitive": true,
       "properties": {"full_name": {"type": "string", "x-gdpr-sensitive": true}}},
       "list": {"x-gdpr-sensitive": true, "items": {"properties": {"x": {"x-gdpr-sensitive": true}}}}}})");
   const auto data = parse(R"({"profile": {"full_name": "Alice", "age": 3}, "list": [{"x": 1}]})");
@@ -97,9 +99,9 @@ TEST(Protect, AbsentOrOtherShapedFieldsAreSkipped) {
   const auto schema = parse(R"({"properties": {"email": {"x-gdpr-sensitive": true},
       "profile": {"properties": {"name": {"x-gdpr-sensitive": true}}},
       "list": {"items": {"properties": {"x": {"x-gdpr-sensitive": true}}}}}})");
-  for (const char* text : {R"({})", R"({"other": 1})", R"({"profile": "not an object"})",
-                           R"({"profile": {}})", R"({"list": {"x": "not an array"}})",
-                           R"({"list": [1, "two", null, []]})"}) {
+  for (const char* text :
+       {R"({})", R"({"other": 1})", R"({"profile": "not an object"})", R"({"profile": {}})",
+        R"({"list": {"x": "not an array"}})", R"({"list": [1, "two", null, []]})"}) {
     json data = json::parse(text);
     gdpr::protect(data, schema, cipher32()).value();
     EXPECT_EQ(data, json::parse(text)) << text;
@@ -113,7 +115,8 @@ TEST(Protect, AbsentOrOtherShapedFieldsAreSkipped) {
 }
 
 TEST(Unprotect, NonStringLeavesAreLeftAlone) {
-  const auto schema = parse(R"({"properties": {"a": {"x-gdpr-sensitive": true}, "b": {"x-gdpr-sensitive": true}}})");
+  const auto schema = parse(
+      R"({"properties": {"a": {"x-gdpr-sensitive": true}, "b": {"x-gdpr-sensitive": true}}})");
   json data = parse(R"({"a": 5, "b": {"k": "v"}})");
   gdpr::unprotect(data, schema, cipher32()).value();
   EXPECT_EQ(data, parse(R"({"a": 5, "b": {"k": "v"}})"));
@@ -184,7 +187,8 @@ TEST(Protect, CipherFailureLeavesDataUntouched) {
         return std::string(p);
       },
       [](std::string_view c) -> gdpr::outcome<std::string> { return std::string(c); });
-  const auto schema = parse(R"({"properties": {"a": {"x-gdpr-sensitive": true}, "b": {"x-gdpr-sensitive": true}}})");
+  const auto schema = parse(
+      R"({"properties": {"a": {"x-gdpr-sensitive": true}, "b": {"x-gdpr-sensitive": true}}})");
   json data = parse(R"({"a": "x", "b": "y"})");
   auto r = gdpr::protect(data, schema, flaky);
   ASSERT_FALSE(r);
@@ -210,7 +214,8 @@ TEST(Protect, CanonicalJsonIsWhatTheCipherSees) {
 
 TEST(Protect, InvalidSchemaIsRefusedBeforeAnythingChanges) {
   json data = parse(R"({"a": "x"})");
-  auto r = gdpr::protect(data, parse(R"({"properties": {"a": {"x-gdpr-sensitive": 1}}})"), cipher32());
+  auto r =
+      gdpr::protect(data, parse(R"({"properties": {"a": {"x-gdpr-sensitive": 1}}})"), cipher32());
   EXPECT_EQ(r.code(), gdpr::errc::invalid_schema);
   EXPECT_EQ(data, parse(R"({"a": "x"})"));
 }

@@ -147,28 +147,30 @@ int run(const gdpr_options& o) {
   return run_inventory(*reg);
 }
 
-babelqueue::cli::command_registrar schema_gdpr_command{"schema gdpr", [](CLI::App& root) {
-  auto* cmd = babelqueue::cli::schema_group(root)->add_subcommand(
-      "gdpr",
-      "Inventory, audit and mask the x-gdpr-sensitive fields declared in the registry "
-      "(bqschema gdpr parity). Without flags: per URN its sensitive paths, then totals "
-      "(exit 0). --require: CI gate, exit 1 when a PII-named scalar property is not marked. "
-      "--mask FILE: print FILE with the marked fields redacted for logging (an envelope masks "
-      "its data against job/urn, a bare object needs --urn); exit 1 when the URN has no "
-      "schema. Masking is one-way redaction, not encryption.");
-  auto options = std::make_shared<gdpr_options>();
-  cmd->add_option("--registry", options->registry, "Registry manifest (default registry.json)");
-  cmd->add_flag("--require", options->require,
-                "Fail (exit 1) when a PII-named field is not marked x-gdpr-sensitive");
-  cmd->add_option("--pattern", options->pattern,
-                  "PII name regex for --require (ECMAScript; a leading (?i) = case-insensitive; "
-                  "default: the built-in email/ssn/phone/tckn/... pattern)");
-  cmd->add_option("--mask", options->mask,
-                  "Mask the sensitive fields of this message JSON file and print it");
-  cmd->add_option("--urn", options->urn,
-                  "URN to mask against (required when --mask is a bare data object)");
-  cmd->callback([options] { babelqueue::cli::exit_status() = run(*options); });
-}};
+babelqueue::cli::command_registrar schema_gdpr_command{
+    "schema gdpr", [](CLI::App& root) {
+      auto* cmd = babelqueue::cli::schema_group(root)->add_subcommand(
+          "gdpr",
+          "Inventory, audit and mask the x-gdpr-sensitive fields declared in the registry "
+          "(bqschema gdpr parity). Without flags: per URN its sensitive paths, then totals "
+          "(exit 0). --require: CI gate, exit 1 when a PII-named scalar property is not marked. "
+          "--mask FILE: print FILE with the marked fields redacted for logging (an envelope masks "
+          "its data against job/urn, a bare object needs --urn); exit 1 when the URN has no "
+          "schema. Masking is one-way redaction, not encryption.");
+      auto options = std::make_shared<gdpr_options>();
+      cmd->add_option("--registry", options->registry, "Registry manifest (default registry.json)");
+      cmd->add_flag("--require", options->require,
+                    "Fail (exit 1) when a PII-named field is not marked x-gdpr-sensitive");
+      cmd->add_option(
+          "--pattern", options->pattern,
+          "PII name regex for --require (ECMAScript; a leading (?i) = case-insensitive; "
+          "default: the built-in email/ssn/phone/tckn/... pattern)");
+      cmd->add_option("--mask", options->mask,
+                      "Mask the sensitive fields of this message JSON file and print it");
+      cmd->add_option("--urn", options->urn,
+                      "URN to mask against (required when --mask is a bare data object)");
+      cmd->callback([options] { babelqueue::cli::exit_status() = run(*options); });
+    }};
 
 }  // namespace
 

@@ -37,7 +37,9 @@ enum class errc : int {
 /// The category of gdpr::errc values ("babelqueue.gdpr").
 const std::error_category& category() noexcept;
 
-inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
 
 /// Stable snake_case name of a code (`decrypt_failed`, ...).
 std::string_view reason(errc e) noexcept;
@@ -89,8 +91,8 @@ template <class T>
 class [[nodiscard]] outcome {
  public:
   outcome(const T& v) : state_(std::in_place_index<0>, v) {}                 // NOLINT
-  outcome(T&& v) : state_(std::in_place_index<0>, std::move(v)) {}            // NOLINT
-  outcome(failure f) : state_(std::in_place_index<1>, std::move(f.info)) {}   // NOLINT
+  outcome(T&& v) : state_(std::in_place_index<0>, std::move(v)) {}           // NOLINT
+  outcome(failure f) : state_(std::in_place_index<1>, std::move(f.info)) {}  // NOLINT
 
   bool has_value() const noexcept { return state_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
