@@ -141,7 +141,9 @@ class app {
 
   /// Processes messages from `queue` (empty = the app's queue) on the calling thread until
   /// `max` were dispatched (0 = no limit) or a receive waited poll_timeout and got nothing.
-  /// Retries re-published onto the same queue are drained in the same call. Returns the
+  /// Retries re-published onto the same queue are drained in the same call. A message put
+  /// back by the unknown-URN `release` strategy that comes round again ends the drain (it
+  /// is released once more, not counted twice), so drain() never spins on it. Returns the
   /// number of messages dispatched. Stops early (between messages) after stop().
   result<std::size_t> drain(std::string_view queue = {}, std::size_t max = 0);
 

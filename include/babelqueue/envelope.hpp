@@ -165,6 +165,10 @@ class envelope {
                dead_letter_index_ = -1;
   bool produced_ = false;  // built by make(): a producer `urn` member is refused by encode()
   bool has_forbidden_extension_ = false;  // set_extension() was given a forbidden key
+  // text_ is exactly the canonical encoding while nothing but attempts (compared by value
+  // with pristine_attempts_) changed: encode() is then a single copy.
+  bool pristine_ = false;
+  std::int64_t pristine_attempts_ = 0;
 };
 
 }  // namespace v1

@@ -139,7 +139,7 @@ class transport {
   /// this consumer until ack()/release() (or until the broker's own visibility/lock timeout,
   /// where it has one, returns it to the queue — at-least-once).
   virtual result<std::optional<received_message>> receive(std::string_view queue,
-                                                           std::chrono::milliseconds timeout) = 0;
+                                                          std::chrono::milliseconds timeout) = 0;
 
   /// Settles a message as done: the broker forgets it. errc::invalid_argument when the
   /// message was not received by this instance or was already settled.

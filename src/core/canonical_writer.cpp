@@ -11,9 +11,8 @@ inline namespace v1 {
 namespace {
 
 result<void> write_string(const std::string& s, std::string& out) {
-  if (!detail::valid_utf8(s)) return fail(errc::invalid_utf8, "string is not valid UTF-8");
   out.push_back('"');
-  detail::escape_into(s, out);
+  if (!detail::escape_checked_into(s, out)) return fail(errc::invalid_utf8, "string is not valid UTF-8");
   out.push_back('"');
   return {};
 }
@@ -53,7 +52,7 @@ result<void> write_value(const json& v, std::string& out, int depth) {
     case json::value_t::object: {
       out.push_back('{');
       bool first = true;
-      for (const auto& [key, item] : v.items()) {
+      for (const auto& [key, item] : v.get_ref<const json::object_t&>()) {
         if (!first) out.push_back(',');
         first = false;
         if (auto r = write_string(key, out); !r) return r;

@@ -451,6 +451,7 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
   parse_int64(f.top[static_cast<std::size_t>(f.last_top[k_attempts])].num.text, attempts);
   A::attempts(env) = attempts;
   A::reindex(env);
+  A::set_pristine(env);
 }
 
 template <class Body>
@@ -505,6 +506,10 @@ result<void> encode_to(const envelope& env, std::string& out) {
   using A = envelope_access;
   if (A::has_forbidden(env)) {
     return fail(errc::forbidden_key, "the envelope carries a key the contract forbids");
+  }
+  if (std::string_view whole = A::pristine_text(env); !whole.empty()) {
+    out.append(whole);
+    return {};
   }
   const auto& top = A::top(env);
   const std::int32_t attempts_at = A::attempts_index(env);

@@ -139,6 +139,7 @@ void envelope::set_dead_letter(const dead_letter_info& info) {
   append_quoted(info.lang, block);
   block.push_back('}');
 
+  pristine_ = false;
   span value{static_cast<std::uint32_t>(text_.size()), static_cast<std::uint32_t>(block.size())};
   text_ += block;
   if (dead_letter_index_ >= 0) {
@@ -153,6 +154,7 @@ void envelope::set_dead_letter(const dead_letter_info& info) {
 
 void envelope::clear_dead_letter() noexcept {
   if (dead_letter_index_ < 0) return;
+  pristine_ = false;
   top_.erase(top_.begin() + dead_letter_index_);
   envelope_access::reindex(*this);
 }
@@ -181,6 +183,7 @@ result<void> envelope::set_extension(std::string_view key, const json& value, bo
   if (auto r = write_canonical_json(value, value_text); !r) return r;
   std::string key_text;
   detail::escape_into(key, key_text);
+  pristine_ = false;
   if (in_meta ? is_forbidden_meta_key(key) : (is_forbidden_top_key(key) || key == "urn")) {
     has_forbidden_extension_ = true;  // refused by encode() (D3)
   }

@@ -48,6 +48,16 @@ struct envelope_access {
   static std::optional<std::int64_t>& created_at(envelope& e) { return e.created_at_; }
   static std::int64_t& attempts(envelope& e) { return e.attempts_; }
   static void set_produced(envelope& e) { e.produced_ = true; }
+  /// Declares text_ to be the exact canonical encoding of the current state.
+  static void set_pristine(envelope& e) {
+    e.pristine_ = true;
+    e.pristine_attempts_ = e.attempts_;
+  }
+  /// The whole canonical text when encode() may copy it verbatim, else empty.
+  static std::string_view pristine_text(const envelope& e) {
+    if (e.pristine_ && e.attempts_ == e.pristine_attempts_ && !e.has_forbidden_extension_) return e.text_;
+    return {};
+  }
   static bool produced(const envelope& e) { return e.produced_; }
   static bool has_forbidden(const envelope& e) { return e.has_forbidden_extension_; }
   /// Recomputes the cached member indices after top_ changed.

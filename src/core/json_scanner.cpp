@@ -1,5 +1,6 @@
 #include "json_scanner.hpp"
 
+#include <array>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -112,6 +113,7 @@ bool json_reader::fail(std::string_view what) {
 }
 
 void json_reader::skip_ws_slow() noexcept {
+  if (!is_ws(*p_)) return;  // a control byte: not white space; the caller reports it
   canonical_ = false;
   while (p_ < end_ && is_ws(*p_)) ++p_;
 }
@@ -200,54 +202,90 @@ bool json_reader::scan_escape() {
   }
 }
 
-bool json_reader::scan_number(number_scan& out) {
-  const char* start = p_;
-  bool integer = true;
-  consume('-');
-  if (p_ >= end_) return fail("invalid number");
-  if (*p_ == '0') {
-    ++p_;
-  } else if (*p_ >= '1' && *p_ <= '9') {
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-  } else {
-    return fail("invalid value");
-  }
-  if (p_ < end_ && *p_ == '.') {
-    integer = false;
-    ++p_;
-    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number fraction");
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-  }
-  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-    integer = false;
-    ++p_;
-    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number exponent");
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
-  }
-  out.text = std::string_view(start, static_cast<std::size_t>(p_ - start));
-  out.is_integer = integer;
-  return true;
-}
-
-namespace {
-// A sink that accepts everything: walk() with it is pure validation.
-struct validate_sink {
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number(const number_scan&) { return true; }
-  bool string(const string_scan&) { return true; }
-  bool key(const string_scan&) { return true; }
-  bool begin_object() { return true; }
-  bool end_object() { return true; }
-  bool begin_array() { return true; }
-  bool end_array() { return true; }
-};
-}  // namespace
-
+// Iterative validation (no recursion, no sink): the hot path of decode() for `data`.
+// Containers opened here are tracked one bit per level (1 = object, 0 = array).
 bool json_reader::skip_value() {
-  validate_sink sink;
-  return walk(sink);
+  std::uint64_t kinds[64];  // 4096 levels, the depth cap's ceiling; bits set by push()
+  std::size_t level = 0;
+  auto push = [&](bool object) {
+    if (object) kinds[level >> 6] |= (std::uint64_t{1} << (level & 63));
+    else kinds[level >> 6] &= ~(std::uint64_t{1} << (level & 63));
+    ++level;
+  };
+  auto top_is_object = [&] { return (kinds[(level - 1) >> 6] >> ((level - 1) & 63)) & 1u; };
+  string_scan s;
+  number_scan n;
+
+value:
+  skip_ws();
+  if (p_ >= end_) return fail("unexpected end of input");
+  switch (*p_) {
+    case '{':
+      ++p_;
+      if (!enter() || level >= 4096) return fail("nesting is deeper than the limit");
+      push(true);
+      skip_ws();
+      if (consume('}')) {
+        leave();
+        --level;
+        goto after_value;
+      }
+      goto key;
+    case '[':
+      ++p_;
+      if (!enter() || level >= 4096) return fail("nesting is deeper than the limit");
+      push(false);
+      skip_ws();
+      if (consume(']')) {
+        leave();
+        --level;
+        goto after_value;
+      }
+      goto value;
+    case '"':
+      if (!scan_string(s)) return false;
+      goto after_value;
+    case 't':
+      if (!expect_literal("true")) return false;
+      goto after_value;
+    case 'f':
+      if (!expect_literal("false")) return false;
+      goto after_value;
+    case 'n':
+      if (!expect_literal("null")) return false;
+      goto after_value;
+    default:
+      if (!scan_number(n)) return false;
+      goto after_value;
+  }
+
+key:
+  skip_ws();
+  if (peek() != '"') return fail("expected a string key");
+  if (!scan_string(s)) return false;
+  skip_ws();
+  if (!consume(':')) return fail("expected ':' after a key");
+  goto value;
+
+after_value:
+  if (level == 0) return true;
+  skip_ws();
+  if (top_is_object()) {
+    if (consume(',')) goto key;
+    if (consume('}')) {
+      leave();
+      --level;
+      goto after_value;
+    }
+    return fail("expected ',' or '}' in an object");
+  }
+  if (consume(',')) goto value;
+  if (consume(']')) {
+    leave();
+    --level;
+    goto after_value;
+  }
+  return fail("expected ',' or ']' in an array");
 }
 
 void unescape_into(std::string_view raw, std::string& out) {
@@ -284,28 +322,51 @@ void unescape_into(std::string_view raw, std::string& out) {
   }
 }
 
-void escape_into(std::string_view utf8, std::string& out) {
+namespace {
+
+// Bytes the canonical writer cannot copy as they are: '"', '\\', controls, non-ASCII.
+constexpr std::array<bool, 256> make_special_table() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+  return t;
+}
+constexpr std::array<bool, 256> kSpecial = make_special_table();
+
+// Appends `utf8` escaped per D2. When `check` is set, invalid UTF-8 (including encoded
+// surrogates) makes it stop and return false; otherwise the input is trusted.
+template <bool check>
+bool escape_impl(std::string_view utf8, std::string& out) {
   static constexpr char hex[] = "0123456789abcdef";
   const char* p = utf8.data();
   const char* end = p + utf8.size();
   while (p < end) {
-    std::size_t run = find_special(p, end);
-    out.append(p, run);
-    p += run;
+    const char* q = p;
+    if (end - q >= 16) {
+      q += find_special(q, end);
+    } else {
+      while (q < end && !kSpecial[static_cast<unsigned char>(*q)]) ++q;
+    }
+    out.append(p, q);
+    p = q;
     if (p >= end) break;
     auto c = static_cast<unsigned char>(*p);
     if (c >= 0x80) {
-      // Copy the whole non-ASCII sequence; only U+2028/U+2029 are escaped (D2).
-      if (c == 0xE2 && end - p >= 3 && static_cast<unsigned char>(p[1]) == 0x80 &&
+      std::size_t n;
+      if constexpr (check) {
+        n = utf8_sequence(reinterpret_cast<const unsigned char*>(p), reinterpret_cast<const unsigned char*>(end));
+        if (n == 0) return false;
+      } else {
+        n = 1;
+        while (p + n < end && (static_cast<unsigned char>(p[n]) & 0xC0) == 0x80) ++n;
+      }
+      // Only U+2028 / U+2029 are escaped among non-ASCII characters (D2).
+      if (n == 3 && c == 0xE2 && static_cast<unsigned char>(p[1]) == 0x80 &&
           (static_cast<unsigned char>(p[2]) == 0xA8 || static_cast<unsigned char>(p[2]) == 0xA9)) {
         out.append(static_cast<unsigned char>(p[2]) == 0xA8 ? "\\u2028" : "\\u2029");
-        p += 3;
-        continue;
+      } else {
+        out.append(p, n);
       }
-      const char* q = p + 1;
-      while (q < end && (static_cast<unsigned char>(*q) & 0xC0) == 0x80) ++q;
-      out.append(p, q);
-      p = q;
+      p += n;
       continue;
     }
     ++p;
@@ -323,6 +384,15 @@ void escape_into(std::string_view utf8, std::string& out) {
       }
     }
   }
+  return true;
+}
+
+}  // namespace
+
+void escape_into(std::string_view utf8, std::string& out) { escape_impl<false>(utf8, out); }
+
+bool escape_checked_into(std::string_view utf8, std::string& out) {
+  return escape_impl<true>(utf8, out);
 }
 
 void reescape_into(const string_scan& s, std::string& out) {

@@ -63,7 +63,8 @@ class json_reader {
   // -- tokens --
   /// Skips JSON white space; any white space makes the text non-canonical.
   void skip_ws() noexcept {
-    if (p_ < end_ && is_ws(*p_)) skip_ws_slow();
+    // One compare on the hot path: in compact JSON the next byte is never <= ' '.
+    if (p_ < end_ && static_cast<unsigned char>(*p_) <= 0x20) skip_ws_slow();
   }
   /// At '"': validates one string (UTF-8, escapes, surrogate pairs) and moves past it.
   /// Inline fast path: a plain ASCII string whose closing quote is within 16 bytes.
@@ -91,7 +92,7 @@ class json_reader {
     return scan_string_slow(out);
   }
   /// At '-' or a digit: validates one number and moves past it.
-  bool scan_number(number_scan& out);
+  inline bool scan_number(number_scan& out);
   /// Validates one value of any kind and moves past it.
   bool skip_value();
   /// Entering / leaving an array or object; false (with an error) when too deep.
@@ -125,6 +126,36 @@ class json_reader {
   bool canonical_ = true;
   std::string error_;
 };
+
+inline bool json_reader::scan_number(number_scan& out) {
+  const char* start = p_;
+  bool integer = true;
+  consume('-');
+  if (p_ >= end_) return fail("invalid number");
+  if (*p_ == '0') {
+    ++p_;
+  } else if (*p_ >= '1' && *p_ <= '9') {
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  } else {
+    return fail("invalid value");
+  }
+  if (p_ < end_ && *p_ == '.') {
+    integer = false;
+    ++p_;
+    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number fraction");
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  }
+  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    integer = false;
+    ++p_;
+    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number exponent");
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  }
+  out.text = std::string_view(start, static_cast<std::size_t>(p_ - start));
+  out.is_integer = integer;
+  return true;
+}
 
 template <class Sink>
 bool json_reader::walk(Sink& sink) {
@@ -196,6 +227,8 @@ bool json_reader::walk(Sink& sink) {
 void unescape_into(std::string_view raw, std::string& out);
 /// Appends `utf8` escaped per D2 (no quotes). The text must be valid UTF-8.
 void escape_into(std::string_view utf8, std::string& out);
+/// As escape_into(), validating UTF-8 on the way; false (output partial) when invalid.
+bool escape_checked_into(std::string_view utf8, std::string& out);
 /// Appends a validated raw string's canonical escaped form (no quotes).
 void reescape_into(const string_scan& s, std::string& out);
 /// True when `text` is valid UTF-8 with no surrogate code points.
