@@ -217,3 +217,25 @@ TEST_F(PythonPeerGdpr, MarkedContainerWithMarkedDescendantFromPythonRoundTripsIn
   r = peer("unprotect", sealed, key, "nested.json");
   EXPECT_EQ(r.exit_code, 3) << "the Python SDK fixed pitfall 1; update docs/gdpr.md";
 }
+
+TEST_F(PythonPeerGdpr, SensitivePathsAgreeOnTheFixtureRegistry) {
+  // The inventory view (what `babelqueue schema gdpr` lists) matches Python's sensitive_paths
+  // on every fixture schema: root marks, categories, nested arrays, marks inside containers.
+  const std::filesystem::path dir =
+      std::filesystem::path(BABELQUEUE_SOURCE_DIR) / "tests/gdpr/registry/schemas";
+  std::size_t compared = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const auto r = gdpr_test::run(
+        shell_quote(python_) + " " +
+        shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/gdpr/peer/gdpr_peer.py") +
+        " paths " + shell_quote(entry.path().string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json expected = json::array();
+    for (const auto& p :
+         gdpr::sensitive_paths(json::parse(gdpr_test::read_file(entry.path().string()))))
+      expected.push_back(json::array({p.path, p.category}));
+    EXPECT_EQ(babelqueue::parse_json(r.out).value(), expected) << entry.path();
+    ++compared;
+  }
+  EXPECT_GE(compared, 6u);
+}

@@ -1,8 +1,9 @@
 """The Python reference SDK's protect/unprotect, driven by the C++ interop test.
 
 Usage: gdpr_peer.py protect|unprotect SCHEMA.json DATA.json KEY_HEX
-Prints the resulting data as JSON on stdout; exit 3 with the error on stderr when the SDK
-raises (e.g. DecryptError).
+       gdpr_peer.py paths SCHEMA.json
+Prints the resulting data (or the schema's sensitive paths as [[path, category], ...]) as
+JSON on stdout; exit 3 with the error on stderr when the SDK raises (e.g. DecryptError).
 
 The SDK ships only the Cipher protocol; the reference cipher below is the one its docstring
 documents (cryptography's AESGCM, base64(nonce(12) || ciphertext || tag(16)), std padded
@@ -14,6 +15,7 @@ import os
 import sys
 
 from babelqueue.gdpr import protect, unprotect
+from babelqueue.schema import sensitive_paths
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 
@@ -31,9 +33,13 @@ class AesGcmCipher:
 
 
 def main() -> int:
-    mode, schema_file, data_file, key_hex = sys.argv[1:5]
+    mode, schema_file = sys.argv[1:3]
     with open(schema_file, encoding="utf-8") as f:
         schema = json.load(f)
+    if mode == "paths":
+        json.dump([[p.path, p.category] for p in sensitive_paths(schema)], sys.stdout)
+        return 0
+    data_file, key_hex = sys.argv[3:5]
     with open(data_file, encoding="utf-8") as f:
         data = json.load(f)
     cipher = AesGcmCipher(bytes.fromhex(key_hex))
