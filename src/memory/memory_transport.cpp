@@ -1,7 +1,7 @@
 // memory:// — the transport over the shared in-process broker.
-#include <babelqueue/memory/memory_transport.hpp>
-
 #include "memory/broker.hpp"
+
+#include <babelqueue/memory/memory_transport.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -122,15 +122,15 @@ result<void> memory_transport::close(std::chrono::steady_clock::time_point /*dea
 }
 
 void register_transport() {
-  babelqueue::register_transport("memory", [](const broker_url& url)
-                                               -> result<std::unique_ptr<transport>> {
-    query_options options(url);
-    if (auto r = options.finish("memory"); !r) return fail(r.error());
-    if (!url.user.empty() || url.has_password || url.port) {
-      return fail(errc::invalid_argument, "memory:// takes only a name: memory://NAME");
-    }
-    return std::unique_ptr<transport>(std::make_unique<memory_transport>(url.location()));
-  });
+  babelqueue::register_transport(
+      "memory", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
+        query_options options(url);
+        if (auto r = options.finish("memory"); !r) return fail(r.error());
+        if (!url.user.empty() || url.has_password || url.port) {
+          return fail(errc::invalid_argument, "memory:// takes only a name: memory://NAME");
+        }
+        return std::unique_ptr<transport>(std::make_unique<memory_transport>(url.location()));
+      });
 }
 
 std::size_t depth(std::string_view name, std::string_view queue) {

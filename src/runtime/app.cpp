@@ -1,9 +1,9 @@
 // The app runtime: construction, routes, publish, consume, drain, stop (app.hpp).
+#include "runtime/worker.hpp"
+
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/url.hpp>
-
-#include "runtime/worker.hpp"
 
 #include <algorithm>
 #include <thread>
@@ -13,8 +13,8 @@ inline namespace v1 {
 namespace {
 
 std::string_view trim_ascii(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
-                        s.front() == '\r')) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) {
     s.remove_prefix(1);
   }
   while (!s.empty() &&
@@ -238,6 +238,7 @@ result<std::size_t> app::drain(std::string_view queue, std::size_t max) {
   auto t = source_();
   if (!t) return fail(t.error());
   worker w(*this, std::move(*t));
+  w.enable_drain_guard();
   std::size_t count = 0;
   while (!stop_requested() && (max == 0 || count < max)) {
     auto got = w.poll_once(q);

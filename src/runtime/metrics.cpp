@@ -20,8 +20,7 @@ void atomic_metrics::on_handled(std::string_view, std::chrono::nanoseconds laten
   const auto ns = static_cast<std::int64_t>(latency.count());
   latency_sum_ns_.fetch_add(ns, std::memory_order_relaxed);
   auto seen = latency_max_ns_.load(std::memory_order_relaxed);
-  while (ns > seen &&
-         !latency_max_ns_.compare_exchange_weak(seen, ns, std::memory_order_relaxed)) {
+  while (ns > seen && !latency_max_ns_.compare_exchange_weak(seen, ns, std::memory_order_relaxed)) {
   }
 }
 

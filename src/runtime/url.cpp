@@ -27,8 +27,7 @@ result<std::string> percent_decode(std::string_view in, std::string_view what) {
       continue;
     }
     if (i + 2 >= in.size() || hex_value(in[i + 1]) < 0 || hex_value(in[i + 2]) < 0) {
-      return fail(errc::invalid_argument,
-                  "bad percent escape in the URL " + std::string(what));
+      return fail(errc::invalid_argument, "bad percent escape in the URL " + std::string(what));
     }
     out.push_back(static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2])));
     i += 2;
@@ -105,7 +104,8 @@ result<broker_url> broker_url::parse(std::string_view url) {
     host = authority.substr(1, close - 1);
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
-      if (after.front() != ':') return fail(errc::invalid_argument, "junk after ']' in the URL host");
+      if (after.front() != ':')
+        return fail(errc::invalid_argument, "junk after ']' in the URL host");
       port = after.substr(1);
       if (port.empty()) return fail(errc::invalid_argument, "empty port in the URL");
     }
@@ -121,7 +121,8 @@ result<broker_url> broker_url::parse(std::string_view url) {
     unsigned value = 0;
     auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
-      return fail(errc::invalid_argument, "URL port must be 1..65535, got '" + std::string(port) + "'");
+      return fail(errc::invalid_argument,
+                  "URL port must be 1..65535, got '" + std::string(port) + "'");
     }
     u.port = static_cast<std::uint16_t>(value);
   }

@@ -6,6 +6,7 @@
 #include <babelqueue/dead_letter.hpp>
 
 #include <chrono>
+#include <functional>
 #include <limits>
 
 namespace babelqueue {
@@ -27,6 +28,11 @@ result<bool> app::worker::poll_once(std::string_view queue) {
   auto got = transport_->receive(queue, app_.options_.poll_timeout);
   if (!got) return fail(got.error());
   if (!*got) return false;
+  if (drain_guard_ && !released_.empty() &&
+      released_.count(std::hash<std::string>{}((*got)->body)) != 0) {
+    release(**got, {});  // seen in this drain already: leave it for a consumer that knows it
+    return false;
+  }
   dispatch(**got);
   return true;
 }
@@ -38,8 +44,7 @@ void app::worker::dispatch(const received_message& delivery) noexcept {
     // Only allocation failures can get here (handlers are caught in dispatch_impl). Leave
     // the delivery unsettled: the broker returns it (at-least-once), the loop goes on.
     app_.log(log_level::error, "internal error while dispatching a message from '" +
-                                   delivery.queue + "': " +
-                                   detail::current_failure_cause().error);
+                                   delivery.queue + "': " + detail::current_failure_cause().error);
   }
 }
 
@@ -90,9 +95,9 @@ void app::worker::dispatch_impl(const received_message& delivery) {
     return;
   }
   // 4. Failure path.
-  failed(delivery, env,
-         cause{dead_letter_reason::failed, std::move(failure->error),
-               std::move(failure->exception)});
+  failed(
+      delivery, env,
+      cause{dead_letter_reason::failed, std::move(failure->error), std::move(failure->exception)});
 }
 
 void app::worker::poison(const received_message& delivery, const error_info& why) {
@@ -135,6 +140,7 @@ void app::worker::unknown_urn(const received_message& delivery, envelope& env) {
     case unknown_urn_strategy::release:
       app_.log(log_level::debug, "releasing " + describe(delivery, &env) +
                                      " unchanged: no handler (strategy release)");
+      if (drain_guard_) released_.insert(std::hash<std::string>{}(delivery.body));
       release(delivery, app_.options_.unknown_urn_release_delay);
       return;
     case unknown_urn_strategy::dead_letter:
@@ -163,17 +169,15 @@ void app::worker::failed(const received_message& delivery, envelope& env, const 
   // queue it came from; then ack the original.
   auto body = encode(env);
   if (!body) {
-    app_.log(log_level::error, "cannot re-encode " + describe(delivery, &env) +
-                                   " for a retry: " + body.error().message +
-                                   "; releasing it unchanged");
+    app_.log(log_level::error, "cannot re-encode " + describe(delivery, &env) + " for a retry: " +
+                                   body.error().message + "; releasing it unchanged");
     release(delivery, {});
     return;
   }
   if (forward_then_ack(delivery, delivery.queue, *body, forwarded_headers(delivery), "retry")) {
-    app_.log(log_level::info, "retrying " + describe(delivery, &env) + " (attempt " +
-                                  std::to_string(next) + " of " +
-                                  std::to_string(app_.options_.max_attempts) +
-                                  "): " + c.error.value_or(""));
+    app_.log(log_level::info,
+             "retrying " + describe(delivery, &env) + " (attempt " + std::to_string(next) + " of " +
+                 std::to_string(app_.options_.max_attempts) + "): " + c.error.value_or(""));
     notify([&](metrics& m) { m.on_retried(delivery.queue); });
   }
 }
@@ -190,24 +194,23 @@ void app::worker::dead_letter_or_drop(const received_message& delivery, envelope
     return;
   }
   const std::string dlq = app_.dead_letter_queue_for(delivery.queue);
-  const std::string_view original_queue = env.queue().empty() ? std::string_view(delivery.queue)
-                                                                : env.queue();
+  const std::string_view original_queue =
+      env.queue().empty() ? std::string_view(delivery.queue) : env.queue();
   std::optional<std::string_view> err, exc;
   if (c.error) err = *c.error;
   if (c.exception) exc = *c.exception;
   const envelope annotated = annotate(env, c.reason, original_queue, attempts, err, exc);
   auto body = encode(annotated);
   if (!body) {
-    app_.log(log_level::error, "cannot encode the dead-letter copy of " +
-                                   describe(delivery, &env) + ": " + body.error().message +
-                                   "; releasing it unchanged");
+    app_.log(log_level::error, "cannot encode the dead-letter copy of " + describe(delivery, &env) +
+                                   ": " + body.error().message + "; releasing it unchanged");
     release(delivery, {});
     return;
   }
   if (forward_then_ack(delivery, dlq, *body, forwarded_headers(delivery), "dead-letter")) {
-    app_.log(log_level::warn, "dead-lettered " + describe(delivery, &env) + " to '" + dlq +
-                                  "' (" + reason_text + ", attempts " +
-                                  std::to_string(attempts) + "): " + c.error.value_or(""));
+    app_.log(log_level::warn, "dead-lettered " + describe(delivery, &env) + " to '" + dlq + "' (" +
+                                  reason_text + ", attempts " + std::to_string(attempts) +
+                                  "): " + c.error.value_or(""));
     notify([&](metrics& m) { m.on_dead_lettered(dlq, c.reason); });
   }
 }
@@ -216,10 +219,10 @@ bool app::worker::forward_then_ack(const received_message& delivery, std::string
                                    std::string_view body, const headers& hdrs,
                                    std::string_view what) {
   if (auto r = transport_->publish(queue, body, hdrs); !r) {
-    app_.log(log_level::error, std::string(what) + " to '" + std::string(queue) +
-                                   "' failed (" + std::string(r.error().reason()) + ": " +
-                                   r.error().message + "); putting the message back on '" +
-                                   delivery.queue + "' unchanged");
+    app_.log(log_level::error, std::string(what) + " to '" + std::string(queue) + "' failed (" +
+                                   std::string(r.error().reason()) + ": " + r.error().message +
+                                   "); putting the message back on '" + delivery.queue +
+                                   "' unchanged");
     release(delivery, {});
     return false;
   }

@@ -5,6 +5,7 @@
 #include <babelqueue/codec.hpp>
 
 #include <optional>
+#include <unordered_set>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -22,8 +23,12 @@ class app::worker final : public detail::message_publisher {
   void dispatch(const received_message& delivery) noexcept;
 
   result<std::string> publish_continuing(const message& inbound, std::string_view urn,
-                                         const json& data,
-                                         const publish_options& options) override;
+                                         const json& data, const publish_options& options) override;
+
+  /// drain() mode: a message this worker released unchanged (unknown-URN `release`) that
+  /// comes back during the same drain is put back again and ends the drain, instead of
+  /// looping over it forever.
+  void enable_drain_guard() { drain_guard_ = true; }
 
   /// Replaces a transport that reported errc::closed (the broker went away for good).
   result<void> reopen();
@@ -63,6 +68,8 @@ class app::worker final : public detail::message_publisher {
 
   app& app_;
   std::unique_ptr<transport> transport_;
+  bool drain_guard_ = false;
+  std::unordered_set<std::size_t> released_;  // body hashes released during this drain
 };
 
 }  // namespace v1

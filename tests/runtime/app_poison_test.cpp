@@ -12,8 +12,7 @@ using namespace babelqueue;
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(BABELQUEUE_CONFORMANCE_DIR) + "/fixtures/" + name,
-                   std::ios::binary);
+  std::ifstream in(std::string(BABELQUEUE_CONFORMANCE_DIR) + "/fixtures/" + name, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -100,8 +99,9 @@ TEST_F(Poison, ForbiddenKeysAreDroppedWithAWarningNotRejected) {
   app a(url(), bqtest::fast_options(&logs));
   int calls = 0;
   a.handle("urn:a:b:c", [&](message&) { ++calls; });
-  bqtest::put_raw(broker, "default",
-                  R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"schema_version":1,"ts":5},"attempts":0,"timestamp":1})");
+  bqtest::put_raw(
+      broker, "default",
+      R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"schema_version":1,"ts":5},"attempts":0,"timestamp":1})");
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(calls, 1);
 }

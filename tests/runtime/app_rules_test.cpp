@@ -89,8 +89,10 @@ TEST_F(AppRules, RetryArithmeticHandlerSeesZeroOneTwoAndDlqCarriesThreeInBothPla
   EXPECT_GT(dl->failed_at, 1700000000000);
   // The dead_letter block is the last key, in spec order.
   const std::string& body = dlq[0].body;
-  EXPECT_NE(body.find(R"("attempts":3,"dead_letter":{"reason":"failed","error":"Payment gateway timeout","exception":)"),
-            std::string::npos)
+  EXPECT_NE(
+      body.find(
+          R"("attempts":3,"dead_letter":{"reason":"failed","error":"Payment gateway timeout","exception":)"),
+      std::string::npos)
       << body;
 }
 
@@ -143,8 +145,9 @@ TEST_F(AppRules, AttemptsAlreadyAtTheLimitDeadLetterAtOnce) {
     throw std::runtime_error("x");
   });
   // The conformance fixture carries attempts 2 (a Python producer's second retry).
-  bqtest::put_raw(broker, "default",
-                  R"({"job":"urn:babel:catalog:item.indexed","trace_id":"t","data":{},"meta":{"id":"i","queue":"catalog","lang":"python","schema_version":1,"created_at":1},"attempts":2})");
+  bqtest::put_raw(
+      broker, "default",
+      R"({"job":"urn:babel:catalog:item.indexed","trace_id":"t","data":{},"meta":{"id":"i","queue":"catalog","lang":"python","schema_version":1,"created_at":1},"attempts":2})");
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, (std::vector<std::int64_t>{2}));
   auto dlq = bqtest::take_all(broker, "default.dlq");
@@ -163,8 +166,9 @@ TEST_F(AppRules, DeadLetterQueueNameExplicitOrSuffixAndOriginalQueueFallback) {
     app a(url(), o);
     a.handle("urn:a:b:c", [](message&) { throw std::runtime_error("x"); });
     // No meta.queue: original_queue falls back to the consumed queue.
-    bqtest::put_raw(broker, "work",
-                    R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"id":"i","lang":"go","schema_version":1,"created_at":1},"attempts":0})");
+    bqtest::put_raw(
+        broker, "work",
+        R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"id":"i","lang":"go","schema_version":1,"created_at":1},"attempts":0})");
     EXPECT_EQ(a.drain("work").value(), 1u);
     auto dlq = bqtest::take_all(broker, "work-dead");
     ASSERT_EQ(dlq.size(), 1u);
@@ -190,8 +194,9 @@ TEST_F(AppRules, RetryReEmitIsLosslessUnknownKeysBigIntegersAndNumberTextSurvive
   int calls = 0;
   a.handle("urn:babel:test:lossless", [&](message& m) {
     ++calls;
-    EXPECT_EQ(m.data_text(),
-              R"({"big":12345678901234567890,"huge":123456789012345678901234567890,"f":1.10,"e":1E2,"s":"\u2028"})");
+    EXPECT_EQ(
+        m.data_text(),
+        R"({"big":12345678901234567890,"huge":123456789012345678901234567890,"f":1.10,"e":1E2,"s":"\u2028"})");
     throw std::runtime_error("again");
   });
   const std::string original =
@@ -227,10 +232,11 @@ TEST_F(AppRules, HeadersReachTheHandlerAndSurviveARetry) {
     traceparent.emplace_back(m.header("traceparent").value_or(""));
     if (replay.size() == 1) throw std::runtime_error("first time fails");
   });
-  (void)a.publish("urn:a:b:c", json::object(),
-                  {.queue = {},
-                   .trace_id = {},
-                   .hdrs = {{"bq-replay-bypass", "1"}, {"traceparent", "00-abc-def-01"}}})
+  (void)a
+      .publish("urn:a:b:c", json::object(),
+               {.queue = {},
+                .trace_id = {},
+                .hdrs = {{"bq-replay-bypass", "1"}, {"traceparent", "00-abc-def-01"}}})
       .value();
   EXPECT_EQ(a.drain().value(), 2u);
   EXPECT_EQ(replay, (std::vector<bool>{true, true}));
@@ -241,9 +247,10 @@ TEST_F(AppRules, ReplayFlagNeedsANonEmptyHeader) {
   app a(url(), bqtest::fast_options());
   bool replay = true;
   a.handle("urn:a:b:c", [&](message& m) { replay = m.is_replay(); });
-  bqtest::put_raw(broker, "default",
-                  R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})",
-                  {{"traceparent", "x"}});
+  bqtest::put_raw(
+      broker, "default",
+      R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})",
+      {{"traceparent", "x"}});
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_FALSE(replay);
 }
@@ -269,8 +276,9 @@ TEST_F(AppRules, BabelqueueErrorFromDataIsAFailureWithItsReason) {
   o.max_attempts = 1;
   app a(url(), o);
   a.handle("urn:a:b:c", [](message& m) { (void)m.data(); });  // 1e400 fits no double
-  bqtest::put_raw(broker, "default",
-                  R"({"job":"urn:a:b:c","trace_id":"t","data":{"x":1e400},"meta":{"schema_version":1},"attempts":0})");
+  bqtest::put_raw(
+      broker, "default",
+      R"({"job":"urn:a:b:c","trace_id":"t","data":{"x":1e400},"meta":{"schema_version":1},"attempts":0})");
   EXPECT_EQ(a.drain().value(), 1u);
   auto dlq = bqtest::take_all(broker, "default.dlq");
   ASSERT_EQ(dlq.size(), 1u);

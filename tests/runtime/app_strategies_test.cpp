@@ -73,6 +73,19 @@ TEST_F(Strategies, ReleasePutsTheSameBytesBackWithoutABump) {
   EXPECT_EQ(memory::depth(broker, "default.dlq"), 0u);
 }
 
+TEST_F(Strategies, DrainWithReleaseDoesNotSpinOnAMessageNobodyHandles) {
+  app a(url(), options(unknown_urn_strategy::release, false));
+  int calls = 0;
+  a.handle("urn:a:b:c", [&](message&) { ++calls; });
+  bqtest::put_raw(broker, "default", unknown_body);
+  (void)a.publish("urn:a:b:c", json::object()).value();
+  EXPECT_EQ(a.drain().value(), 2u);  // the unknown one once, the handled one once
+  EXPECT_EQ(calls, 1);
+  auto back = bqtest::take_all(broker, "default");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].body, unknown_body);
+}
+
 TEST_F(Strategies, ReleaseHonoursTheConfiguredDelay) {
   auto o = options(unknown_urn_strategy::release, false);
   o.unknown_urn_release_delay = std::chrono::milliseconds(300);

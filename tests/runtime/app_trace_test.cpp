@@ -85,8 +85,9 @@ TEST_F(Trace, PublishingFromAHandlerContinuesTheTraceWithAFreshId) {
 TEST_F(Trace, PublishMintsOrContinuesTraceAndReturnsMetaId) {
   app a(url(), bqtest::fast_options());
   auto id1 = a.publish("urn:a:b:c", json{{"n", 1}}).value();
-  auto id2 = a.publish("urn:a:b:c", json{{"n", 2}}, {.queue = {}, .trace_id = " given ", .hdrs = {}})
-                 .value();
+  auto id2 =
+      a.publish("urn:a:b:c", json{{"n", 2}}, {.queue = {}, .trace_id = " given ", .hdrs = {}})
+          .value();
   EXPECT_NE(id1, id2);
   auto all = bqtest::take_all(broker, "default");
   ASSERT_EQ(all.size(), 2u);

@@ -40,10 +40,10 @@ TEST(BrokerUrl, Ipv6AndPasswordOnly) {
 }
 
 TEST(BrokerUrl, RejectsMalformedUrlsWithReasons) {
-  for (const char* bad : {"", "memory", "://x", "1x://h", "redis://h:0", "redis://h:70000",
-                          "redis://h:abc", "redis://h:", "redis://[::1", "redis://[::1]x",
-                          "memory://a%zz", "memory://a%4", "memory://a?x=1&x=2",
-                          "memory://a#frag", "memory://a?=v"}) {
+  for (const char* bad :
+       {"", "memory", "://x", "1x://h", "redis://h:0", "redis://h:70000", "redis://h:abc",
+        "redis://h:", "redis://[::1", "redis://[::1]x", "memory://a%zz", "memory://a%4",
+        "memory://a?x=1&x=2", "memory://a#frag", "memory://a?=v"}) {
     auto r = broker_url::parse(bad);
     EXPECT_FALSE(r) << bad;
     if (!r) {

@@ -11,14 +11,14 @@
 #include <babelqueue/redis/redis_transport.hpp>
 #endif
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
-
-#include <pthread.h>
-#include <signal.h>
 
 namespace babelqueue::cli {
 namespace {

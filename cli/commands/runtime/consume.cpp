@@ -15,109 +15,113 @@
 
 namespace {
 
-babelqueue::cli::command_registrar consume_command{"consume", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand(
-      "consume", "Consume a queue with the runtime; print each handled envelope's bytes and ack it");
-  struct args_t {
-    std::string broker, queue, on_unknown = "fail";
-    std::size_t max = 0;
-    double timeout = 0;
-    std::vector<std::string> handle;
-    std::int64_t max_attempts = 3;
-    bool dead_letter = false, quiet = false;
-    unsigned workers = 1;
-  };
-  auto args = std::make_shared<args_t>();
-  babelqueue::cli::add_broker_option(cmd, args->broker);
-  cmd->add_option("--queue", args->queue, "Queue to consume")->required();
-  cmd->add_option("--max", args->max, "Stop after N messages were dispatched (0 = no limit)");
-  cmd->add_option("--timeout", args->timeout,
-                  "Stop after S seconds without a message (0 = wait for a signal)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--handle", args->handle,
-                  "Handle only this URN (repeatable); other URNs follow --on-unknown");
-  cmd->add_option("--on-unknown", args->on_unknown,
-                  "Unknown-URN strategy: fail | delete | release | dead_letter (default fail)");
-  cmd->add_option("--max-attempts", args->max_attempts,
-                  "Handler runs before dead-lettering (default 3)");
-  cmd->add_flag("--dead-letter", args->dead_letter,
-                "Dead-letter terminal failures and poison to <queue>.dlq (default: drop them)");
-  cmd->add_option("--workers", args->workers,
-                  "Worker threads when neither --max nor --timeout is given (default 1)")
-      ->check(CLI::Range(1u, 256u));
-  cmd->add_flag("--quiet,-q", args->quiet, "Log only warnings and errors to stderr");
-  cmd->callback([args] {
-    auto& status = babelqueue::cli::exit_status();
-    auto strategy = babelqueue::parse_unknown_urn_strategy(args->on_unknown);
-    if (!strategy) {
-      std::cerr << "--on-unknown: expected fail, delete, release or dead_letter, got '"
-                << args->on_unknown << "'\n";
-      status = 2;
-      return;
-    }
-    using namespace std::chrono;
-    const bool bounded = args->max > 0 || args->timeout > 0;
-    babelqueue::app_options o;
-    o.queue = args->queue;
-    o.on_unknown_urn = *strategy;
-    o.max_attempts = args->max_attempts;
-    o.dead_letter = args->dead_letter;
-    o.workers = args->workers;
-    o.logger = babelqueue::stderr_sink(args->quiet ? babelqueue::log_level::warn
-                                                   : babelqueue::log_level::info);
-    const auto idle = duration_cast<milliseconds>(duration<double>(args->timeout));
-    // Short polls keep SIGINT responsive; the idle limit is tracked across them below.
-    o.poll_timeout = args->timeout > 0 ? std::min<milliseconds>(idle, 1000ms) : 1000ms;
+babelqueue::cli::command_registrar consume_command{
+    "consume", [](CLI::App& root) {
+      auto* cmd = root.add_subcommand(
+          "consume",
+          "Consume a queue with the runtime; print each handled envelope's bytes and ack it");
+      struct args_t {
+        std::string broker, queue, on_unknown = "fail";
+        std::size_t max = 0;
+        double timeout = 0;
+        std::vector<std::string> handle;
+        std::int64_t max_attempts = 3;
+        bool dead_letter = false, quiet = false;
+        unsigned workers = 1;
+      };
+      auto args = std::make_shared<args_t>();
+      babelqueue::cli::add_broker_option(cmd, args->broker);
+      cmd->add_option("--queue", args->queue, "Queue to consume")->required();
+      cmd->add_option("--max", args->max, "Stop after N messages were dispatched (0 = no limit)");
+      cmd->add_option("--timeout", args->timeout,
+                      "Stop after S seconds without a message (0 = wait for a signal)")
+          ->check(CLI::NonNegativeNumber);
+      cmd->add_option("--handle", args->handle,
+                      "Handle only this URN (repeatable); other URNs follow --on-unknown");
+      cmd->add_option("--on-unknown", args->on_unknown,
+                      "Unknown-URN strategy: fail | delete | release | dead_letter (default fail)");
+      cmd->add_option("--max-attempts", args->max_attempts,
+                      "Handler runs before dead-lettering (default 3)");
+      cmd->add_flag("--dead-letter", args->dead_letter,
+                    "Dead-letter terminal failures and poison to <queue>.dlq (default: drop them)");
+      cmd->add_option("--workers", args->workers,
+                      "Worker threads when neither --max nor --timeout is given (default 1)")
+          ->check(CLI::Range(1u, 256u));
+      cmd->add_flag("--quiet,-q", args->quiet, "Log only warnings and errors to stderr");
+      cmd->callback([args] {
+        auto& status = babelqueue::cli::exit_status();
+        auto strategy = babelqueue::parse_unknown_urn_strategy(args->on_unknown);
+        if (!strategy) {
+          std::cerr << "--on-unknown: expected fail, delete, release or dead_letter, got '"
+                    << args->on_unknown << "'\n";
+          status = 2;
+          return;
+        }
+        using namespace std::chrono;
+        const bool bounded = args->max > 0 || args->timeout > 0;
+        babelqueue::app_options o;
+        o.queue = args->queue;
+        o.on_unknown_urn = *strategy;
+        o.max_attempts = args->max_attempts;
+        o.dead_letter = args->dead_letter;
+        o.workers = args->workers;
+        o.logger = babelqueue::stderr_sink(args->quiet ? babelqueue::log_level::warn
+                                                       : babelqueue::log_level::info);
+        const auto idle = duration_cast<milliseconds>(duration<double>(args->timeout));
+        // Short polls keep SIGINT responsive; the idle limit is tracked across them below.
+        o.poll_timeout = args->timeout > 0 ? std::min<milliseconds>(idle, 1000ms) : 1000ms;
 
-    babelqueue::cli::register_builtin_transports();
-    const std::string url = babelqueue::cli::resolve_broker(args->broker);
-    auto opened = babelqueue::app::open(url, o);
-    if (!opened) {
-      std::cerr << "cannot open broker " << url << ": " << opened.error().reason() << ": "
-                << opened.error().message << "\n";
-      status = 2;
-      return;
-    }
-    auto& app = **opened;
-    auto out_mutex = std::make_shared<std::mutex>();
-    auto print = [out_mutex](babelqueue::message& m) {
-      std::lock_guard lock(*out_mutex);
-      std::cout << m.raw() << '\n' << std::flush;
-    };
-    if (args->handle.empty()) {
-      app.handle_unmatched(print);
-    } else {
-      for (const auto& urn : args->handle) app.handle(urn, print);
-    }
+        babelqueue::cli::register_builtin_transports();
+        const std::string url = babelqueue::cli::resolve_broker(args->broker);
+        auto opened = babelqueue::app::open(url, o);
+        if (!opened) {
+          std::cerr << "cannot open broker " << url << ": " << opened.error().reason() << ": "
+                    << opened.error().message << "\n";
+          status = 2;
+          return;
+        }
+        auto& app = **opened;
+        auto out_mutex = std::make_shared<std::mutex>();
+        auto print = [out_mutex](babelqueue::message& m) {
+          std::lock_guard lock(*out_mutex);
+          std::cout << m.raw() << '\n' << std::flush;
+        };
+        if (args->handle.empty()) {
+          app.handle_unmatched(print);
+        } else {
+          for (const auto& urn : args->handle) app.handle(urn, print);
+        }
 
-    babelqueue::cli::signal_watch signals([&app] { app.stop(); });
-    if (!bounded) {
-      if (auto r = app.consume(); !r) {
-        std::cerr << "consume failed: " << r.error().reason() << ": " << r.error().message << "\n";
-        status = 2;
-      }
-      return;
-    }
-    // Bounded: drain on this thread (exactly --max messages, one worker).
-    std::size_t total = 0;
-    auto idle_since = steady_clock::now();
-    while (!app.stop_requested()) {
-      const std::size_t want = args->max > 0 ? args->max - total : 0;
-      auto n = app.drain(args->queue, want);
-      if (!n) {
-        std::cerr << "consume failed: " << n.error().reason() << ": " << n.error().message << "\n";
-        status = 2;
-        return;
-      }
-      total += *n;
-      if (args->max > 0 && total >= args->max) break;
-      if (*n > 0) {
-        idle_since = steady_clock::now() - o.poll_timeout;  // drain ended after one empty poll
-      } else if (args->timeout > 0 && steady_clock::now() - idle_since >= idle) {
-        break;
-      }
-    }
-  });
-}};
+        babelqueue::cli::signal_watch signals([&app] { app.stop(); });
+        if (!bounded) {
+          if (auto r = app.consume(); !r) {
+            std::cerr << "consume failed: " << r.error().reason() << ": " << r.error().message
+                      << "\n";
+            status = 2;
+          }
+          return;
+        }
+        // Bounded: drain on this thread (exactly --max messages, one worker).
+        std::size_t total = 0;
+        auto idle_since = steady_clock::now();
+        while (!app.stop_requested()) {
+          const std::size_t want = args->max > 0 ? args->max - total : 0;
+          auto n = app.drain(args->queue, want);
+          if (!n) {
+            std::cerr << "consume failed: " << n.error().reason() << ": " << n.error().message
+                      << "\n";
+            status = 2;
+            return;
+          }
+          total += *n;
+          if (args->max > 0 && total >= args->max) break;
+          if (*n > 0) {
+            idle_since = steady_clock::now() - o.poll_timeout;  // drain ended after one empty poll
+          } else if (args->timeout > 0 && steady_clock::now() - idle_since >= idle) {
+            break;
+          }
+        }
+      });
+    }};
 
 }  // namespace

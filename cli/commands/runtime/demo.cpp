@@ -87,8 +87,8 @@ int run_demo(const std::string& given_broker) {
               << child.value() << " (same trace_id, new id)\n";
   });
   app.handle("urn:babel:shipping:requested", [](babelqueue::message& m) {
-    std::cout << "   handler(shipping:requested) trace_id=" << m.trace_id()
-              << " meta.id=" << m.id() << "\n";
+    std::cout << "   handler(shipping:requested) trace_id=" << m.trace_id() << " meta.id=" << m.id()
+              << "\n";
   });
   app.handle("urn:babel:payments:captured", [](babelqueue::message& m) {
     std::cout << "   handler(payments:captured) attempt " << m.attempts()
@@ -140,30 +140,30 @@ int run_demo(const std::string& given_broker) {
 
   step(5, "What the runtime counted");
   auto s = metrics->snapshot();
-  std::cout << "   published=" << s.published << " consumed=" << s.consumed
-            << " acked=" << s.acked << " retried=" << s.retried
-            << " dead_lettered=" << s.dead_lettered << " handler_failures=" << s.handler_failures
-            << "\n";
+  std::cout << "   published=" << s.published << " consumed=" << s.consumed << " acked=" << s.acked
+            << " retried=" << s.retried << " dead_lettered=" << s.dead_lettered
+            << " handler_failures=" << s.handler_failures << "\n";
   std::cout << "\nNext: `babelqueue publish --queue orders urn:babel:orders:created --data "
                "'{\"order_id\":1}'` in one shell,\n      `babelqueue consume --queue orders` "
                "in another.\n";
   return 0;
 }
 
-babelqueue::cli::command_registrar demo_command{"demo", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand(
-      "demo", "Walk through publish, consume, trace continuation, retries and the DLQ");
-  auto broker = std::make_shared<std::string>();
-  cmd->add_option("--broker", *broker,
-                  "Broker URL (default: a throw-away embedded queue, removed afterwards)");
-  cmd->callback([broker] {
-    try {
-      babelqueue::cli::exit_status() = run_demo(*broker);
-    } catch (const std::exception& e) {
-      std::cerr << "demo failed: " << e.what() << "\n";
-      babelqueue::cli::exit_status() = 2;
-    }
-  });
-}};
+babelqueue::cli::command_registrar demo_command{
+    "demo", [](CLI::App& root) {
+      auto* cmd = root.add_subcommand(
+          "demo", "Walk through publish, consume, trace continuation, retries and the DLQ");
+      auto broker = std::make_shared<std::string>();
+      cmd->add_option("--broker", *broker,
+                      "Broker URL (default: a throw-away embedded queue, removed afterwards)");
+      cmd->callback([broker] {
+        try {
+          babelqueue::cli::exit_status() = run_demo(*broker);
+        } catch (const std::exception& e) {
+          std::cerr << "demo failed: " << e.what() << "\n";
+          babelqueue::cli::exit_status() = 2;
+        }
+      });
+    }};
 
 }  // namespace

@@ -10,60 +10,63 @@
 
 namespace {
 
-babelqueue::cli::command_registrar publish_command{"publish", [](CLI::App& root) {
-  auto* cmd = root.add_subcommand(
-      "publish", "Publish one fresh envelope to a queue and print its meta.id");
-  struct args_t {
-    std::string broker, queue, urn, data = "{}", trace_id;
-    std::vector<std::string> headers;
-  };
-  auto args = std::make_shared<args_t>();
-  babelqueue::cli::add_broker_option(cmd, args->broker);
-  cmd->add_option("--queue", args->queue, "Target queue (also written to meta.queue)")->required();
-  cmd->add_option("urn", args->urn, "Message URN, e.g. urn:babel:orders:created")->required();
-  cmd->add_option("--data", args->data, "JSON object for `data` (default {})");
-  cmd->add_option("--trace-id", args->trace_id, "Trace to continue (default: a fresh UUIDv4)");
-  cmd->add_option("--header", args->headers,
-                  "Out-of-band header name=value (repeatable), e.g. traceparent=00-...");
-  cmd->callback([args] {
-    auto& status = babelqueue::cli::exit_status();
-    auto data = babelqueue::parse_json(args->data);
-    if (!data) {
-      std::cerr << "--data: " << data.error().reason() << ": " << data.error().message << "\n";
-      status = 2;
-      return;
-    }
-    babelqueue::publish_options options;
-    options.queue = args->queue;
-    options.trace_id = args->trace_id;
-    for (const auto& h : args->headers) {
-      const auto eq = h.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        std::cerr << "--header must be name=value, got '" << h << "'\n";
-        status = 2;
-        return;
-      }
-      options.hdrs[h.substr(0, eq)] = h.substr(eq + 1);
-    }
-    babelqueue::cli::register_builtin_transports();
-    const std::string url = babelqueue::cli::resolve_broker(args->broker);
-    babelqueue::app_options app_opts;
-    app_opts.queue = args->queue;
-    auto app = babelqueue::app::open(url, app_opts);
-    if (!app) {
-      std::cerr << "cannot open broker " << url << ": " << app.error().reason() << ": "
-                << app.error().message << "\n";
-      status = 2;
-      return;
-    }
-    auto id = (*app)->publish(args->urn, *data, options);
-    if (!id) {
-      std::cerr << "publish failed: " << id.error().reason() << ": " << id.error().message << "\n";
-      status = 2;
-      return;
-    }
-    std::cout << *id << "\n";
-  });
-}};
+babelqueue::cli::command_registrar publish_command{
+    "publish", [](CLI::App& root) {
+      auto* cmd = root.add_subcommand(
+          "publish", "Publish one fresh envelope to a queue and print its meta.id");
+      struct args_t {
+        std::string broker, queue, urn, data = "{}", trace_id;
+        std::vector<std::string> headers;
+      };
+      auto args = std::make_shared<args_t>();
+      babelqueue::cli::add_broker_option(cmd, args->broker);
+      cmd->add_option("--queue", args->queue, "Target queue (also written to meta.queue)")
+          ->required();
+      cmd->add_option("urn", args->urn, "Message URN, e.g. urn:babel:orders:created")->required();
+      cmd->add_option("--data", args->data, "JSON object for `data` (default {})");
+      cmd->add_option("--trace-id", args->trace_id, "Trace to continue (default: a fresh UUIDv4)");
+      cmd->add_option("--header", args->headers,
+                      "Out-of-band header name=value (repeatable), e.g. traceparent=00-...");
+      cmd->callback([args] {
+        auto& status = babelqueue::cli::exit_status();
+        auto data = babelqueue::parse_json(args->data);
+        if (!data) {
+          std::cerr << "--data: " << data.error().reason() << ": " << data.error().message << "\n";
+          status = 2;
+          return;
+        }
+        babelqueue::publish_options options;
+        options.queue = args->queue;
+        options.trace_id = args->trace_id;
+        for (const auto& h : args->headers) {
+          const auto eq = h.find('=');
+          if (eq == std::string::npos || eq == 0) {
+            std::cerr << "--header must be name=value, got '" << h << "'\n";
+            status = 2;
+            return;
+          }
+          options.hdrs[h.substr(0, eq)] = h.substr(eq + 1);
+        }
+        babelqueue::cli::register_builtin_transports();
+        const std::string url = babelqueue::cli::resolve_broker(args->broker);
+        babelqueue::app_options app_opts;
+        app_opts.queue = args->queue;
+        auto app = babelqueue::app::open(url, app_opts);
+        if (!app) {
+          std::cerr << "cannot open broker " << url << ": " << app.error().reason() << ": "
+                    << app.error().message << "\n";
+          status = 2;
+          return;
+        }
+        auto id = (*app)->publish(args->urn, *data, options);
+        if (!id) {
+          std::cerr << "publish failed: " << id.error().reason() << ": " << id.error().message
+                    << "\n";
+          status = 2;
+          return;
+        }
+        std::cout << *id << "\n";
+      });
+    }};
 
 }  // namespace
