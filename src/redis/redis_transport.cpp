@@ -82,6 +82,7 @@ struct redis_transport::impl {
   detail::connection conn;
   std::vector<std::shared_ptr<reservation>> pending;  // deferred acks, in ack order
   std::deque<std::shared_ptr<reservation>> prefetched;  // reserved, not yet delivered
+  std::vector<std::string_view> argv;                     // reused command buffer
   bool closed = false;
   std::int64_t stale_acks = 0;
   std::mt19937_64 rng;
@@ -171,21 +172,40 @@ static void append_settle_command(detail::connection& c, const options& o, std::
 // ---------------------------------------------------------------------------------------
 
 result<void> redis_transport::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
-  outgoing_message m{std::string(body), hdrs};
-  return publish_batch(queue, std::span<const outgoing_message>(&m, 1));
+  // The common case (no headers) stores the caller's bytes as they are: no copy.
+  std::string framed;
+  std::string_view value = body;
+  if (!hdrs.empty()) {
+    auto v = binding::stored_value(body, hdrs);
+    if (!v) return fail(v.error());
+    framed = std::move(*v);
+    value = framed;
+  }
+  return publish_values(queue, std::span<const std::string_view>(&value, 1));
 }
 
 result<void> redis_transport::publish_batch(std::string_view queue, std::span<const outgoing_message> messages) {
+  std::vector<std::string> framed;
+  std::vector<std::string_view> values(messages.size());
+  bool any_headers = std::any_of(messages.begin(), messages.end(), [](const auto& m) { return !m.hdrs.empty(); });
+  if (any_headers) framed.reserve(messages.size());  // views into it must stay valid
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (messages[i].hdrs.empty()) {
+      values[i] = messages[i].body;
+      continue;
+    }
+    auto v = binding::stored_value(messages[i].body, messages[i].hdrs);
+    if (!v) return fail(v.error());
+    framed.push_back(std::move(*v));
+    values[i] = framed.back();
+  }
+  return publish_values(queue, values);
+}
+
+result<void> redis_transport::publish_values(std::string_view queue, std::span<const std::string_view> values) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
-  if (messages.empty()) return {};
-  std::vector<std::string> values;
-  values.reserve(messages.size());
-  for (const auto& m : messages) {
-    auto v = binding::stored_value(m.body, m.hdrs);
-    if (!v) return fail(v.error());
-    values.push_back(std::move(*v));
-  }
+  if (values.empty()) return {};
   // Group into bounded variadic RPUSHes.
   std::vector<std::pair<std::size_t, std::size_t>> chunks;
   for (std::size_t i = 0; i < values.size();) {
@@ -200,10 +220,10 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
 
   auto deadline = clock::now() + opts_.command_timeout;
   auto& c = impl_->conn;
-  std::vector<std::string_view> argv;
+  auto& argv = impl_->argv;
   for (;;) {
     if (auto r = c.ensure(deadline); !r) return r;
-    if (auto r = c.set_timeout(std::max(until(deadline), 1ms)); !r) continue;
+    if (auto r = c.set_timeout(opts_.command_timeout); !r) continue;
     // Deferred acks ride along in front of the publish (same round trip).
     auto flushed = std::move(impl_->pending);
     impl_->pending.clear();
@@ -211,17 +231,19 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
     for (const auto& a : flushed) {
       if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
     }
-    std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
-    std::string rnd = impl_->random_hex(12);
     std::size_t settle_replies = 0;
-    for (const auto& qn : queues) {
-      std::vector<std::shared_ptr<reservation>> acks;
-      for (const auto& a : flushed) {
-        if (a->queue == qn) acks.push_back(a);
+    if (!flushed.empty()) {
+      std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+      std::string rnd = impl_->random_hex(12);
+      for (const auto& qn : queues) {
+        std::vector<std::shared_ptr<reservation>> acks;
+        for (const auto& a : flushed) {
+          if (a->queue == qn) acks.push_back(a);
+        }
+        bool tracked = !acks.front()->token.empty();
+        append_settle_command(c, opts_, qn, acks, tracked, "0", rnd, ra);
+        settle_replies += tracked ? 1 : acks.size();
       }
-      bool tracked = !acks.front()->token.empty();
-      append_settle_command(c, opts_, qn, acks, tracked, "0", rnd, ra);
-      settle_replies += tracked ? 1 : acks.size();
     }
     for (auto [from, to] : chunks) {
       argv.clear();

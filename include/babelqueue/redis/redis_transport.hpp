@@ -200,6 +200,7 @@ class redis_transport final : public transport {
   struct impl;
   explicit redis_transport(options opts);
   result<void> unreserve_prefetched();
+  result<void> publish_values(std::string_view queue, std::span<const std::string_view> values);
   options opts_;
   std::unique_ptr<impl> impl_;
 };
