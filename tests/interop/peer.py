@@ -7,6 +7,8 @@ object per line on stdout; the C++ test parses them.
     peer.py consume  URL QUEUE N                 consume N with the runtime; prints what the handler saw
     peer.py read-dlq URL QUEUE                   pop one DLQ message; prints the decoded envelope
     peer.py failing  URL QUEUE                   publish one message, fail it until the DLQ; prints attempts seen
+    peer.py pop      URL QUEUE                   one transport pop (its sweep runs first), ack; prints the body
+    peer.py pop-noack URL QUEUE                  one transport pop, then exit without ack (a crashed consumer)
 """
 
 import json
@@ -90,6 +92,22 @@ def failing(url, queue):
          "dlq_reason": dlq and dlq.get("dead_letter", {}).get("reason")})
 
 
+def pop(url, queue, ack=True):
+    t = RedisTransport(url)
+    msg = t.pop(queue, timeout=2.0)
+    if msg is None:
+        out({"body": None})
+        return
+    out({"body": msg.body, "headers": dict(msg.headers)})
+    if ack:
+        t.ack(msg)
+
+
+def pop_noack(url, queue):
+    pop(url, queue, ack=False)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"publish": publish, "consume": consume, "read-dlq": read_dlq, "failing": failing}[cmd](*args)
+    {"publish": publish, "consume": consume, "read-dlq": read_dlq, "failing": failing,
+     "pop": pop, "pop-noack": pop_noack}[cmd](*args)

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 using namespace std::chrono_literals;
 using babelqueue::json;
@@ -265,4 +266,53 @@ TEST_F(RedisPythonInterop, RetryCountsMatchPython) {
   EXPECT_EQ(env->attempts(), py[0]["dlq_attempts"].get<std::int64_t>());
   EXPECT_EQ(env->dead_letter()->attempts, py[0]["dlq_block_attempts"].get<std::int64_t>());
   EXPECT_EQ(env->dead_letter()->reason, py[0]["dlq_reason"].get<std::string>());
+}
+
+// The reservation-deadline set is shared with the Python SDK (≥ 1.24): a C++ consumer that
+// dies holding a message is swept back by a Python consumer after retry_after, and a
+// Python consumer that dies is recovered by the C++ recover().
+TEST_F(RedisPythonInterop, PythonSweepsAStuckCppReservation) {
+  babelqueue::redis::options ro;
+  ro.port = static_cast<std::uint16_t>(server_->port());
+  ro.retry_after = std::chrono::seconds(1);
+  std::string body;
+  {
+    auto t = babelqueue::redis::redis_transport::open(ro);
+    ASSERT_TRUE(t);
+    ASSERT_TRUE((*t)->publish("sweep", babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 1}}).value()).value()));
+    auto got = (*t)->receive("sweep", 1s);
+    ASSERT_TRUE(got && got->has_value());
+    body = (*got)->body;
+    // "Crash": the instance goes away holding the message (no ack).
+  }
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "LLEN sweep:processing"), ":1");
+  std::this_thread::sleep_for(2200ms);  // past the deadline (whole seconds)
+  auto py = run_peer(python_, {"pop", url_, "sweep"});
+  ASSERT_EQ(py.size(), 1u);
+  EXPECT_EQ(py[0]["body"], body);
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "LLEN sweep:processing"), ":0");
+}
+
+TEST_F(RedisPythonInterop, CppRecoversAStuckPythonReservation) {
+  babelqueue::redis::options ro;
+  ro.port = static_cast<std::uint16_t>(server_->port());
+  auto t = babelqueue::redis::redis_transport::open(ro);
+  ASSERT_TRUE(t);
+  std::string body = babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 2}}).value()).value();
+  ASSERT_TRUE((*t)->publish("pystuck", body));
+  auto py = run_peer(python_, {"pop-noack", url_, "pystuck"});
+  ASSERT_EQ(py.size(), 1u);
+  EXPECT_EQ(py[0]["body"], body);
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "LLEN pystuck:processing"), ":1");
+  auto young = (*t)->recover("pystuck", 60s);
+  ASSERT_TRUE(young) << young.error().message;
+  EXPECT_EQ(young->moved, 0);
+  EXPECT_EQ(young->stamped, 0);  // Python's member is understood, not re-stamped
+  std::this_thread::sleep_for(2100ms);
+  auto old = (*t)->recover("pystuck", 1s);
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->moved, 1);
+  auto again = (*t)->receive("pystuck", 1s);
+  ASSERT_TRUE(again && again->has_value());
+  EXPECT_EQ((*again)->body, body);
 }
