@@ -57,14 +57,16 @@ key_id classify_meta(std::string_view k) noexcept {
 }
 
 // One member of the root object or of `meta`, as scanned (views into the body).
+// Trivial on purpose (no default member initialisers): scan_object_members() sets every
+// field it later reads; `str`/`num` are read only when `kind` says they were filled.
 struct scanned_member {
   string_scan key;
   std::string_view key_plain;
-  const char* value_begin = nullptr;
-  const char* value_end = nullptr;
-  char kind = 0;  // '"' string, '0' number, '{' object, '[' array, 't' 'f' 'n'
-  key_id id = k_other;
-  bool empty_array = false;
+  const char* value_begin;
+  const char* value_end;
+  char kind;  // '"' string, '0' number, '{' object, '[' array, 't' 'f' 'n'
+  key_id id;
+  bool empty_array;
   string_scan str;
   number_scan num;
 };
@@ -96,10 +98,11 @@ class small_vector {
     size_ = 0;
     heap_.clear();
   }
-  /// Appends a value-initialised element and returns it.
+  /// Appends a default-initialised element (members without initialisers are left
+  /// indeterminate: the caller sets what it reads) and returns it.
   T& emplace_back() {
     if (size_ < N && heap_.empty()) {
-      T* slot = ::new (static_cast<void*>(reinterpret_cast<T*>(inline_) + size_)) T();
+      T* slot = ::new (static_cast<void*>(reinterpret_cast<T*>(inline_) + size_)) T;
       ++size_;
       return *slot;
     }
@@ -127,6 +130,7 @@ struct frame_scan {
   bool forbidden = false;
   bool urn_from_job = false;
   bool canonical = false;  // the body is compact and every string canonically escaped
+  std::int64_t attempts = 0;
   frame_scan() {
     std::fill(std::begin(last_top), std::end(last_top), -1);
     std::fill(std::begin(last_meta), std::end(last_meta), -1);
@@ -193,6 +197,8 @@ bool scan_object_members(json_reader& r, member_list& out, bool root, frame_scan
     r.skip_ws();
     if (r.peek() != '"') return r.fail("expected a string key");
     scanned_member& m = out.emplace_back();
+    m.empty_array = false;
+    m.kind = 0;
     if (!r.scan_string(m.key)) return false;
     if (!m.key.has_escapes) {
       m.key_plain = m.key.raw;
@@ -325,9 +331,8 @@ error_info scan_frame(std::string_view body, const decode_options& options, fram
     return {errc::missing_trace_id, "'trace_id' is missing, not a string, or blank"};
   }
   // 6. attempts: an integer.
-  std::int64_t attempts_value = 0;
   if (attempts < 0 || at(attempts).kind != '0' || !at(attempts).num.is_integer ||
-      !parse_int64(at(attempts).num.text, attempts_value)) {
+      !parse_int64(at(attempts).num.text, f.attempts)) {
     return {errc::invalid_attempts, "'attempts' is missing or not a 64-bit integer"};
   }
 
@@ -447,9 +452,7 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
     std::int64_t v = 0;
     if (m.kind == '0' && m.num.is_integer && parse_int64(m.num.text, v)) A::created_at(env) = v;
   }
-  std::int64_t attempts = 0;
-  parse_int64(f.top[static_cast<std::size_t>(f.last_top[k_attempts])].num.text, attempts);
-  A::attempts(env) = attempts;
+  A::attempts(env) = f.attempts;
   A::reindex(env);
   A::set_pristine(env);
 }

@@ -263,13 +263,17 @@ key:
   skip_ws();
   if (peek() != '"') return fail("expected a string key");
   if (!scan_string(s)) return false;
+  if (p_ < end_ && *p_ == ':') {  // compact JSON: no white space to skip
+    ++p_;
+    goto value;
+  }
   skip_ws();
   if (!consume(':')) return fail("expected ':' after a key");
   goto value;
 
 after_value:
   if (level == 0) return true;
-  skip_ws();
+  if (p_ < end_ && static_cast<unsigned char>(*p_) <= 0x20) skip_ws();
   if (top_is_object()) {
     if (consume(',')) goto key;
     if (consume('}')) {

@@ -71,22 +71,24 @@ class json_reader {
   bool scan_string(string_scan& out) {
 #if defined(__SSE2__)
     const char* start = p_ + 1;
-    if (end_ - start >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(start));
+    const char* q = start;
+    while (end_ - q >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
       const __m128i m = _mm_or_si128(
           _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
           _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
       const int mask = _mm_movemask_epi8(m);
-      if (mask != 0) {
-        const int at = __builtin_ctz(static_cast<unsigned>(mask));
-        if (start[at] == '"') {
-          out.raw = std::string_view(start, static_cast<std::size_t>(at));
-          out.has_escapes = false;
-          out.canonical = true;
-          p_ = start + at + 1;
-          return true;
-        }
+      if (mask == 0) {
+        q += 16;
+        continue;
       }
+      q += __builtin_ctz(static_cast<unsigned>(mask));
+      if (*q != '"') break;  // escape, control or non-ASCII byte: the full scanner
+      out.raw = std::string_view(start, static_cast<std::size_t>(q - start));
+      out.has_escapes = false;
+      out.canonical = true;
+      p_ = q + 1;
+      return true;
     }
 #endif
     return scan_string_slow(out);

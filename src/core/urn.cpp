@@ -65,6 +65,12 @@ bool context_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '
 }  // namespace
 
 std::string_view trim_unicode(std::string_view text) noexcept {
+  // Fast path: both ends are printable ASCII, nothing to trim.
+  if (!text.empty()) {
+    auto first = static_cast<unsigned char>(text.front());
+    auto last = static_cast<unsigned char>(text.back());
+    if (first > 0x20 && first < 0x7F && last > 0x20 && last < 0x7F) return text;
+  }
   auto* b = reinterpret_cast<const unsigned char*>(text.data());
   auto* e = b + text.size();
   std::uint32_t cp = 0;

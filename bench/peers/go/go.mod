@@ -1,0 +1,3 @@
+module babelqueue-cpp/bench/peers/go
+
+go 1.19
