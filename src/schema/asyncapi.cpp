@@ -1,8 +1,8 @@
 // AsyncAPI 3.0.0 catalog from a registry, rendered like bqschema's json.MarshalIndent output.
+#include "go_format.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/asyncapi.hpp>
-
-#include "go_format.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -21,7 +21,8 @@ void write_indented(const json& value, std::size_t level, std::string& out) {
         return;
       }
       std::vector<std::pair<std::string_view, const json*>> members;
-      for (auto it = value.begin(); it != value.end(); ++it) members.emplace_back(it.key(), &it.value());
+      for (auto it = value.begin(); it != value.end(); ++it)
+        members.emplace_back(it.key(), &it.value());
       std::sort(members.begin(), members.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });
       out += "{\n";
@@ -93,7 +94,8 @@ std::string asyncapi_component_id(std::string_view urn) {
       len = 4;
     }
     std::size_t k = 1;
-    while (k < len && i + k < urn.size() && (static_cast<unsigned char>(urn[i + k]) & 0xC0) == 0x80) ++k;
+    while (k < len && i + k < urn.size() && (static_cast<unsigned char>(urn[i + k]) & 0xC0) == 0x80)
+      ++k;
     i += (k == len) ? len : 1;
   }
   return out;

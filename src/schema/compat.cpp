@@ -1,10 +1,10 @@
 // Backward-compatibility lint (see compat.hpp for the rule list and where it goes beyond
 // bqschema).
-#include <babelqueue/schema/compat.hpp>
-
 #include "go_format.hpp"
 #include "node.hpp"
 #include "value_compare.hpp"
+
+#include <babelqueue/schema/compat.hpp>
 
 #include <algorithm>
 #include <set>
@@ -25,7 +25,9 @@ class linter {
   explicit linter(std::vector<std::string>& out) : out_(out) {}
 
   void compare(const std::string& path, const node& old_n, const node& new_n) {
-    auto at = [&](const std::string& msg) { out_.push_back(path.empty() ? msg : path + ": " + msg); };
+    auto at = [&](const std::string& msg) {
+      out_.push_back(path.empty() ? msg : path + ": " + msg);
+    };
 
     // A retype invalidates everything beneath it: report and stop descending (bqschema).
     if (!old_n.type.empty() && !new_n.type.empty() && old_n.type != new_n.type) {
@@ -62,7 +64,8 @@ class linter {
 
     const std::set<std::string> old_required(old_n.required.begin(), old_n.required.end());
     for (const auto& name : new_n.required)
-      if (old_required.count(name) == 0) at("property " + detail::go_quote(name) + " is now required");
+      if (old_required.count(name) == 0)
+        at("property " + detail::go_quote(name) + " is now required");
 
     const bool old_open = !old_n.additional.has_value() || *old_n.additional;
     const bool new_closed = new_n.additional.has_value() && !*new_n.additional;

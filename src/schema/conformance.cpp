@@ -5,7 +5,8 @@ inline namespace v1 {
 namespace schema {
 
 result<std::vector<payload_case_result>> run_payload_schema(const json& block) {
-  if (!block.is_object()) return fail(errc::invalid_argument, "payload_schema block must be an object");
+  if (!block.is_object())
+    return fail(errc::invalid_argument, "payload_schema block must be an object");
   auto schema_it = block.find("schema");
   if (schema_it == block.end() || !schema_it->is_object())
     return fail(errc::invalid_argument, "payload_schema.schema must be an object");
@@ -17,11 +18,13 @@ result<std::vector<payload_case_result>> run_payload_schema(const json& block) {
 
   std::vector<payload_case_result> out;
   for (const auto& c : *cases) {
-    if (!c.is_object()) return fail(errc::invalid_argument, "payload_schema case must be an object");
+    if (!c.is_object())
+      return fail(errc::invalid_argument, "payload_schema case must be an object");
     auto name = c.find("name");
     auto valid = c.find("valid");
     if (name == c.end() || !name->is_string() || valid == c.end() || !valid->is_boolean())
-      return fail(errc::invalid_argument, "payload_schema case needs a string name and a boolean valid");
+      return fail(errc::invalid_argument,
+                  "payload_schema case needs a string name and a boolean valid");
     payload_case_result r;
     r.name = name->get<std::string>();
     r.expected_valid = valid->get<bool>();

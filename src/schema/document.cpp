@@ -1,10 +1,10 @@
 // Parsing a schema document into the keyword tree, and the validator over that tree.
-#include <babelqueue/codec.hpp>
-#include <babelqueue/schema/document.hpp>
-
 #include "go_format.hpp"
 #include "node.hpp"
 #include "value_compare.hpp"
+
+#include <babelqueue/codec.hpp>
+#include <babelqueue/schema/document.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -108,12 +108,14 @@ class walker {
  public:
   explicit walker(std::vector<violation>& out) : out_(out) {}
 
-  void visit(const node& n, const json& value, const std::string& path, const std::string& pointer) {
+  void visit(const node& n, const json& value, const std::string& path,
+             const std::string& pointer) {
     if (n.has_const && !json_equal(value, n.const_value))
       add(path, pointer, "must equal const " + go_value(n.const_value), "wrong_const");
     if (n.has_enum) {
-      const bool found = std::any_of(n.enum_values.begin(), n.enum_values.end(),
-                                     [&](const json& allowed) { return json_equal(value, allowed); });
+      const bool found =
+          std::any_of(n.enum_values.begin(), n.enum_values.end(),
+                      [&](const json& allowed) { return json_equal(value, allowed); });
       if (!found) add(path, pointer, "value is not one of the allowed enum values", "not_in_enum");
     }
     const std::string& type = n.type;
@@ -131,7 +133,8 @@ class walker {
         add(path, pointer, "must be at least " + std::to_string(*n.min_length) + " characters",
             "below_min_length");
     } else if (type == "integer") {
-      if (!is_integral_number(value)) return add(path, pointer, "must be an integer", "not_an_integer");
+      if (!is_integral_number(value))
+        return add(path, pointer, "must be an integer", "not_an_integer");
       check_minimum(n, value, path, pointer);
     } else if (type == "number") {
       if (!value.is_number()) return add(path, pointer, "must be a number", "not_a_number");

@@ -1,10 +1,11 @@
 #include "file_io.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -15,7 +16,8 @@ namespace {
 // Go prints syscall errors with strerror's text starting lowercase.
 std::string go_errno_text(int code) {
   std::string text = std::strerror(code);
-  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z') text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z')
+    text[0] = static_cast<char>(text[0] - 'A' + 'a');
   return text;
 }
 

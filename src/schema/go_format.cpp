@@ -188,7 +188,8 @@ std::string go_value(const json& value) {
     case json::value_t::object: {
       // fmt prints maps with their keys sorted.
       std::vector<std::pair<std::string, const json*>> members;
-      for (auto it = value.begin(); it != value.end(); ++it) members.emplace_back(it.key(), &it.value());
+      for (auto it = value.begin(); it != value.end(); ++it)
+        members.emplace_back(it.key(), &it.value());
       std::sort(members.begin(), members.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });
       std::string out = "map[";
@@ -219,16 +220,35 @@ std::string go_quote(std::string_view text) {
     }
     i += len;
     switch (cp) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\a': out += "\\a"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\v': out += "\\v"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\a':
+        out += "\\a";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\v':
+        out += "\\v";
+        continue;
+      default:
+        break;
     }
     if (go_printable(cp)) {
       append_utf8(out, cp);
@@ -251,13 +271,27 @@ void go_json_string(std::string_view text, std::string& out) {
     if (b < 0x80) {
       ++i;
       switch (b) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;  // Go >= 1.22
-        case '\f': out += "\\f"; break;  // Go >= 1.22
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\b':
+          out += "\\b";
+          break;  // Go >= 1.22
+        case '\f':
+          out += "\\f";
+          break;  // Go >= 1.22
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         case '<':
         case '>':
         case '&':
@@ -297,7 +331,8 @@ std::string go_json_number(double value) {
   if (magnitude != 0 && (magnitude < 1e-6 || magnitude >= 1e21)) {
     std::string text = layout_e(d);
     const auto n = text.size();
-    if (n >= 4 && text[n - 4] == 'e' && text[n - 3] == '-' && text[n - 2] == '0') text.erase(n - 2, 1);
+    if (n >= 4 && text[n - 4] == 'e' && text[n - 3] == '-' && text[n - 2] == '0')
+      text.erase(n - 2, 1);
     return text;
   }
   return layout_f(d);

@@ -5,15 +5,17 @@ inline namespace v1 {
 namespace schema {
 
 invalid_payload_error::invalid_payload_error(std::string urn, schema::report violations)
-    : babelqueue::error(error_info{errc::invalid_data, "data for \"" + urn +
-                                                           "\" does not match its URN schema: " +
-                                                           violations.summary()}),
+    : babelqueue::error(error_info{
+          errc::invalid_data,
+          "data for \"" + urn + "\" does not match its URN schema: " + violations.summary()}),
       urn_(std::move(urn)),
       report_(std::move(violations)) {}
 
 result<report> check(const provider& schemas, std::string_view urn, const json& data) {
   auto found = schemas.find(urn);
-  if (!found) return fail(found.code(), "schema: lookup \"" + std::string(urn) + "\": " + found.error().message);
+  if (!found)
+    return fail(found.code(),
+                "schema: lookup \"" + std::string(urn) + "\": " + found.error().message);
   if (!*found) return report{};  // opt-in: no schema registered, nothing to check
   return (*found)->validate(data);
 }

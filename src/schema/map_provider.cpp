@@ -32,7 +32,8 @@ result<void> map_provider::add(std::string urn, const json& schema_value) {
 }
 
 void map_provider::add(std::string urn, document schema_value) {
-  schemas_.insert_or_assign(std::move(urn), std::make_shared<const document>(std::move(schema_value)));
+  schemas_.insert_or_assign(std::move(urn),
+                            std::make_shared<const document>(std::move(schema_value)));
 }
 
 result<schema_ptr> map_provider::find(std::string_view urn) const {

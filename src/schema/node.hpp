@@ -27,7 +27,7 @@ struct node {
   bool has_enum = false;
   json enum_values;  // the array, when has_enum
   bool has_const = false;
-  json const_value;  // any value, null included
+  json const_value;                        // any value, null included
   std::optional<std::int64_t> min_length;  // JSON number, truncated toward zero
   bool has_minimum = false;
   json minimum;  // the JSON number, compared by exact value

@@ -1,8 +1,8 @@
 // The registry manifest (registry.json) and the lazy, caching dir_provider.
+#include "file_io.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/registry.hpp>
-
-#include "file_io.hpp"
 
 #include <mutex>
 
@@ -14,12 +14,18 @@ namespace {
 // encoding/json's name of a JSON value kind in "cannot unmarshal X into …" errors.
 std::string go_kind(const json& v) {
   switch (v.type()) {
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "bool";
-    case json::value_t::null: return "null";
-    default: return "number";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "bool";
+    case json::value_t::null:
+      return "null";
+    default:
+      return "number";
   }
 }
 
@@ -44,7 +50,8 @@ result<registry> registry::load(const std::filesystem::path& manifest,
   const std::string dir = detail::go_dir(path);
 
   if (!doc.is_object() && !(options.strict && doc.is_null())) {
-    return bad("json: cannot unmarshal " + go_kind(doc) + " into Go value of type registry.manifest");
+    return bad("json: cannot unmarshal " + go_kind(doc) +
+               " into Go value of type registry.manifest");
   }
   const json* schemas = nullptr;
   if (doc.is_object()) {
@@ -67,21 +74,27 @@ result<registry> registry::load(const std::filesystem::path& manifest,
         auto it = item.find(field);
         if (it == item.end() || it->is_null() || it->is_string()) continue;
         if (options.strict)
-          return bad("json: cannot unmarshal " + go_kind(*it) + " into Go struct field Entry.schemas." +
-                     field + " of type string");
+          return bad("json: cannot unmarshal " + go_kind(*it) +
+                     " into Go struct field Entry.schemas." + field + " of type string");
       }
-      if (auto it = item.find("urn"); it != item.end() && it->is_string()) urn = it->get<std::string>();
-      if (auto it = item.find("schema"); it != item.end() && it->is_string()) file = it->get<std::string>();
+      if (auto it = item.find("urn"); it != item.end() && it->is_string())
+        urn = it->get<std::string>();
+      if (auto it = item.find("schema"); it != item.end() && it->is_string())
+        file = it->get<std::string>();
     } else if (options.strict && !item.is_null()) {
       return bad("json: cannot unmarshal " + go_kind(item) +
                  " into Go struct field manifest.schemas of type registry.Entry");
     }
     if (options.strict) {
-      if (urn.empty()) return fail(errc::invalid_argument, "registry: entry " + std::to_string(i) + " has an empty urn");
+      if (urn.empty())
+        return fail(errc::invalid_argument,
+                    "registry: entry " + std::to_string(i) + " has an empty urn");
       if (file.empty())
-        return fail(errc::invalid_argument, "registry: entry \"" + urn + "\" has an empty schema path");
+        return fail(errc::invalid_argument,
+                    "registry: entry \"" + urn + "\" has an empty schema path");
       if (out.entries_.count(urn) != 0)
-        return fail(errc::invalid_argument, "registry: urn \"" + urn + "\" is declared more than once");
+        return fail(errc::invalid_argument,
+                    "registry: urn \"" + urn + "\" is declared more than once");
     } else if (urn.empty() || file.empty()) {
       continue;  // the runtime providers skip unusable entries
     }
@@ -124,8 +137,8 @@ result<schema_ptr> registry::load_schema(std::string_view urn) const {
   if (!*text) return schema_ptr{};
   auto parsed = document::parse(**text, options_.parse);
   if (!parsed)
-    return fail(parsed.code(), "registry: \"" + std::string(urn) + "\": schema: parse: " +
-                                   parsed.error().message);
+    return fail(parsed.code(),
+                "registry: \"" + std::string(urn) + "\": schema: parse: " + parsed.error().message);
   return std::make_shared<const document>(std::move(*parsed));
 }
 

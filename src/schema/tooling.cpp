@@ -1,9 +1,9 @@
 // The registry commands as functions: bqschema's inputs, stdout lines and exit codes.
+#include "file_io.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/compat.hpp>
 #include <babelqueue/schema/tooling.hpp>
-
-#include "file_io.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,10 +1,10 @@
 // The AsyncAPI export: shape of the document (AsyncAPI 3.0.0 structure), payload fidelity,
 // and the Go rendering.
+#include "schema/value_compare.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/asyncapi.hpp>
 #include <babelqueue/schema/tooling.hpp>
-
-#include "schema/value_compare.hpp"
 
 #include <gtest/gtest.h>
 
@@ -29,9 +29,12 @@ std::string slurp(const std::filesystem::path& p) {
 
 TEST(AsyncApi, ComponentIds) {
   EXPECT_EQ(schema::asyncapi_component_id("urn:babel:orders:created"), "urn_babel_orders_created");
-  EXPECT_EQ(schema::asyncapi_component_id("urn:babel:flags:toggled.v2"), "urn_babel_flags_toggled_v2");
+  EXPECT_EQ(schema::asyncapi_component_id("urn:babel:flags:toggled.v2"),
+            "urn_babel_flags_toggled_v2");
   EXPECT_EQ(schema::asyncapi_component_id("a-ç😀_Z9"), "a____Z9");  // -, ç, 😀 each one `_`
-  EXPECT_EQ(schema::asyncapi_component_id("a\xff" "b"), "a_b");
+  EXPECT_EQ(schema::asyncapi_component_id("a\xff"
+                                          "b"),
+            "a_b");
 }
 
 TEST(AsyncApi, DocumentShape) {
@@ -39,7 +42,8 @@ TEST(AsyncApi, DocumentShape) {
   strict.strict = true;
   auto reg = schema::registry::load(fixtures + "/registry.json", strict).value();
   std::ostringstream out, err;
-  ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", std::nullopt, {}, out, err), 0);
+  ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", std::nullopt, {}, out, err),
+            0);
   const std::string text = out.str();
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.back(), '\n');
@@ -58,7 +62,8 @@ TEST(AsyncApi, DocumentShape) {
   EXPECT_EQ(channels.size(), reg.urns().size());
   EXPECT_EQ(messages.size(), reg.urns().size());
 
-  const std::regex id_pattern("^[A-Za-z0-9_]+$");  // AsyncAPI component key pattern (3.0: ^[a-zA-Z0-9\.\-_]+$)
+  const std::regex id_pattern(
+      "^[A-Za-z0-9_]+$");  // AsyncAPI component key pattern (3.0: ^[a-zA-Z0-9\.\-_]+$)
   for (const auto& urn : reg.urns()) {
     ASSERT_TRUE(channels.contains(urn)) << urn;
     const auto& ch = channels[urn];
@@ -76,7 +81,9 @@ TEST(AsyncApi, DocumentShape) {
     // (Key order differs: bqschema sorts; values compare as JSON.)
     EXPECT_TRUE(schema::detail::json_equal(messages[id]["payload"], file)) << urn;
   }
-  EXPECT_EQ(messages["urn_babel_users_registered"]["payload"]["properties"]["email"]["x-gdpr-sensitive"], "email");
+  EXPECT_EQ(
+      messages["urn_babel_users_registered"]["payload"]["properties"]["email"]["x-gdpr-sensitive"],
+      "email");
 
   // Rendering: keys sorted at every level, two-space indent (json.MarshalIndent).
   EXPECT_EQ(text.rfind("{\n  \"asyncapi\": \"3.0.0\",\n  \"channels\": {\n", 0), 0u);
@@ -88,10 +95,12 @@ TEST(AsyncApi, OutputFileAndOptions) {
   schema::asyncapi_options o;
   o.title = "T <&>";
   o.version = "9";
-  ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", path.string(), o, out, err), 0);
+  ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", path.string(), o, out, err),
+            0);
   EXPECT_TRUE(out.str().empty());
   EXPECT_EQ(err.str(), "wrote " + path.string() + " (12 URN(s))\n");
-  ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", std::nullopt, o, direct, err2), 0);
+  ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", std::nullopt, o, direct, err2),
+            0);
   EXPECT_EQ(slurp(path), direct.str());
   EXPECT_NE(direct.str().find("\"title\": \"T \\u003c\\u0026\\u003e\""), std::string::npos);
   std::filesystem::remove(path);
@@ -100,6 +109,7 @@ TEST(AsyncApi, OutputFileAndOptions) {
 TEST(AsyncApi, GoIndentLayout) {
   auto v = bq::parse_json(R"({"b":[],"a":{"y":[1,2.50,1e21],"x":{}},"c":"\u2028"})").value();
   EXPECT_EQ(schema::go_indent_json(v),
-            "{\n  \"a\": {\n    \"x\": {},\n    \"y\": [\n      1,\n      2.5,\n      1e+21\n    ]\n  },\n"
+            "{\n  \"a\": {\n    \"x\": {},\n    \"y\": [\n      1,\n      2.5,\n      1e+21\n    "
+            "]\n  },\n"
             "  \"b\": [],\n  \"c\": \"\\u2028\"\n}");
 }

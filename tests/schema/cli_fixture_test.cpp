@@ -3,6 +3,7 @@
 // The cases are registry/cases.txt. BABELQUEUE_SCHEMA_REGENERATE=1 rewrites expected/ (review
 // the diff before committing it).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cctype>
 #include <cstdio>
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -49,10 +49,12 @@ class SchemaCli : public ::testing::TestWithParam<cli_case> {};
 
 TEST_P(SchemaCli, MatchesExpected) {
   const auto& c = GetParam();
-  const fs::path tmp = fs::temp_directory_path() / ("bq-schema-cli-" + c.name + "-" + std::to_string(::getpid()));
+  const fs::path tmp =
+      fs::temp_directory_path() / ("bq-schema-cli-" + c.name + "-" + std::to_string(::getpid()));
   // The shell expands messages/*.json; LC_ALL=C makes that order byte-wise.
-  const std::string command = "cd '" + fixtures.string() + "' && LC_ALL=C '" + BABELQUEUE_CLI_PATH + "' " +
-                              c.args + " >'" + tmp.string() + ".out' 2>'" + tmp.string() + ".err' </dev/null";
+  const std::string command = "cd '" + fixtures.string() + "' && LC_ALL=C '" + BABELQUEUE_CLI_PATH +
+                              "' " + c.args + " >'" + tmp.string() + ".out' 2>'" + tmp.string() +
+                              ".err' </dev/null";
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << command;
   const int rc = WEXITSTATUS(status);
@@ -62,14 +64,16 @@ TEST_P(SchemaCli, MatchesExpected) {
   fs::remove(tmp.string() + ".err");
 
   const fs::path expected = fixtures / "expected" / c.name;
-  if (const char* regen = std::getenv("BABELQUEUE_SCHEMA_REGENERATE"); regen && std::string(regen) == "1") {
+  if (const char* regen = std::getenv("BABELQUEUE_SCHEMA_REGENERATE");
+      regen && std::string(regen) == "1") {
     std::ofstream(expected.string() + ".out", std::ios::binary) << out;
     std::ofstream(expected.string() + ".rc", std::ios::binary) << rc << "\n";
     if (!err.empty()) std::ofstream(expected.string() + ".err", std::ios::binary) << err;
     GTEST_SKIP() << "regenerated " << expected;
   }
   ASSERT_TRUE(fs::exists(expected.string() + ".rc")) << "no expected output for " << c.name;
-  EXPECT_EQ(std::to_string(rc) + "\n", slurp(expected.string() + ".rc")) << c.args << "\nstderr: " << err;
+  EXPECT_EQ(std::to_string(rc) + "\n", slurp(expected.string() + ".rc"))
+      << c.args << "\nstderr: " << err;
   EXPECT_EQ(out, slurp(expected.string() + ".out")) << c.args;
   if (fs::exists(expected.string() + ".err")) {
     EXPECT_EQ(err, slurp(expected.string() + ".err")) << c.args;
@@ -88,7 +92,8 @@ INSTANTIATE_TEST_SUITE_P(Registry, SchemaCli, ::testing::ValuesIn(load_cases()),
 
 TEST(SchemaCliHelp, CompatHelpSaysWhereItDiffersFromBqschema) {
   const fs::path tmp = fs::temp_directory_path() / ("bq-schema-help-" + std::to_string(::getpid()));
-  const std::string command = std::string("'") + BABELQUEUE_CLI_PATH + "' schema compat --help >'" + tmp.string() + "'";
+  const std::string command =
+      std::string("'") + BABELQUEUE_CLI_PATH + "' schema compat --help >'" + tmp.string() + "'";
   ASSERT_EQ(std::system(command.c_str()), 0);
   const std::string help = slurp(tmp);
   fs::remove(tmp);

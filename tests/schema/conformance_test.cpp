@@ -32,8 +32,9 @@ TEST(PayloadSchemaConformance, MalformedBlockIsATypedError) {
   EXPECT_EQ(schema::run_payload_schema(bq::json::array()).code(), bq::errc::invalid_argument);
   EXPECT_EQ(schema::run_payload_schema(bq::json{{"schema", bq::json::object()}}).code(),
             bq::errc::invalid_argument);
-  EXPECT_EQ(schema::run_payload_schema(
-                bq::json{{"schema", bq::json::object()}, {"cases", bq::json::array({bq::json{{"name", "x"}}})}})
-                .code(),
-            bq::errc::invalid_argument);
+  EXPECT_EQ(
+      schema::run_payload_schema(bq::json{{"schema", bq::json::object()},
+                                          {"cases", bq::json::array({bq::json{{"name", "x"}}})}})
+          .code(),
+      bq::errc::invalid_argument);
 }

@@ -29,7 +29,8 @@ TEST(Guard, CheckReturnsEveryViolation) {
   auto p = orders();
   auto ok = schema::check(p, "urn:babel:orders:created", bq::json{{"order_id", 7}}).value();
   EXPECT_TRUE(ok.ok());
-  auto bad = schema::check(p, "urn:babel:orders:created", bq::json{{"order_id", 0}, {"x", 1}}).value();
+  auto bad =
+      schema::check(p, "urn:babel:orders:created", bq::json{{"order_id", 0}, {"x", 1}}).value();
   ASSERT_EQ(bad.violations().size(), 2u);
   EXPECT_EQ(bad.first()->reason_text(), "order_id: below_minimum");
   // No schema registered: opt-in, nothing checked.
@@ -50,7 +51,8 @@ TEST(Guard, ValidateThrowsTypedErrorWithUrnAndViolations) {
     EXPECT_EQ(e.info().message,
               "data for \"urn:babel:orders:created\" does not match its URN schema: "
               "additional property \"x\" is not allowed; missing required property \"order_id\"");
-    EXPECT_EQ(std::string(e.what()).rfind("invalid_data: data for \"urn:babel:orders:created\"", 0), 0u);
+    EXPECT_EQ(std::string(e.what()).rfind("invalid_data: data for \"urn:babel:orders:created\"", 0),
+              0u);
   }
   // Caught as the SDK's base error too.
   EXPECT_THROW(schema::validate(p, "urn:babel:orders:created", bq::json{}), bq::error);
@@ -76,7 +78,10 @@ TEST(Guard, EnvelopeForm) {
   auto p = orders();
   auto good = bq::make("urn:babel:orders:created", bq::json{{"order_id", 5}}).value();
   EXPECT_NO_THROW(schema::validate(p, good));
-  auto bad = bq::decode(std::string_view(
-      R"({"urn":"urn:babel:orders:created","trace_id":"t","data":{"order_id":1.5},"meta":{"schema_version":1},"attempts":0})")).value();
+  auto bad =
+      bq::decode(
+          std::string_view(
+              R"({"urn":"urn:babel:orders:created","trace_id":"t","data":{"order_id":1.5},"meta":{"schema_version":1},"attempts":0})"))
+          .value();
   EXPECT_THROW(schema::validate(p, bad), schema::invalid_payload_error);
 }

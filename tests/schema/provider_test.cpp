@@ -19,7 +19,8 @@ class temp_dir {
  public:
   temp_dir() {
     std::random_device rd;
-    path_ = fs::temp_directory_path() / ("bq-schema-" + std::to_string(rd()) + std::to_string(rd()));
+    path_ =
+        fs::temp_directory_path() / ("bq-schema-" + std::to_string(rd()) + std::to_string(rd()));
     fs::create_directories(path_);
   }
   ~temp_dir() {
@@ -80,8 +81,11 @@ TEST(Registry, FixtureRegistryLoads) {
 TEST(Registry, StrictVersusLenientManifests) {
   temp_dir dir;
   dir.write("s.json", R"({"type":"object"})");
-  const auto dup = dir.write("dup.json", R"({"schemas":[{"urn":"u","schema":"s.json"},{"urn":"u","schema":"t.json"}]})");
-  const auto empty = dir.write("empty.json", R"({"schemas":[{"urn":"","schema":"s.json"},{"urn":"v","schema":"s.json"},{"schema":"s.json"},7,{"urn":"w","schema":1}]})");
+  const auto dup = dir.write(
+      "dup.json", R"({"schemas":[{"urn":"u","schema":"s.json"},{"urn":"u","schema":"t.json"}]})");
+  const auto empty = dir.write(
+      "empty.json",
+      R"({"schemas":[{"urn":"","schema":"s.json"},{"urn":"v","schema":"s.json"},{"schema":"s.json"},7,{"urn":"w","schema":1}]})");
   schema::registry_options strict;
   strict.strict = true;
 
@@ -110,9 +114,11 @@ TEST(Registry, StrictVersusLenientManifests) {
 
 TEST(DirProvider, LazyCachedAndHealsAfterFix) {
   temp_dir dir;
-  const auto manifest = dir.write("reg/registry.json",
+  const auto manifest = dir.write(
+      "reg/registry.json",
       R"({"schemas":[{"urn":"urn:ok","schema":"s/ok.json"},{"urn":"urn:late","schema":"s/late.json"},
-                     {"urn":"urn:abs","schema":")" + (dir.path() / "abs.json").string() + R"("}]})");
+                     {"urn":"urn:abs","schema":")" +
+          (dir.path() / "abs.json").string() + R"("}]})");
   dir.write("reg/s/ok.json", R"({"type":"object","required":["a"]})");
   dir.write("abs.json", R"({"type":"string"})");
   auto p = schema::dir_provider::open(manifest).value();

@@ -20,6 +20,8 @@
 #include <babelqueue/schema/registry.hpp>
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,8 +29,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace bq = babelqueue;
 namespace schema = babelqueue::schema;
@@ -71,7 +71,9 @@ struct expectation {
 // The named divergences: fixture message → (C++ verdict, Python verdict, reason).
 const std::map<std::string, expectation> divergences = {
     {"registry/levels-one-point-zero.json",
-     {true, false, "enum [1,…] vs 1.0 and enum [1,2,3] vs 3.0: equal by value (Go, chosen) / type-strict (Python)"}},
+     {true, false,
+      "enum [1,…] vs 1.0 and enum [1,2,3] vs 3.0: equal by value (Go, chosen) / type-strict "
+      "(Python)"}},
     {"registry/payments-valid.json",
      {true, false, "const 3 vs 3.0: equal by value (Go, chosen) / type-strict (Python)"}},
 };
@@ -81,9 +83,11 @@ const std::map<std::string, expectation> divergences = {
 TEST(SchemaPythonPeer, ValidatorsAgree) {
   const std::string python = peer_python();
   if (python.empty() || !fs::exists(python)) {
-    if (in_ci()) FAIL() << "CI=true but the Python peer is missing: run scripts/setup-python-peer.sh";
-    GTEST_SKIP() << "Python peer not found: set BABELQUEUE_PEER_PYTHON to a python with `pip install "
-                    "babelqueue` (or run scripts/setup-python-peer.sh)";
+    if (in_ci())
+      FAIL() << "CI=true but the Python peer is missing: run scripts/setup-python-peer.sh";
+    GTEST_SKIP()
+        << "Python peer not found: set BABELQUEUE_PEER_PYTHON to a python with `pip install "
+           "babelqueue` (or run scripts/setup-python-peer.sh)";
   }
 
   // What C++ says, and the request for Python.
@@ -95,10 +99,12 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
   for (const auto& r : block_results) cpp.emplace("payload_schema/" + r.name, r.details);
 
   auto reg = schema::registry::load(fixtures / "registry.json").value();
-  bq::json request = {{"manifest", (fs::path(BABELQUEUE_CONFORMANCE_DIR) / "manifest.json").string()},
-                      {"registry", bq::json::array()}};
+  bq::json request = {
+      {"manifest", (fs::path(BABELQUEUE_CONFORMANCE_DIR) / "manifest.json").string()},
+      {"registry", bq::json::array()}};
   std::vector<fs::path> messages;
-  for (const auto& entry : fs::directory_iterator(fixtures / "messages")) messages.push_back(entry.path());
+  for (const auto& entry : fs::directory_iterator(fixtures / "messages"))
+    messages.push_back(entry.path());
   std::sort(messages.begin(), messages.end());
   for (const auto& file : messages) {
     auto env = bq::parse_json(slurp(file)).value();
@@ -109,15 +115,17 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
     const std::string name = "registry/" + file.filename().string();
     auto doc = reg.load_schema(urn).value();
     cpp.emplace(name, doc->validate(env.contains("data") ? env["data"] : bq::json(nullptr)));
-    request["registry"].push_back(
-        {{"name", name}, {"schema_file", entry->resolved.string()}, {"envelope_file", file.string()}});
+    request["registry"].push_back({{"name", name},
+                                   {"schema_file", entry->resolved.string()},
+                                   {"envelope_file", file.string()}});
   }
   ASSERT_GE(request["registry"].size(), 25u);
 
   const fs::path tmp = fs::temp_directory_path() / ("bq-schema-peer-" + std::to_string(::getpid()));
   std::ofstream(tmp.string() + ".in") << request.dump();
-  const std::string command = "'" + python + "' '" + BABELQUEUE_SCHEMA_PEER_SCRIPT + "' '" + tmp.string() +
-                              ".in' >'" + tmp.string() + ".out' 2>'" + tmp.string() + ".err'";
+  const std::string command = "'" + python + "' '" + BABELQUEUE_SCHEMA_PEER_SCRIPT + "' '" +
+                              tmp.string() + ".in' >'" + tmp.string() + ".out' 2>'" + tmp.string() +
+                              ".err'";
   const int status = std::system(command.c_str());
   const std::string out = slurp(tmp.string() + ".out"), err = slurp(tmp.string() + ".err");
   for (const char* ext : {".in", ".out", ".err"}) fs::remove(tmp.string() + ext);
@@ -140,8 +148,9 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
     if (auto d = divergences.find(name); d != divergences.end()) {
       EXPECT_EQ(cpp_valid, d->second.cpp_valid) << name << ": " << d->second.why;
       EXPECT_EQ(py_valid, d->second.python_valid) << name << ": " << d->second.why;
-      std::cout << "[ diverge  ] " << name << ": C++ " << (cpp_valid ? "valid" : "invalid") << ", Python "
-                << (py_valid ? "valid" : "invalid") << " — " << d->second.why << "\n";
+      std::cout << "[ diverge  ] " << name << ": C++ " << (cpp_valid ? "valid" : "invalid")
+                << ", Python " << (py_valid ? "valid" : "invalid") << " — " << d->second.why
+                << "\n";
       ++diverged;
       continue;
     }
@@ -149,7 +158,8 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
                                    << results[name]["violation"].dump();
     if (!cpp_valid && !py_valid) {
       // Same traversal order: Python's first violation is report.first().
-      EXPECT_EQ(report.first()->reason_text(), results[name]["violation"].get<std::string>()) << name;
+      EXPECT_EQ(report.first()->reason_text(), results[name]["violation"].get<std::string>())
+          << name;
     }
     ++agreed;
   }

@@ -42,7 +42,8 @@ TEST(SchemaType, ObjectRequiredPropertiesAdditional) {
   EXPECT_EQ(lines(run(s, "[]")), strings{"must be an object"});
   EXPECT_EQ(first_code(run(s, "[]")), "<root>: not_an_object");
   auto r = run(s, R"({"x":1})");
-  EXPECT_EQ(lines(r), (strings{"additional property \"x\" is not allowed", "missing required property \"id\""}));
+  EXPECT_EQ(lines(r), (strings{"additional property \"x\" is not allowed",
+                               "missing required property \"id\""}));
   // Python/PHP meet `required` first and report it at the child path.
   EXPECT_EQ(first_code(r), "id: missing_required");
   EXPECT_EQ(r.first()->pointer, "/id");
@@ -55,20 +56,23 @@ TEST(SchemaType, AdditionalPropertiesOnlyFalseCloses) {
   EXPECT_TRUE(run(R"({"type":"object","additionalProperties":true})", R"({"a":1})").ok());
   EXPECT_TRUE(run(R"({"type":"object"})", R"({"a":1})").ok());
   // The schema form is not read (bqschema): the object stays open.
-  EXPECT_TRUE(run(R"({"type":"object","additionalProperties":{"type":"string"}})", R"({"a":1})").ok());
+  EXPECT_TRUE(
+      run(R"({"type":"object","additionalProperties":{"type":"string"}})", R"({"a":1})").ok());
   // A property whose sub-schema is not an object is not a declared property.
   EXPECT_EQ(lines(run(R"({"type":"object","properties":{"a":true},"additionalProperties":false})",
                       R"({"a":1})")),
             strings{"additional property \"a\" is not allowed"});
-  EXPECT_EQ(first_code(run(R"({"type":"object","additionalProperties":false})", R"({"a":{"b":1}})")),
-            "a: additional_not_allowed");
+  EXPECT_EQ(
+      first_code(run(R"({"type":"object","additionalProperties":false})", R"({"a":{"b":1}})")),
+      "a: additional_not_allowed");
 }
 
 TEST(SchemaType, ArrayItemsWithIndexPaths) {
   const char* s = R"({"type":"object","properties":{"items":{"type":"array","items":
       {"type":"object","required":["sku"],"properties":{"sku":{"type":"string","minLength":3}}}}}})";
   auto r = run(s, R"({"items":[{"sku":"ABCD"},{"sku":"AB"},{},5]})");
-  EXPECT_EQ(lines(r), (strings{"items[1].sku: must be at least 3 characters", "items[2]: missing required property \"sku\"",
+  EXPECT_EQ(lines(r), (strings{"items[1].sku: must be at least 3 characters",
+                               "items[2]: missing required property \"sku\"",
                                "items[3]: must be an object"}));
   EXPECT_EQ(r.violations()[0].pointer, "/items/1/sku");
   EXPECT_EQ(r.violations()[0].reason, "below_min_length");
@@ -87,8 +91,8 @@ TEST(SchemaType, ArrayItemsWithIndexPaths) {
 TEST(SchemaType, StringMinLengthCountsCodePoints) {
   const char* s = R"({"type":"string","minLength":3})";
   EXPECT_TRUE(run(s, R"("abc")").ok());
-  EXPECT_TRUE(run(s, R"("😀😀😀")").ok());          // 12 bytes, 3 characters
-  EXPECT_FALSE(run(s, R"("çé")").ok());            // 4 bytes, 2 characters (D8; bqschema<=0.4.0 passed it)
+  EXPECT_TRUE(run(s, R"("😀😀😀")").ok());  // 12 bytes, 3 characters
+  EXPECT_FALSE(run(s, R"("çé")").ok());  // 4 bytes, 2 characters (D8; bqschema<=0.4.0 passed it)
   EXPECT_EQ(lines(run(s, R"("çé")")), strings{"must be at least 3 characters"});
   EXPECT_EQ(first_code(run(s, R"("ab")")), "<root>: below_min_length");
   EXPECT_EQ(lines(run(s, "3")), strings{"must be a string"});
@@ -180,8 +184,9 @@ TEST(SchemaEvaluation, ConstEnumThenTypeAndAllCollected) {
   EXPECT_EQ(lines(r2), (strings{"m: must be a string", "missing required property \"a\"",
                                 "missing required property \"z\""}));
   EXPECT_EQ(first_code(r2), "z: missing_required");
-  EXPECT_EQ(r2.summary(),
-            "m: must be a string; missing required property \"a\"; missing required property \"z\"");
+  EXPECT_EQ(
+      r2.summary(),
+      "m: must be a string; missing required property \"a\"; missing required property \"z\"");
 }
 
 TEST(SchemaEvaluation, UnknownKeywordsAndMarksIgnored) {
@@ -191,8 +196,9 @@ TEST(SchemaEvaluation, UnknownKeywordsAndMarksIgnored) {
 }
 
 TEST(SchemaEvaluation, PointersEscapeTildeAndSlash) {
-  auto r = run(R"({"type":"object","properties":{"a/b":{"type":"object","properties":{"c~d":{"type":"string"}}}}})",
-               R"({"a/b":{"c~d":1}})");
+  auto r = run(
+      R"({"type":"object","properties":{"a/b":{"type":"object","properties":{"c~d":{"type":"string"}}}}})",
+      R"({"a/b":{"c~d":1}})");
   ASSERT_EQ(r.violations().size(), 1u);
   EXPECT_EQ(r.violations()[0].pointer, "/a~1b/c~0d");
   EXPECT_EQ(r.violations()[0].text(), "a/b.c~d: must be a string");
@@ -241,13 +247,18 @@ TEST(SchemaBadInput, DeepDataAgainstShallowSchema) {
   // Only the schema's depth drives recursion: arbitrarily deep data is safe.
   bq::json data = bq::json::array();
   for (int i = 0; i < 100000; ++i) data = bq::json::array({std::move(data)});
-  auto doc = schema::document::parse(R"({"type":"array","items":{"type":"array"},"enum":[[1]],"const":[[2]]})").value();
+  auto doc = schema::document::parse(
+                 R"({"type":"array","items":{"type":"array"},"enum":[[1]],"const":[[2]]})")
+                 .value();
   auto r = doc.validate(data);
   EXPECT_EQ(r.violations().size(), 2u);
 }
 
 TEST(SchemaThreads, ConcurrentValidate) {
-  auto doc = schema::document::parse(R"({"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":1}}})").value();
+  auto doc =
+      schema::document::parse(
+          R"({"type":"object","required":["a"],"properties":{"a":{"type":"integer","minimum":1}}})")
+          .value();
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int t = 0; t < 4; ++t) {

@@ -65,7 +65,8 @@ TEST(SchemaWrap, ViolationIsRetriedThenDeadLettered) {
   ASSERT_TRUE(dl);
   EXPECT_EQ(dl->reason, "failed");
   EXPECT_EQ(dl->attempts, 3);
-  EXPECT_NE(dl->error.value_or("").find("order_id: must be >= 1"), std::string::npos) << dl->error.value_or("");
+  EXPECT_NE(dl->error.value_or("").find("order_id: must be >= 1"), std::string::npos)
+      << dl->error.value_or("");
   EXPECT_NE(dl->exception.value_or("").find("invalid_payload_error"), std::string::npos);
 }
 
@@ -76,9 +77,9 @@ TEST(SchemaWrap, ValidAndUnregisteredReachTheHandler) {
   auto provider = std::make_shared<const schema::map_provider>(orders());
   int valid = 0, other = 0;
   a.handle("urn:babel:orders:created", schema::wrap(provider, [&](bq::message& m) {
-    EXPECT_EQ(m.data().at("order_id"), 7);
-    ++valid;
-  }));
+             EXPECT_EQ(m.data().at("order_id"), 7);
+             ++valid;
+           }));
   a.handle("urn:babel:orders:shipped", schema::wrap(provider, [&](bq::message&) { ++other; }));
   a.publish("urn:babel:orders:created", bq::json{{"order_id", 7}}).value();
   a.publish("urn:babel:orders:shipped", bq::json{{"anything", true}}).value();

@@ -19,21 +19,23 @@ constexpr const char* compat_help =
     "(5) enum values compare as JSON values, so \"1\" -> 1 is a removal. Why: each of these "
     "rejects data the old schema accepted, which the versioning policy calls breaking.";
 
-babelqueue::cli::command_registrar schema_compat_command{"schema compat", [](CLI::App& root) {
-  auto* cmd = babelqueue::cli::schema_group(root)->add_subcommand(
-      "compat", "Lint OLD -> NEW schema for breaking changes (bqschema rules plus stricter ones)");
-  cmd->footer(compat_help);
-  auto files = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("schemas", *files, "OLD and NEW schema files");
-  cmd->callback([files] {
-    if (files->size() != 2) {
-      std::cerr << "babelqueue: compat: need exactly two schema files: <old> <new>\n";
-      babelqueue::cli::exit_status() = 2;
-      return;
-    }
-    babelqueue::cli::exit_status() =
-        babelqueue::schema::run_compat((*files)[0], (*files)[1], std::cout, std::cerr);
-  });
-}};
+babelqueue::cli::command_registrar schema_compat_command{
+    "schema compat", [](CLI::App& root) {
+      auto* cmd = babelqueue::cli::schema_group(root)->add_subcommand(
+          "compat",
+          "Lint OLD -> NEW schema for breaking changes (bqschema rules plus stricter ones)");
+      cmd->footer(compat_help);
+      auto files = std::make_shared<std::vector<std::string>>();
+      cmd->add_option("schemas", *files, "OLD and NEW schema files");
+      cmd->callback([files] {
+        if (files->size() != 2) {
+          std::cerr << "babelqueue: compat: need exactly two schema files: <old> <new>\n";
+          babelqueue::cli::exit_status() = 2;
+          return;
+        }
+        babelqueue::cli::exit_status() =
+            babelqueue::schema::run_compat((*files)[0], (*files)[1], std::cout, std::cerr);
+      });
+    }};
 
 }  // namespace

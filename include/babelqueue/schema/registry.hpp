@@ -91,7 +91,8 @@ class dir_provider final : public provider {
   static result<dir_provider> open(const std::filesystem::path& manifest,
                                    const registry_options& options = {});
   /// @throws babelqueue::error as open().
-  explicit dir_provider(const std::filesystem::path& manifest, const registry_options& options = {});
+  explicit dir_provider(const std::filesystem::path& manifest,
+                        const registry_options& options = {});
 
   result<schema_ptr> find(std::string_view urn) const override;
   const schema::registry& registry() const noexcept;
