@@ -169,6 +169,19 @@ static void append_settle_command(detail::connection& c, const options& o, std::
   c.append(argv);
 }
 
+// The value to store for a body with (non-empty) headers. A body that is not valid UTF-8
+// (a poison message being dead-lettered as its original bytes) cannot travel inside the JSON
+// frame; it is stored bare — its exact bytes matter more than the informational headers —
+// and this is the only case where headers are dropped.
+static result<std::string> framed_value(std::string_view body, const headers& hdrs) {
+  auto v = binding::stored_value(body, hdrs);
+  if (!v && v.code() == errc::invalid_utf8) {
+    auto bare = binding::stored_value(body);
+    if (bare) return bare;
+  }
+  return v;
+}
+
 // ---------------------------------------------------------------------------------------
 
 result<void> redis_transport::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
@@ -176,7 +189,7 @@ result<void> redis_transport::publish(std::string_view queue, std::string_view b
   std::string framed;
   std::string_view value = body;
   if (!hdrs.empty()) {
-    auto v = binding::stored_value(body, hdrs);
+    auto v = framed_value(body, hdrs);
     if (!v) return fail(v.error());
     framed = std::move(*v);
     value = framed;
@@ -194,7 +207,7 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
       values[i] = messages[i].body;
       continue;
     }
-    auto v = binding::stored_value(messages[i].body, messages[i].hdrs);
+    auto v = framed_value(messages[i].body, messages[i].hdrs);
     if (!v) return fail(v.error());
     framed.push_back(std::move(*v));
     values[i] = framed.back();

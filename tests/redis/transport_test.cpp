@@ -350,3 +350,14 @@ TEST_F(RedisTransport, PrefetchReservesSeveralPerRoundTripAndHandsBackOnClose) {
   bad.track_reservations = false;
   EXPECT_EQ(babelqueue::redis::redis_transport::open(bad).code(), errc::invalid_argument);
 }
+
+TEST_F(RedisTransport, BinaryBodyWithHeadersIsStoredBare) {
+  auto t = open();
+  std::string binary("\xff\xfe\x00 poison", 9);
+  ASSERT_TRUE(t->publish("bin", binary, {{"bq-dead-letter-reason", "poison"}}));
+  EXPECT_EQ(raw_->list("bin"), std::vector<std::string>{binary});
+  auto got = t->receive("bin", 1s);
+  ASSERT_TRUE(got && got->has_value());
+  EXPECT_EQ((*got)->body, binary);
+  EXPECT_TRUE((*got)->hdrs.empty());
+}

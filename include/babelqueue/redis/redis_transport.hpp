@@ -151,7 +151,9 @@ class redis_transport final : public transport {
   ~redis_transport() override;
 
   /// `RPUSH` of the stored value (frame only with non-empty headers). Deferred acks travel
-  /// in the same round trip.
+  /// in the same round trip. A body (or header) that is not valid UTF-8 cannot travel in the
+  /// JSON frame: it is then stored bare and its headers are dropped — the only case where
+  /// headers are dropped (it happens when the runtime dead-letters a binary poison body).
   result<void> publish(std::string_view queue, std::string_view body,
                        const headers& hdrs = {}) override;
   /// All values in one pipelined round trip (variadic RPUSHes of ≤ 1000 values / 8 MiB).
