@@ -81,7 +81,8 @@ result<void> connection::ensure(clock::time_point deadline) {
       now = clock::now();
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    auto budget = std::clamp(left, std::chrono::milliseconds(10), opts_.connect_timeout);
+    // At least 10 ms per attempt, at most connect_timeout (min/max: connect_timeout may be < 10 ms).
+    auto budget = std::min(std::max(left, std::chrono::milliseconds(10)), opts_.connect_timeout);
     if (auto r = try_connect(budget); r) {
       backoff_ = std::chrono::milliseconds(0);
       if (ever_connected_) ++reconnects;

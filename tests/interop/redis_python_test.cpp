@@ -148,8 +148,15 @@ TEST_F(RedisPythonInterop, PythonPublishesCppConsumes) {
   babelqueue::app app(url_, o);
   std::vector<seen_message> seen;
   app.handle_unmatched([&](babelqueue::message& m) {
-    seen.push_back({std::string(m.urn()), std::string(m.trace_id()), std::string(m.data_text()), std::string(m.raw()),
-                    m.data(), m.hdrs(), m.attempts()});
+    seen_message s;
+    s.urn = std::string(m.urn());
+    s.trace_id = std::string(m.trace_id());
+    s.data_text = std::string(m.data_text());
+    s.raw = std::string(m.raw());
+    s.data = m.data();
+    s.hdrs = m.hdrs();
+    s.attempts = m.attempts();
+    seen.push_back(std::move(s));
   });
   auto n = app.drain("interop");
   ASSERT_TRUE(n) << n.error().message;
