@@ -44,9 +44,7 @@ connection::~connection() {
   if (ctx_ != nullptr) redisFree(ctx_);
 }
 
-std::string connection::endpoint() const {
-  return opts_.host + ":" + std::to_string(opts_.port);
-}
+std::string connection::endpoint() const { return opts_.host + ":" + std::to_string(opts_.port); }
 
 void connection::drop(std::string why) {
   if (ctx_ != nullptr) {
@@ -70,18 +68,20 @@ result<void> connection::ensure(clock::time_point deadline) {
         // receive()/publish() cannot spin during an outage.
         std::this_thread::sleep_until(deadline);
         now = clock::now();
-        return fail(errc::transport, "redis at " + endpoint() + " is unavailable (" + last_error_ +
-                                         "); next reconnect attempt in " +
-                                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                            next_attempt_ - now)
-                                                            .count()) +
-                                         " ms");
+        return fail(errc::transport,
+                    "redis at " + endpoint() + " is unavailable (" + last_error_ +
+                        "); next reconnect attempt in " +
+                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           next_attempt_ - now)
+                                           .count()) +
+                        " ms");
       }
       std::this_thread::sleep_until(next_attempt_);
       now = clock::now();
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    // At least 10 ms per attempt, at most connect_timeout (min/max: connect_timeout may be < 10 ms).
+    // At least 10 ms per attempt, at most connect_timeout (min/max: connect_timeout may be < 10
+    // ms).
     auto budget = std::min(std::max(left, std::chrono::milliseconds(10)), opts_.connect_timeout);
     if (auto r = try_connect(budget); r) {
       backoff_ = std::chrono::milliseconds(0);
@@ -158,7 +158,8 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
       // Read the remaining replies so nothing is left half-consumed, then give up.
       drop("handshake refused: " + text);
       if (is_auth) return fail(errc::invalid_argument, "redis AUTH refused: " + text);
-      if (is_select) return fail(errc::invalid_argument, "redis SELECT " + db + " refused: " + text);
+      if (is_select)
+        return fail(errc::invalid_argument, "redis SELECT " + db + " refused: " + text);
       return fail(errc::transport, "redis SCRIPT LOAD refused (is EVAL disabled?): " + text);
     }
     if (!is_auth && !is_select) shas.push_back(reply_text(rep));
@@ -238,7 +239,8 @@ result<reply_ptr> connection::get_reply() {
       if (n < 0) {
         int e = errno;
         if (e == EINTR) continue;
-        return io_failure(std::string("send: ") + std::strerror(e), e == EAGAIN || e == EWOULDBLOCK);
+        return io_failure(std::string("send: ") + std::strerror(e),
+                          e == EAGAIN || e == EWOULDBLOCK);
       }
       off += static_cast<std::size_t>(n);
     }
@@ -253,7 +255,8 @@ result<reply_ptr> connection::get_reply() {
       if (n < 0) {
         int e = errno;
         if (e == EINTR) continue;
-        return io_failure(std::string("recv: ") + std::strerror(e), e == EAGAIN || e == EWOULDBLOCK);
+        return io_failure(std::string("recv: ") + std::strerror(e),
+                          e == EAGAIN || e == EWOULDBLOCK);
       }
       if (redisReaderFeed(ctx_->reader, rbuf_.data(), static_cast<std::size_t>(n)) != REDIS_OK ||
           redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {

@@ -8,7 +8,8 @@ namespace babelqueue::redis {
 namespace {
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
-  if (v.count() <= 0) return fail(errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
+  if (v.count() <= 0)
+    return fail(errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
   return {};
 }
 
@@ -47,8 +48,9 @@ result<options> options_from_url(const broker_url& url) {
     } else {
       auto d = parse_duration(retry_after);
       if (!d) {
-        return fail(errc::invalid_argument,
-                    "redis option retry_after must be a duration (90s) or 'never': " + d.error().message);
+        return fail(
+            errc::invalid_argument,
+            "redis option retry_after must be a duration (90s) or 'never': " + d.error().message);
       }
       o.retry_after = std::chrono::duration_cast<std::chrono::seconds>(*d);
     }
@@ -62,9 +64,11 @@ result<options> options_from_url(const broker_url& url) {
 
   if (auto r = positive("connect_timeout", o.connect_timeout); !r) return fail(r.error());
   if (auto r = positive("command_timeout", o.command_timeout); !r) return fail(r.error());
-  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
+  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r)
+    return fail(r.error());
   if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
-    return fail(errc::invalid_argument, "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
+    return fail(errc::invalid_argument,
+                "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
   }
   if (o.prefetch > 1 && !o.track_reservations) {
     return fail(errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");

@@ -1,17 +1,17 @@
 // The redis:// transport: D6 owned layout, tracked reservations, pipelined acks, recover().
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
-#include <babelqueue/bindings/redis.hpp>
-#include <babelqueue/redis/redis_transport.hpp>
-
 #include "redis/connection.hpp"
 #include "redis/scripts.hpp"
+
+#include <babelqueue/bindings/redis.hpp>
+#include <babelqueue/redis/redis_transport.hpp>
 
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <deque>
 #include <cinttypes>
 #include <cstdio>
+#include <deque>
 #include <random>
 
 namespace babelqueue::redis {
@@ -60,7 +60,8 @@ bool is_noscript(const redisReply* r) {
 std::string seconds_text(std::chrono::milliseconds ms) {
   if (ms.count() < 1) ms = 1ms;
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64, static_cast<std::int64_t>(ms.count() / 1000),
+  std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64,
+                static_cast<std::int64_t>(ms.count() / 1000),
                 static_cast<std::int64_t>(ms.count() % 1000));
   return buf;
 }
@@ -80,9 +81,9 @@ struct redis_transport::impl {
         rng(std::random_device{}()) {}
 
   detail::connection conn;
-  std::vector<std::shared_ptr<reservation>> pending;  // deferred acks, in ack order
+  std::vector<std::shared_ptr<reservation>> pending;    // deferred acks, in ack order
   std::deque<std::shared_ptr<reservation>> prefetched;  // reserved, not yet delivered
-  std::vector<std::string_view> argv;                     // reused command buffer
+  std::vector<std::string_view> argv;                   // reused command buffer
   bool closed = false;
   std::int64_t stale_acks = 0;
   std::mt19937_64 rng;
@@ -100,7 +101,8 @@ struct redis_transport::impl {
   }
 };
 
-redis_transport::redis_transport(options opts) : opts_(std::move(opts)), impl_(std::make_unique<impl>(opts_)) {}
+redis_transport::redis_transport(options opts)
+    : opts_(std::move(opts)), impl_(std::make_unique<impl>(opts_)) {}
 
 redis_transport::~redis_transport() {
   // Best effort, without waiting for a reconnect: deferred acks go out when the connection is
@@ -113,14 +115,18 @@ redis_transport::~redis_transport() {
 
 result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
   if (opts.connect_timeout.count() <= 0 || opts.command_timeout.count() <= 0 ||
-      opts.reconnect_backoff_min.count() <= 0 || opts.reconnect_backoff_max < opts.reconnect_backoff_min ||
-      opts.processing_suffix.empty() || opts.max_pending_acks < 1 || opts.prefetch < 1 || opts.prefetch > 255 ||
+      opts.reconnect_backoff_min.count() <= 0 ||
+      opts.reconnect_backoff_max < opts.reconnect_backoff_min || opts.processing_suffix.empty() ||
+      opts.max_pending_acks < 1 || opts.prefetch < 1 || opts.prefetch > 255 ||
       (opts.prefetch > 1 && !opts.track_reservations)) {
-    return fail(errc::invalid_argument, "invalid redis options (timeouts must be > 0, suffix non-empty, prefetch 1..255 and only with "
+    return fail(errc::invalid_argument,
+                "invalid redis options (timeouts must be > 0, suffix non-empty, prefetch 1..255 "
+                "and only with "
                 "track_reservations)");
   }
   std::unique_ptr<redis_transport> t(new redis_transport(std::move(opts)));
-  if (auto r = t->impl_->conn.ensure(clock::now() + t->opts_.connect_timeout); !r) return fail(r.error());
+  if (auto r = t->impl_->conn.ensure(clock::now() + t->opts_.connect_timeout); !r)
+    return fail(r.error());
   return t;
 }
 
@@ -139,16 +145,16 @@ namespace {
 
 struct settle_batch {
   std::vector<std::shared_ptr<reservation>> sent;  // all acks taken from pending
-  std::size_t replies = 0;                          // separate settle commands appended
-  std::vector<std::size_t> per_reply;               // pairs per appended command
+  std::size_t replies = 0;                         // separate settle commands appended
+  std::vector<std::size_t> per_reply;              // pairs per appended command
 };
 
 }  // namespace
 
 static void append_settle_command(detail::connection& c, const options& o, std::string_view queue,
-                                  const std::vector<std::shared_ptr<reservation>>& acks, bool tracked,
-                                  std::string_view reserve_count, std::string_view random12,
-                                  const std::string& retry_after) {
+                                  const std::vector<std::shared_ptr<reservation>>& acks,
+                                  bool tracked, std::string_view reserve_count,
+                                  std::string_view random12, const std::string& retry_after) {
   std::string p = binding::processing_key(queue, o.processing_suffix);
   std::string d = binding::deadlines_key(queue, o.processing_suffix);
   if (!tracked) {
@@ -160,8 +166,8 @@ static void append_settle_command(detail::connection& c, const options& o, std::
   }
   std::vector<std::string_view> argv;
   argv.reserve(9 + acks.size() * 2);
-  argv.insert(argv.end(), {"EVALSHA", c.sha(k_settle_reserve), "3", queue, p, d, retry_after, random12,
-                           reserve_count});
+  argv.insert(argv.end(), {"EVALSHA", c.sha(k_settle_reserve), "3", queue, p, d, retry_after,
+                           random12, reserve_count});
   for (const auto& a : acks) {
     argv.push_back(a->token);
     argv.push_back(a->raw);
@@ -184,7 +190,8 @@ static result<std::string> framed_value(std::string_view body, const headers& hd
 
 // ---------------------------------------------------------------------------------------
 
-result<void> redis_transport::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
+result<void> redis_transport::publish(std::string_view queue, std::string_view body,
+                                      const headers& hdrs) {
   // The common case (no headers) stores the caller's bytes as they are: no copy.
   std::string framed;
   std::string_view value = body;
@@ -197,10 +204,12 @@ result<void> redis_transport::publish(std::string_view queue, std::string_view b
   return publish_values(queue, std::span<const std::string_view>(&value, 1));
 }
 
-result<void> redis_transport::publish_batch(std::string_view queue, std::span<const outgoing_message> messages) {
+result<void> redis_transport::publish_batch(std::string_view queue,
+                                            std::span<const outgoing_message> messages) {
   std::vector<std::string> framed;
   std::vector<std::string_view> values(messages.size());
-  bool any_headers = std::any_of(messages.begin(), messages.end(), [](const auto& m) { return !m.hdrs.empty(); });
+  bool any_headers =
+      std::any_of(messages.begin(), messages.end(), [](const auto& m) { return !m.hdrs.empty(); });
   if (any_headers) framed.reserve(messages.size());  // views into it must stay valid
   for (std::size_t i = 0; i < messages.size(); ++i) {
     if (messages[i].hdrs.empty()) {
@@ -215,7 +224,8 @@ result<void> redis_transport::publish_batch(std::string_view queue, std::span<co
   return publish_values(queue, values);
 }
 
-result<void> redis_transport::publish_values(std::string_view queue, std::span<const std::string_view> values) {
+result<void> redis_transport::publish_values(std::string_view queue,
+                                             std::span<const std::string_view> values) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
   if (values.empty()) return {};
@@ -223,7 +233,8 @@ result<void> redis_transport::publish_values(std::string_view queue, std::span<c
   std::vector<std::pair<std::size_t, std::size_t>> chunks;
   for (std::size_t i = 0; i < values.size();) {
     std::size_t j = i, bytes = 0;
-    while (j < values.size() && j - i < k_batch_values && (j == i || bytes + values[j].size() <= k_batch_bytes)) {
+    while (j < values.size() && j - i < k_batch_values &&
+           (j == i || bytes + values[j].size() <= k_batch_bytes)) {
       bytes += values[j].size();
       ++j;
     }
@@ -242,11 +253,13 @@ result<void> redis_transport::publish_values(std::string_view queue, std::span<c
     impl_->pending.clear();
     std::vector<std::string> queues;
     for (const auto& a : flushed) {
-      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
+      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end())
+        queues.push_back(a->queue);
     }
     std::size_t settle_replies = 0;
     if (!flushed.empty()) {
-      std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+      std::string ra =
+          opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
       std::string rnd = impl_->random_hex(12);
       for (const auto& qn : queues) {
         std::vector<std::shared_ptr<reservation>> acks;
@@ -282,7 +295,8 @@ result<void> redis_transport::publish_values(std::string_view queue, std::span<c
         // recover(): at-least-once); only a NOSCRIPT one is retried with the next call.
         if (is_noscript(rep)) noscript = true;
       } else if (rep->type == REDIS_REPLY_ERROR && publish_error.code == errc::ok) {
-        publish_error = {errc::transport, "redis RPUSH " + std::string(queue) + " failed: " + reply_str(rep)};
+        publish_error = {errc::transport,
+                         "redis RPUSH " + std::string(queue) + " failed: " + reply_str(rep)};
       }
     }
     if (io_failed) {
@@ -350,8 +364,8 @@ result<void> redis_transport::unreserve_prefetched() {
   }
 }
 
-result<std::optional<received_message>> redis_transport::receive(std::string_view queue,
-                                                                 std::chrono::milliseconds timeout) {
+result<std::optional<received_message>> redis_transport::receive(
+    std::string_view queue, std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
   if (timeout.count() < 0) timeout = 0ms;
@@ -369,7 +383,8 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
   const std::string want = std::to_string(opts_.prefetch);
   const bool tracked = opts_.track_reservations;
   const std::string p = binding::processing_key(queue, opts_.processing_suffix);
-  const std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  const std::string ra =
+      opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
   auto deadline = clock::now() + timeout;
   bool first = true;
   error_info last_error;
@@ -399,7 +414,8 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
     for (const auto& qn : queues) {
       std::vector<std::shared_ptr<reservation>> acks;
       for (const auto& a : flushed) {
-        if (a->queue == qn && !(tracked && a->queue == queue && !a->token.empty())) acks.push_back(a);
+        if (a->queue == qn && !(tracked && a->queue == queue && !a->token.empty()))
+          acks.push_back(a);
       }
       bool t = !acks.front()->token.empty();
       append_settle_command(c, opts_, qn, acks, t, "0", rnd, ra);
@@ -445,12 +461,14 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
       const redisReply* rep = r->get();
       if (rep->type == REDIS_REPLY_ERROR) {
         if (is_noscript(rep)) noscript = true;
-        if (err.code == errc::ok) err = {errc::transport, "redis receive on " + std::string(queue) + ": " + reply_str(rep)};
+        if (err.code == errc::ok)
+          err = {errc::transport, "redis receive on " + std::string(queue) + ": " + reply_str(rep)};
         continue;
       }
       bool last = i + 1 == total;
       if (i < settle_replies) {
-        if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 && rep->element[0]->type == REDIS_REPLY_INTEGER) {
+        if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
+            rep->element[0]->type == REDIS_REPLY_INTEGER) {
           (void)0;
         }
         continue;
@@ -489,7 +507,8 @@ result<std::optional<received_message>> redis_transport::receive(std::string_vie
       for (std::size_t k = 1; k < got.size(); ++k) impl_->prefetched.push_back(std::move(got[k]));
       return std::optional<received_message>(deliver(std::move(got[0])));
     }
-    if (clock::now() >= deadline || remaining.count() == 0) return std::optional<received_message>{};
+    if (clock::now() >= deadline || remaining.count() == 0)
+      return std::optional<received_message>{};
     first = false;
   }
 }
@@ -505,7 +524,8 @@ static reservation* handle_of(const received_message& m, const void* owner) {
 result<void> redis_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   reservation* r = handle_of(message, this);
-  if (r == nullptr) return fail(errc::invalid_argument, "message was not received by this redis transport");
+  if (r == nullptr)
+    return fail(errc::invalid_argument, "message was not received by this redis transport");
   if (r->settled) return fail(errc::invalid_argument, "message already settled");
   r->settled = true;
   auto shared = std::shared_ptr<reservation>(message.handle, r);
@@ -518,8 +538,9 @@ result<void> redis_transport::ack(const received_message& message) {
   auto before = impl_->stale_acks;
   if (auto f = flush(); !f) return f;
   if (impl_->stale_acks != before) {
-    return fail(errc::invalid_argument,
-                "the reservation was already gone (recovered or swept back to the queue); nothing removed");
+    return fail(
+        errc::invalid_argument,
+        "the reservation was already gone (recovered or swept back to the queue); nothing removed");
   }
   return {};
 }
@@ -529,7 +550,8 @@ result<void> redis_transport::flush() {
   if (impl_->pending.empty()) return {};
   auto deadline = clock::now() + opts_.command_timeout;
   auto& c = impl_->conn;
-  const std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  const std::string ra =
+      opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
   for (;;) {
     if (auto r = c.ensure(deadline); !r) return r;
     if (auto r = c.set_timeout(std::max(until(deadline), 1ms)); !r) continue;
@@ -537,7 +559,8 @@ result<void> redis_transport::flush() {
     impl_->pending.clear();
     std::vector<std::string> queues;
     for (const auto& a : flushed) {
-      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) queues.push_back(a->queue);
+      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end())
+        queues.push_back(a->queue);
     }
     std::string rnd = impl_->random_hex(12);
     struct expect {
@@ -593,7 +616,8 @@ result<void> redis_transport::flush() {
   }
 }
 
-result<void> redis_transport::release(const received_message& message, std::chrono::milliseconds delay) {
+result<void> redis_transport::release(const received_message& message,
+                                      std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   if (delay.count() > 0) {
     return fail(errc::not_supported,
@@ -601,7 +625,8 @@ result<void> redis_transport::release(const received_message& message, std::chro
                 "retry by publishing a copy");
   }
   reservation* r = handle_of(message, this);
-  if (r == nullptr) return fail(errc::invalid_argument, "message was not received by this redis transport");
+  if (r == nullptr)
+    return fail(errc::invalid_argument, "message was not received by this redis transport");
   if (r->settled) return fail(errc::invalid_argument, "message already settled");
   if (auto f = flush(); !f) return f;
   auto& c = impl_->conn;
@@ -612,7 +637,8 @@ result<void> redis_transport::release(const received_message& message, std::chro
     if (auto e = c.ensure(deadline); !e) return e;
     if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;
     if (!r->token.empty()) {
-      std::string_view argv[] = {"EVALSHA", c.sha(k_release), "3", r->queue, p, d, r->token, r->raw};
+      std::string_view argv[] = {"EVALSHA", c.sha(k_release), "3",   r->queue, p,
+                                 d,         r->token,         r->raw};
       c.append(argv);
     } else {
       std::string_view argv[] = {"EVALSHA", c.sha(k_release_untracked), "2", r->queue, p, r->raw};
@@ -634,8 +660,9 @@ result<void> redis_transport::release(const received_message& message, std::chro
     r->settled = true;
     if ((*rep)->type == REDIS_REPLY_INTEGER && (*rep)->integer == 0) {
       ++impl_->stale_acks;
-      return fail(errc::invalid_argument,
-                  "the reservation was already gone (recovered or swept back to the queue); nothing moved");
+      return fail(
+          errc::invalid_argument,
+          "the reservation was already gone (recovered or swept back to the queue); nothing moved");
     }
     return {};
   }
@@ -665,7 +692,8 @@ result<void> redis_transport::close(std::chrono::steady_clock::time_point deadli
 
 // ---------------------------------------------------------------------------------------
 
-result<recover_report> redis_transport::recover(std::string_view queue, std::chrono::milliseconds older_than) {
+result<recover_report> redis_transport::recover(std::string_view queue,
+                                                std::chrono::milliseconds older_than) {
   if (impl_->closed) return fail(errc::closed, "redis transport is closed");
   if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
   if (older_than.count() < 0) older_than = 0ms;
@@ -675,12 +703,14 @@ result<recover_report> redis_transport::recover(std::string_view queue, std::chr
   std::string p = binding::processing_key(queue, opts_.processing_suffix);
   std::string d = binding::deadlines_key(queue, opts_.processing_suffix);
   std::string older = std::to_string(older_than.count());
-  std::string ra = opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  std::string ra =
+      opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
   for (;;) {
     if (auto e = c.ensure(deadline); !e) return fail(e.error());
     if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;
     std::string rnd = impl_->random_hex(10);
-    std::string_view argv[] = {"EVALSHA", c.sha(k_recover), "3", queue, p, d, older, ra, rnd, k_foreign_retry_after};
+    std::string_view argv[] = {"EVALSHA", c.sha(k_recover),     "3", queue, p, d, older, ra,
+                               rnd,       k_foreign_retry_after};
     c.append(argv);
     auto rep = c.get_reply();
     if (!rep) {
@@ -693,7 +723,10 @@ result<recover_report> redis_transport::recover(std::string_view queue, std::chr
     }
     const redisReply* x = rep->get();
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
-      return fail(errc::transport, "redis recover failed: " + (x->type == REDIS_REPLY_ERROR ? reply_str(x) : std::string("unexpected reply")));
+      return fail(
+          errc::transport,
+          "redis recover failed: " +
+              (x->type == REDIS_REPLY_ERROR ? reply_str(x) : std::string("unexpected reply")));
     }
     return recover_report{x->element[0]->integer, x->element[1]->integer, x->element[2]->integer};
   }
@@ -713,7 +746,8 @@ result<std::int64_t> redis_transport::list_length(std::string_view key) {
       if (clock::now() < deadline) continue;
       return fail(rep.error());
     }
-    if ((*rep)->type != REDIS_REPLY_INTEGER) return fail(errc::transport, "redis LLEN failed: " + reply_str(rep->get()));
+    if ((*rep)->type != REDIS_REPLY_INTEGER)
+      return fail(errc::transport, "redis LLEN failed: " + reply_str(rep->get()));
     return static_cast<std::int64_t>((*rep)->integer);
   }
 }
@@ -721,18 +755,21 @@ result<std::int64_t> redis_transport::list_length(std::string_view key) {
 // ---------------------------------------------------------------------------------------
 
 void register_transport() {
-  babelqueue::register_transport("redis", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
-    auto o = options_from_url(url);
-    if (!o) return fail(o.error());
-    auto t = redis_transport::open(std::move(*o));
-    if (!t) return fail(t.error());
-    return std::unique_ptr<transport>(std::move(*t));
-  });
-  babelqueue::register_transport("rediss", [](const broker_url&) -> result<std::unique_ptr<transport>> {
-    return fail(errc::not_supported,
-                "rediss:// (TLS) is not supported: this build uses hiredis without TLS; use a TLS "
-                "tunnel (stunnel, spiped) and redis://");
-  });
+  babelqueue::register_transport("redis",
+                                 [](const broker_url& url) -> result<std::unique_ptr<transport>> {
+                                   auto o = options_from_url(url);
+                                   if (!o) return fail(o.error());
+                                   auto t = redis_transport::open(std::move(*o));
+                                   if (!t) return fail(t.error());
+                                   return std::unique_ptr<transport>(std::move(*t));
+                                 });
+  babelqueue::register_transport(
+      "rediss", [](const broker_url&) -> result<std::unique_ptr<transport>> {
+        return fail(
+            errc::not_supported,
+            "rediss:// (TLS) is not supported: this build uses hiredis without TLS; use a TLS "
+            "tunnel (stunnel, spiped) and redis://");
+      });
 }
 
 }  // namespace babelqueue::redis

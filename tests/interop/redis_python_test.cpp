@@ -47,15 +47,18 @@ std::string peer_python() {
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   return q + "'";
 }
 
 // Runs peer.py and returns its stdout lines parsed as JSON.
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
-  std::string cmd = shell_quote(python) + " " + shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/interop/peer.py");
+  std::string cmd = shell_quote(python) + " " +
+                    shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/interop/peer.py");
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " 2>&1";
   std::vector<json> lines;
@@ -69,8 +72,10 @@ std::vector<json> run_peer(const std::string& python, const std::vector<std::str
   std::string line;
   while (std::getline(in, line)) {
     auto j = babelqueue::parse_json(line);
-    if (j) lines.push_back(*j);
-    else ADD_FAILURE() << "peer output: " << line;
+    if (j)
+      lines.push_back(*j);
+    else
+      ADD_FAILURE() << "peer output: " << line;
   }
   EXPECT_EQ(rc, 0) << out;
   return lines;
@@ -86,14 +91,23 @@ struct test_case {
 };
 
 std::vector<test_case> cases() {
-  auto fixture = babelqueue::parse_json(read_text(std::string(BABELQUEUE_CONFORMANCE_DIR) + "/fixtures/unicode-and-numbers.json")).value();
+  auto fixture = babelqueue::parse_json(read_text(std::string(BABELQUEUE_CONFORMANCE_DIR) +
+                                                  "/fixtures/unicode-and-numbers.json"))
+                     .value();
   std::vector<test_case> v;
-  v.push_back({"urn:babel:interop:unicode", fixture["data"], fixture["trace_id"].get<std::string>(), {}});
-  v.push_back({"urn:babel:interop:big", babelqueue::parse_json(R"({"big":12345678901234567890,"neg":-9223372036854775808})").value(),
-               "trace-big", {}});
+  v.push_back(
+      {"urn:babel:interop:unicode", fixture["data"], fixture["trace_id"].get<std::string>(), {}});
+  v.push_back(
+      {"urn:babel:interop:big",
+       babelqueue::parse_json(R"({"big":12345678901234567890,"neg":-9223372036854775808})").value(),
+       "trace-big",
+       {}});
   v.push_back({"urn:babel:interop:ls", json{{"s", "line\u2028sep\u2029para"}}, "trace-ls", {}});
-  v.push_back({"urn:babel:interop:headers", json{{"k", "v"}}, "trace-headers",
-               {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, {"bq-replay-bypass", "1"}}});
+  v.push_back({"urn:babel:interop:headers",
+               json{{"k", "v"}},
+               "trace-headers",
+               {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                {"bq-replay-bypass", "1"}}});
   return v;
 }
 
@@ -105,8 +119,10 @@ class RedisPythonInterop : public ::testing::Test {
   void SetUp() override {
     python_ = peer_python();
     if (python_.empty()) {
-      if (bqtest::under_ci()) FAIL() << "CI=true but no Python peer (run scripts/setup-python-peer.sh)";
-      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run scripts/setup-python-peer.sh";
+      if (bqtest::under_ci())
+        FAIL() << "CI=true but no Python peer (run scripts/setup-python-peer.sh)";
+      GTEST_SKIP()
+          << "no Python peer: set BABELQUEUE_PEER_PYTHON or run scripts/setup-python-peer.sh";
     }
     if (!server_) {
       if (bqtest::under_ci()) FAIL() << "CI=true and no redis-server: " << why_;
@@ -139,7 +155,8 @@ TEST_F(RedisPythonInterop, PythonPublishesCppConsumes) {
     for (const auto& [k, v] : c.hdrs) h[k] = v;
     spec.push_back({{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id}, {"headers", h}});
   }
-  auto ids = run_peer(python_, {"publish", url_, "interop", babelqueue::to_canonical_json(spec).value()});
+  auto ids =
+      run_peer(python_, {"publish", url_, "interop", babelqueue::to_canonical_json(spec).value()});
   ASSERT_EQ(ids.size(), cases().size());
 
   babelqueue::app_options o;
@@ -286,7 +303,10 @@ TEST_F(RedisPythonInterop, PythonSweepsAStuckCppReservation) {
   {
     auto t = babelqueue::redis::redis_transport::open(ro);
     ASSERT_TRUE(t);
-    ASSERT_TRUE((*t)->publish("sweep", babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 1}}).value()).value()));
+    ASSERT_TRUE((*t)->publish(
+        "sweep",
+        babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 1}}).value())
+            .value()));
     auto got = (*t)->receive("sweep", 1s);
     ASSERT_TRUE(got && got->has_value());
     body = (*got)->body;
@@ -305,7 +325,8 @@ TEST_F(RedisPythonInterop, CppRecoversAStuckPythonReservation) {
   ro.port = static_cast<std::uint16_t>(server_->port());
   auto t = babelqueue::redis::redis_transport::open(ro);
   ASSERT_TRUE(t);
-  std::string body = babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 2}}).value()).value();
+  std::string body =
+      babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 2}}).value()).value();
   ASSERT_TRUE((*t)->publish("pystuck", body));
   auto py = run_peer(python_, {"pop-noack", url_, "pystuck"});
   ASSERT_EQ(py.size(), 1u);

@@ -33,7 +33,8 @@ TEST(RedisBinding, KeyNames) {
 
 TEST(RedisBinding, PayloadIdentityWithoutHeaders) {
   // Conformance manifest redis.payload_identity: the element IS the envelope, byte-for-byte.
-  std::string fixture = read_file(std::string(BABELQUEUE_CONFORMANCE_DIR) + "/fixtures/order-created.json");
+  std::string fixture =
+      read_file(std::string(BABELQUEUE_CONFORMANCE_DIR) + "/fixtures/order-created.json");
   ASSERT_FALSE(fixture.empty());
   auto stored = br::stored_value(fixture);
   ASSERT_TRUE(stored);
@@ -45,16 +46,22 @@ TEST(RedisBinding, PayloadIdentityWithoutHeaders) {
 }
 
 TEST(RedisBinding, BlankHeadersDoNotFrame) {
-  auto stored = br::stored_value(k_envelope, {{"traceparent", ""}, {"", "x"}, {"  ", "y"}, {"k", " \t"}});
+  auto stored =
+      br::stored_value(k_envelope, {{"traceparent", ""}, {"", "x"}, {"  ", "y"}, {"k", " \t"}});
   ASSERT_TRUE(stored);
   EXPECT_EQ(*stored, k_envelope);
 }
 
 TEST(RedisBinding, FrameLayoutAndRoundTrip) {
-  auto stored = br::stored_value(k_envelope, {{"traceparent", "00-abc-def-01"}, {"bq-replay-bypass", "1"}});
+  auto stored =
+      br::stored_value(k_envelope, {{"traceparent", "00-abc-def-01"}, {"bq-replay-bypass", "1"}});
   ASSERT_TRUE(stored);
   // Key order __bq_frame, headers, body; header keys sorted; body a JSON string.
-  EXPECT_EQ(stored->rfind(R"({"__bq_frame":1,"headers":{"bq-replay-bypass":"1","traceparent":"00-abc-def-01"},"body":")", 0), 0u)
+  EXPECT_EQ(
+      stored->rfind(
+          R"({"__bq_frame":1,"headers":{"bq-replay-bypass":"1","traceparent":"00-abc-def-01"},"body":")",
+          0),
+      0u)
       << *stored;
   auto back = br::unframe(*stored);
   EXPECT_TRUE(back.framed);
@@ -74,7 +81,8 @@ TEST(RedisBinding, FrameEscapesPerD2AndKeepsUnicode) {
 
 TEST(RedisBinding, ReadsPeerFrames) {
   // Go: sorted keys, HTML-escaped body; Python: insertion order, raw UTF-8.
-  std::string go = R"({"__bq_frame":1,"headers":{"a":"1","b":"2"},"body":"{\"x\":\"\u003cy\u003e\"}"})";
+  std::string go =
+      R"({"__bq_frame":1,"headers":{"a":"1","b":"2"},"body":"{\"x\":\"\u003cy\u003e\"}"})";
   auto g = br::unframe(go);
   EXPECT_TRUE(g.framed);
   EXPECT_EQ(g.body, R"({"x":"<y>"})");
@@ -95,16 +103,16 @@ TEST(RedisBinding, LookAlikesAreDeliveredVerbatim) {
       "",
       "not json",
       std::string("\xff\xfe\x00garbage", 10),
-      R"({"__bq_frame":1,"headers":{},"body":123})",          // body not a string
+      R"({"__bq_frame":1,"headers":{},"body":123})",           // body not a string
       R"({"__bq_frame":1,"headers":{})",                       // truncated
-      R"({"__bq_frame":2,"headers":{},"body":"e"})",          // unknown version
-      R"({"__bq_frame":0,"headers":{},"body":"e"})",          // falsy sentinel
-      R"({"__bq_frame":true,"headers":{},"body":"e"})",       // not an integer
-      R"({"__bq_frame":"1","headers":{},"body":"e"})",        // string sentinel
-      R"({"__bq_frame":1,"headers":[],"body":"e"})",          // headers not an object
+      R"({"__bq_frame":2,"headers":{},"body":"e"})",           // unknown version
+      R"({"__bq_frame":0,"headers":{},"body":"e"})",           // falsy sentinel
+      R"({"__bq_frame":true,"headers":{},"body":"e"})",        // not an integer
+      R"({"__bq_frame":"1","headers":{},"body":"e"})",         // string sentinel
+      R"({"__bq_frame":1,"headers":[],"body":"e"})",           // headers not an object
       R"({"__bq_frame":1,"headers":{},"body":"e"} trailing)",  // trailing data
       R"([{"__bq_frame":1,"body":"e"}])",                      // not an object
-      R"({"job":"u","data":{"__bq_frame":1,"body":"e"}})",    // sentinel nested in data
+      R"({"job":"u","data":{"__bq_frame":1,"body":"e"}})",     // sentinel nested in data
       " {\"__bq_frame\":1,\"body\":\"e\"}",                    // leading white space
   };
   for (const std::string& v : cases) {

@@ -18,7 +18,8 @@ namespace {
 
 // Forks a consumer process that reserves one message, reports it through a pipe, then
 // "handles" it forever. Returns the child's pid and what it reported ("" on failure).
-std::pair<pid_t, std::string> spawn_stuck_consumer(const babelqueue::redis::options& o, const std::string& queue) {
+std::pair<pid_t, std::string> spawn_stuck_consumer(const babelqueue::redis::options& o,
+                                                   const std::string& queue) {
   int fds[2];
   if (::pipe(fds) != 0) return {-1, ""};
   pid_t pid = ::fork();
@@ -141,9 +142,12 @@ TEST_F(RedisRecover, ForeignPythonMembersUseTheirDeadline) {
   // A Python SDK reservation: random token, score = reserved_at + retry_after (90 s).
   std::string body = envelope_text(5);
   raw_->integer({"RPUSH", "py:processing", body});
-  auto now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
   std::string token = "0123456789abcdef0123456789abcdef";
-  raw_->integer({"ZADD", "py:processing:deadlines", std::to_string(now_s - 10 + 90), token + ":" + body});
+  raw_->integer(
+      {"ZADD", "py:processing:deadlines", std::to_string(now_s - 10 + 90), token + ":" + body});
   auto t = open();
   auto young = t->recover("py", 60s);  // reserved ~10 s ago
   ASSERT_TRUE(young);

@@ -38,7 +38,8 @@ class raw_client {
       argv.push_back(a.data());
       lens.push_back(a.size());
     }
-    return static_cast<redisReply*>(redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
+    return static_cast<redisReply*>(
+        redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
   }
   long long integer(const std::vector<std::string>& args) {
     redisReply* r = run(args);
@@ -48,7 +49,8 @@ class raw_client {
   }
   std::string str(const std::vector<std::string>& args) {
     redisReply* r = run(args);
-    std::string v = (r != nullptr && r->str != nullptr) ? std::string(r->str, r->len) : std::string();
+    std::string v =
+        (r != nullptr && r->str != nullptr) ? std::string(r->str, r->len) : std::string();
     if (r != nullptr) freeReplyObject(r);
     return v;
   }
@@ -56,7 +58,8 @@ class raw_client {
     redisReply* r = run({"LRANGE", key, "0", "-1"});
     std::vector<std::string> out;
     if (r != nullptr && r->type == REDIS_REPLY_ARRAY) {
-      for (std::size_t i = 0; i < r->elements; ++i) out.emplace_back(r->element[i]->str, r->element[i]->len);
+      for (std::size_t i = 0; i < r->elements; ++i)
+        out.emplace_back(r->element[i]->str, r->element[i]->len);
     }
     if (r != nullptr) freeReplyObject(r);
     return out;
@@ -68,7 +71,8 @@ class raw_client {
 };
 
 /// A valid canonical envelope whose data carries `n` (and optional padding).
-inline std::string envelope_text(long n, std::size_t pad = 0, const std::string& urn = "urn:babel:test:item") {
+inline std::string envelope_text(long n, std::size_t pad = 0,
+                                 const std::string& urn = "urn:babel:test:item") {
   babelqueue::json data = babelqueue::json::object();
   data["n"] = n;
   if (pad > 0) data["pad"] = std::string(pad, 'x');
@@ -89,9 +93,7 @@ class RedisTest : public ::testing::Test {
   static void SetUpTestSuite() { start({}); }
   static void TearDownTestSuite() { server_.reset(); }
 
-  static void start(redis_server::config cfg) {
-    server_ = redis_server::start(cfg, why_);
-  }
+  static void start(redis_server::config cfg) { server_ = redis_server::start(cfg, why_); }
 
   void SetUp() override {
     if (!server_) {

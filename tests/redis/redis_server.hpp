@@ -163,18 +163,18 @@ class redis_server {
   redis_server(config cfg, std::string exe) : cfg_(cfg), exe_(std::move(exe)) {}
 
   bool spawn() {
-    std::vector<std::string> args = {exe_,          "--bind",        "127.0.0.1",
-                                      "--port",      std::to_string(port_),
-                                      "--dir",       dir_,            "--save",
-                                      "",            "--daemonize",   "no",
-                                      "--logfile",   dir_ + "/redis.log"};
+    std::vector<std::string> args = {
+        exe_,    "--bind",    "127.0.0.1",        "--port", std::to_string(port_),
+        "--dir", dir_,        "--save",           "",       "--daemonize",
+        "no",    "--logfile", dir_ + "/redis.log"};
     if (cfg_.persistent) {
       args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
     } else {
       args.insert(args.end(), {"--appendonly", "no"});
     }
     if (cfg_.cluster) {
-      args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf"});
+      args.insert(args.end(),
+                  {"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf"});
     }
     pid_t parent = ::getpid();
     pid_t pid = ::fork();

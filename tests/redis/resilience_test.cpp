@@ -49,7 +49,8 @@ TEST_F(RedisRestart, ServerRestartMidConsumeLosesNothing) {
     auto got = consumer->receive("durable", 200ms);
     if (!got) {
       ++errors;
-      if (errors < 5 || errors % 50 == 0) std::printf("receive error %d: %s\n", errors, got.error().message.c_str());
+      if (errors < 5 || errors % 50 == 0)
+        std::printf("receive error %d: %s\n", errors, got.error().message.c_str());
       EXPECT_EQ(got.code(), errc::transport) << got.error().message;
       continue;
     }

@@ -85,8 +85,10 @@ TEST_F(RedisTransport, BlockingReceiveWakesOnPublish) {
 TEST_F(RedisTransport, HeadersTravelInAFrameOnlyWhenNonEmpty) {
   auto t = open();
   std::string body = envelope_text(1);
-  ASSERT_TRUE(t->publish("f", body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                                      {"bq-replay-bypass", "1"}}));
+  ASSERT_TRUE(
+      t->publish("f", body,
+                 {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                  {"bq-replay-bypass", "1"}}));
   ASSERT_TRUE(t->publish("f", body, {{"blank", ""}}));
   auto stored = raw_->list("f");
   ASSERT_EQ(stored.size(), 2u);
@@ -240,7 +242,8 @@ TEST_F(RedisTransport, ReleaseMovesTheSameBytesToTheEnd) {
 
 TEST_F(RedisTransport, OptionsFromUrl) {
   auto url = babelqueue::broker_url::parse(
-      "redis://:s3cret@localhost:6380/3?connect_timeout=1500ms&command_timeout=3s&processing_suffix=:inflight"
+      "redis://:s3cret@localhost:6380/"
+      "3?connect_timeout=1500ms&command_timeout=3s&processing_suffix=:inflight"
       "&track_reservations=false&retry_after=never&pipeline_acks=0&max_pending_acks=8"
       "&reconnect_backoff_min=50ms&reconnect_backoff_max=2s");
   ASSERT_TRUE(url);

@@ -49,7 +49,7 @@ inline std::string ready_key(std::string_view queue) { return std::string(queue)
 
 /// Processing list key: `<queue><suffix>`.
 inline std::string processing_key(std::string_view queue,
-                                   std::string_view suffix = default_processing_suffix) {
+                                  std::string_view suffix = default_processing_suffix) {
   std::string k(queue);
   k.append(suffix);
   return k;
@@ -102,15 +102,16 @@ inline result<std::string> stored_value(std::string_view body, const frame_heade
 
 /// A stored list value read back (reserve side).
 struct unframed_value {
-  std::string body;    ///< the envelope text (the stored value itself when not a frame)
-  frame_headers hdrs;  ///< carried headers, cleaned; empty when not a frame
-  bool framed = false; ///< true when the value was a valid frame
+  std::string body;     ///< the envelope text (the stored value itself when not a frame)
+  frame_headers hdrs;   ///< carried headers, cleaned; empty when not a frame
+  bool framed = false;  ///< true when the value was a valid frame
 };
 
 /// Cheap pre-check of is-a-frame candidates: non-empty, starts with `{`, contains the quoted
 /// sentinel. Everything that fails it is certainly bare.
 inline bool may_be_frame(std::string_view stored) noexcept {
-  return !stored.empty() && stored.front() == '{' && stored.find("\"__bq_frame\"") != std::string_view::npos;
+  return !stored.empty() && stored.front() == '{' &&
+         stored.find("\"__bq_frame\"") != std::string_view::npos;
 }
 
 /// Interprets a stored list value. It is a frame only when ALL hold: may_be_frame(); it

@@ -135,9 +135,9 @@ struct recover_report {
 
 /// Counters of one instance (for tests, benchmarks and operators).
 struct transport_stats {
-  std::int64_t reconnects = 0;       ///< successful connects after the first
-  std::int64_t round_trips = 0;      ///< request/response exchanges with the server
-  std::int64_t stale_acks = 0;       ///< acks/releases whose reservation was already gone
+  std::int64_t reconnects = 0;   ///< successful connects after the first
+  std::int64_t round_trips = 0;  ///< request/response exchanges with the server
+  std::int64_t stale_acks = 0;   ///< acks/releases whose reservation was already gone
 };
 
 /// The `redis` transport. See the file comment for guarantees and thread-safety.
@@ -162,7 +162,7 @@ class redis_transport final : public transport {
   /// Reserves the head of `queue`, waiting at most `timeout` (millisecond granularity;
   /// 0 = do not wait). See the file comment for the round-trip structure and outages.
   result<std::optional<received_message>> receive(std::string_view queue,
-                                                   std::chrono::milliseconds timeout) override;
+                                                  std::chrono::milliseconds timeout) override;
   /// Removes the stored value from `:processing` (deferred with pipeline_acks).
   /// errc::invalid_argument when the message was not received by this instance or was
   /// already settled here.
