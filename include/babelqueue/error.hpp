@@ -67,14 +67,17 @@ struct error_info {
 class error : public std::system_error {
  public:
   explicit error(error_info info)
-      : std::system_error(make_error_code(info.code),
-                          std::string(babelqueue::reason(info.code)) + ": " + info.message),
+      : std::system_error(make_error_code(info.code)),
+        what_(std::string(babelqueue::reason(info.code)) + ": " + info.message),
         info_(std::move(info)) {}
+  /// "<reason>: <message>" (std::system_error's own what() would append the code's name).
+  const char* what() const noexcept override { return what_.c_str(); }
   errc code_value() const noexcept { return info_.code; }
   const error_info& info() const noexcept { return info_; }
   std::string_view reason() const noexcept { return info_.reason(); }
 
  private:
+  std::string what_;
   error_info info_;
 };
 

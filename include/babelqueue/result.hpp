@@ -49,14 +49,15 @@ class [[nodiscard]] result {
     throw_if_error();
     return std::get<0>(state_);
   }
-  T&& value() && {
+  /// By value from an rvalue, so `for (auto& x : f().value())` cannot dangle.
+  T value() && {
     throw_if_error();
     return std::move(std::get<0>(state_));
   }
 
   T& operator*() & noexcept { return *std::get_if<0>(&state_); }
   const T& operator*() const& noexcept { return *std::get_if<0>(&state_); }
-  T&& operator*() && noexcept { return std::move(*std::get_if<0>(&state_)); }
+  T operator*() && { return std::move(*std::get_if<0>(&state_)); }
   T* operator->() noexcept { return std::get_if<0>(&state_); }
   const T* operator->() const noexcept { return std::get_if<0>(&state_); }
 

@@ -73,3 +73,21 @@ TEST(Make, ProducedEnvelopeRefusesUrnMember) {
   ASSERT_TRUE(env.set_extension("urn", "urn:y"));
   EXPECT_EQ(encode(env).code(), errc::forbidden_key);
 }
+
+TEST(Errors, WhatIsReasonAndMessage) {
+  try {
+    (void)make("", json::object()).value();
+    FAIL() << "no throw";
+  } catch (const babelqueue::error& e) {
+    EXPECT_STREQ(e.what(), "empty_urn: a message needs a non-blank URN");
+    EXPECT_EQ(e.code(), make_error_code(errc::empty_urn));
+    EXPECT_EQ(e.reason(), "empty_urn");
+  }
+}
+
+TEST(Errors, RvalueValueDoesNotDangle) {
+  auto f = [] { return result<std::vector<int>>(std::vector<int>{1, 2, 3}); };
+  int sum = 0;
+  for (int x : f().value()) sum += x;
+  EXPECT_EQ(sum, 6);
+}
