@@ -5,9 +5,11 @@
 
 #include <babelqueue/dead_letter.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <thread>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -218,11 +220,28 @@ void app::worker::dead_letter_or_drop(const received_message& delivery, envelope
 bool app::worker::forward_then_ack(const received_message& delivery, std::string_view queue,
                                    std::string_view body, const headers& hdrs,
                                    std::string_view what) {
-  if (auto r = transport_->publish(queue, body, hdrs); !r) {
+  auto r = transport_->publish(queue, body, hdrs);
+  const auto transient = [](errc code) {
+    return code == errc::transport || code == errc::timeout || code == errc::closed || code == errc::io;
+  };
+  if (!r && !transient(r.code()) && !hdrs.empty()) {
+    // A permanent refusal may come from the out-of-band headers (e.g. a body a frame cannot
+    // carry): the body is what must not be lost, so try once without them.
+    app_.log(log_level::warn, std::string(what) + " to '" + std::string(queue) + "' refused (" +
+                                  std::string(r.error().reason()) + "); retrying without headers");
+    r = transport_->publish(queue, body, {});
+  }
+  if (!r) {
     app_.log(log_level::error, std::string(what) + " to '" + std::string(queue) + "' failed (" +
                                    std::string(r.error().reason()) + ": " + r.error().message +
                                    "); putting the message back on '" + delivery.queue +
                                    "' unchanged");
+    if (!transient(r.code())) {
+      // The same message will fail the same way: back off so a permanent failure cannot
+      // spin this worker (never ack: the message must not be lost).
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(app_.options_.poll_timeout,
+                                                                       std::chrono::seconds(1)));
+    }
     release(delivery, {});
     return false;
   }

@@ -25,6 +25,7 @@ class counting_transport final : public transport {
   explicit counting_transport(std::string name) : inner_(name) {}
   result<void> publish(std::string_view q, std::string_view b, const headers& h) override {
     if (fail_publish_to == q) return fail(errc::transport, "refused by the test");
+    if (refuse_headers_to == q && !h.empty()) return fail(errc::invalid_argument, "no headers here");
     return inner_.publish(q, b, h);
   }
   result<std::optional<received_message>> receive(std::string_view q,
@@ -47,6 +48,7 @@ class counting_transport final : public transport {
   transport_capabilities capabilities() const noexcept override { return inner_.capabilities(); }
 
   std::string fail_publish_to;
+  std::string refuse_headers_to;  // fault injection: a permanent, header-caused refusal
   int releases = 0;
 
  private:
@@ -152,4 +154,25 @@ TEST_F(Trace, AFailedDeadLetterPublishPutsTheOriginalBackInsteadOfLosingIt) {
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].body, body);
   EXPECT_TRUE(logs.contains("refused by the test"));
+}
+
+TEST_F(Trace, APermanentHeaderRefusalStillDeadLettersTheBody) {
+  const std::string name = broker;
+  transport_source source = [&]() -> result<std::unique_ptr<transport>> {
+    auto t = std::make_unique<counting_transport>(name);
+    t->refuse_headers_to = "default.dlq";
+    return std::unique_ptr<transport>(std::move(t));
+  };
+  bqtest::log_capture logs;
+  auto o = bqtest::fast_options(&logs);
+  o.dead_letter = true;
+  app a(source, o);
+  const std::string poison = "not json at all";
+  bqtest::put_raw(name, "default", poison);
+  EXPECT_EQ(a.drain("default", 1).value(), 1u);
+  auto dlq = bqtest::take_all(name, "default.dlq");
+  ASSERT_EQ(dlq.size(), 1u);
+  EXPECT_EQ(dlq[0].body, poison);
+  EXPECT_TRUE(bqtest::take_all(name, "default").empty());
+  EXPECT_TRUE(logs.contains("retrying without headers"));
 }
