@@ -1,5 +1,7 @@
 #include "command.hpp"
 
+#include <babelqueue/codec.hpp>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -33,6 +35,22 @@ bool read_input(const std::string& path, std::string& out, std::string& error) {
   }
   out.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   return true;
+}
+
+std::optional<babelqueue::envelope> read_envelope(const std::string& path) {
+  std::string body, io_error;
+  if (!read_input(path, body, io_error)) {
+    std::cerr << io_error << "\n";
+    exit_status() = 2;
+    return std::nullopt;
+  }
+  auto env = babelqueue::decode(std::move(body));
+  if (!env) {
+    std::cout << env.error().reason() << "\n" << env.error().message << "\n";
+    exit_status() = 1;
+    return std::nullopt;
+  }
+  return std::move(*env);
 }
 
 }  // namespace babelqueue::cli

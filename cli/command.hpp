@@ -12,6 +12,9 @@
 // rejected, 2 usage or I/O error), which main() returns.
 
 #include <CLI/CLI.hpp>
+#include <babelqueue/envelope.hpp>
+
+#include <optional>
 
 #include <functional>
 #include <string>
@@ -41,5 +44,9 @@ int& exit_status();
 /// Reads a whole file, or standard input for "-" or an empty path. Returns false and fills
 /// `error` on failure.
 bool read_input(const std::string& path, std::string& out, std::string& error);
+
+/// Reads and decodes one message body for a command. On an I/O error prints it and sets
+/// exit status 2; on a rejection prints the D3 reason (line one) and message and sets 1.
+std::optional<babelqueue::envelope> read_envelope(const std::string& path);
 
 }  // namespace babelqueue::cli

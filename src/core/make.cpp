@@ -88,29 +88,21 @@ result<envelope> build_fresh(std::string_view urn_in, const json& data, std::str
 
   k = key("meta", false);
   std::size_t meta_at = t.size();
-  auto mkey = [&](std::string_view name, bool first) {
-    t += first ? "{\"" : ",\"";
-    std::size_t at = t.size();
-    t += name;
-    auto s = mark(at);
-    t += "\":";
-    return s;
-  };
-  mkey("id", true);
+  key("id", true);
   v0 = t.size();
   char id[36];
   uuid_v4_into(id);
   quoted(std::string_view(id, 36), &A::id(env));
-  mkey("queue", false);
+  key("queue", false);
   v0 = t.size();
   quoted(queue, &A::queue(env));
-  mkey("lang", false);
+  key("lang", false);
   v0 = t.size();
   quoted(lang_tag, &A::lang(env));
-  mkey("schema_version", false);
+  key("schema_version", false);
   v0 = t.size();
   t += '1';
-  mkey("created_at", false);
+  key("created_at", false);
   v0 = t.size();
   std::int64_t now = unix_millis();
   char buf[24];

@@ -13,19 +13,7 @@ babelqueue::cli::command_registrar check_command{"check", [](CLI::App& root) {
   auto path = std::make_shared<std::string>("-");
   cmd->add_option("file", *path, "File holding the body, or - for standard input (default)");
   cmd->callback([path] {
-    std::string body, io_error;
-    if (!babelqueue::cli::read_input(*path, body, io_error)) {
-      std::cerr << io_error << "\n";
-      babelqueue::cli::exit_status() = 2;
-      return;
-    }
-    auto env = babelqueue::decode(std::move(body));
-    if (!env) {
-      std::cout << env.error().reason() << "\n" << env.error().message << "\n";
-      babelqueue::cli::exit_status() = 1;
-      return;
-    }
-    std::cout << "ok " << env->urn() << "\n";
+    if (auto env = babelqueue::cli::read_envelope(*path)) std::cout << "ok " << env->urn() << "\n";
   });
 }};
 
