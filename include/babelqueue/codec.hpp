@@ -23,7 +23,7 @@ struct decode_options {
   /// errc::malformed_json, never a stack overflow.
   std::size_t max_depth = 512;
   /// Maximum body size in bytes; larger bodies are errc::malformed_json without parsing.
-  std::size_t max_bytes = 64u * 1024u * 1024u;
+  std::size_t max_bytes = std::size_t{64} * 1024 * 1024;
   /// Receives one line per forbidden key dropped (D3); the runtime routes it to its logger.
   std::function<void(std::string_view warning)> on_warning;
 };

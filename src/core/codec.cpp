@@ -465,7 +465,7 @@ result<envelope> decode_impl(Body&& body, const decode_options& options) {
   envelope env;
   if (!needs_rebuild(f)) {
     if constexpr (std::is_same_v<std::remove_cvref_t<Body>, std::string>) {
-      build(env, view.data(), std::move(body), f);  // offsets survive the move
+      build(env, view.data(), std::forward<Body>(body), f);  // an rvalue string: offsets survive the move
     } else {
       build(env, view.data(), std::string(view), f);
     }

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <locale.h>
+#include <locale.h>  // NOLINT(modernize-deprecated-headers): newlocale/strtod_l are POSIX, not in <clocale>
 #include <vector>
 
 namespace babelqueue {

@@ -57,7 +57,7 @@ void append_utf8(std::uint32_t cp, std::string& out) {
 // (overlong forms, surrogates U+D800..DFFF and values above U+10FFFF are invalid).
 std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) noexcept {
   unsigned char c = p[0];
-  std::size_t avail = static_cast<std::size_t>(end - p);
+  auto avail = static_cast<std::size_t>(end - p);
   auto cont = [&](std::size_t i) { return i < avail && (p[i] & 0xC0) == 0x80; };
   if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
   if (c >= 0xE0 && c <= 0xEF) {
@@ -94,7 +94,7 @@ std::size_t find_special(const char* p, const char* end) noexcept {
   }
 #endif
   while (p < end) {
-    unsigned char c = static_cast<unsigned char>(*p);
+    auto c = static_cast<unsigned char>(*p);
     if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
     ++p;
   }
@@ -135,7 +135,7 @@ bool json_reader::scan_string_slow(string_scan& out) {
   for (;;) {
     p_ += find_special(p_, end_);
     if (p_ >= end_) return fail("unterminated string");
-    unsigned char c = static_cast<unsigned char>(*p_);
+    auto c = static_cast<unsigned char>(*p_);
     if (c == '"') break;
     if (c == '\\') {
       escapes = true;
