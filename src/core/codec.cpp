@@ -140,7 +140,7 @@ struct frame_scan {
 // Duplicate keys among the unclassified ("other") members.
 bool has_duplicate_other_keys(const member_list& members) {
   std::size_t others = 0;
-  for (const auto& m : members) others += m.id == k_other;
+  for (const auto& m : members) others += m.id == k_other ? 1 : 0;
   if (others < 2) return false;
   if (others <= 32) {
     for (std::size_t i = 1; i < members.size(); ++i) {

@@ -212,7 +212,7 @@ bool json_reader::skip_value() {
     else kinds[level >> 6] &= ~(std::uint64_t{1} << (level & 63));
     ++level;
   };
-  auto top_is_object = [&] { return (kinds[(level - 1) >> 6] >> ((level - 1) & 63)) & 1u; };
+  auto top_is_object = [&] { return ((kinds[(level - 1) >> 6] >> ((level - 1) & 63)) & 1u) != 0; };
   string_scan s;
   number_scan n;
 
