@@ -6,7 +6,7 @@
 #include <babelqueue/urn.hpp>
 
 #include <algorithm>
-#include <deque>
+#include <forward_list>
 #include <charconv>
 #include <new>
 #include <type_traits>
@@ -123,7 +123,9 @@ using member_list = small_vector<scanned_member, 12>;
 struct frame_scan {
   member_list top;
   member_list meta;
-  std::deque<std::string> escaped_keys;  // keys that carried escapes (rare); stable addresses
+  // Keys that carried escapes (rare). A forward_list: stable addresses and, unlike
+  // std::deque, no allocation while empty.
+  std::forward_list<std::string> escaped_keys;
   int last_top[k_count];
   int last_meta[k_count];
   bool duplicates = false;
@@ -205,8 +207,8 @@ bool scan_object_members(json_reader& r, member_list& out, bool root, frame_scan
     } else {
       std::string plain;
       detail::unescape_into(m.key.raw, plain);
-      f.escaped_keys.push_back(std::move(plain));
-      m.key_plain = f.escaped_keys.back();
+      f.escaped_keys.push_front(std::move(plain));
+      m.key_plain = f.escaped_keys.front();
     }
     m.id = root ? classify_top(m.key_plain) : classify_meta(m.key_plain);
     r.skip_ws();
