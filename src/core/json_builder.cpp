@@ -75,6 +75,14 @@ struct build_sink {
         place(json(u));
         return true;
       }
+      // Beyond 64 bits: a double whose ECMAScript text is exactly this literal is what Go and
+      // Node write for large floats (1e20 -> 100000000000000000000): read it losslessly as
+      // that double. Any other such integer would be rounded, so it is refused.
+      double wide = 0;
+      if (parse_double(n.text, wide) && format_double(wide) == n.text) {
+        place(json(wide));
+        return true;
+      }
       range_error = true;
       return reader.fail("integer " + std::string(n.text.substr(0, 40)) +
                          " does not fit 64 bits (read it with data_text())");

@@ -38,3 +38,15 @@ TEST(ParseJson, IgnoresTheGlobalLocale) {
   EXPECT_EQ(parse_json("1.5").value().get<double>(), 1.5);
   std::setlocale(LC_NUMERIC, saved.c_str());
 }
+
+TEST(ParseJson, WideIntegersThatAreExactDoublesReadAsDoubles) {
+  // Go and Node write the double 1e20 as 100000000000000000000: read it back losslessly.
+  auto v = parse_json("[100000000000000000000,-100000000000000000000,123456789012345680000]");
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_EQ((*v)[0].get<double>(), 1e20);
+  EXPECT_EQ((*v)[1].get<double>(), -1e20);
+  EXPECT_EQ((*v)[2].get<double>(), 123456789012345680000.0);
+  EXPECT_EQ(to_canonical_json(*v).value(), "[100000000000000000000,-100000000000000000000,123456789012345680000]");
+  // One digit off would be silently rounded: refused.
+  EXPECT_EQ(parse_json("100000000000000000001").code(), errc::number_out_of_range);
+}
