@@ -7,7 +7,7 @@
 #   asan     `asan` preset (ASan+UBSan): build + CTest, without labels install and bench
 #   tsan     `tsan` preset: tests labelled `runtime` (skipped while there are none)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
-# Ends with the line `N passed, N failed` (all CTest tests of all phases plus one per fuzz
+# Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
 # target; a configure/build failure counts as one failure) and exits non-zero on any failure.
 #
 # Environment:
@@ -30,6 +30,7 @@ mkdir -p "$logs"
 
 passed=0
 failed=0
+skipped=0
 report=()
 total_start=$SECONDS
 
@@ -57,12 +58,17 @@ ctest_phase() {
   fi
   fails=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
   total=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"$line")
-  passed=$((passed + total - fails))
+  # CTest counts a skipped test (GTEST_SKIP, e.g. a conformance block not covered) as
+  # passed; report it as skipped instead.
+  local skips
+  skips=$(grep -cE '^[[:space:]]+[0-9]+ - .*\(Skipped\)$' "$log" || true)
+  passed=$((passed + total - fails - skips))
+  skipped=$((skipped + skips))
   failed=$((failed + fails))
   if ((rc != 0 && fails == 0)); then
     failed=$((failed + 1))  # ctest failed for another reason (e.g. a timeout in discovery)
   fi
-  CTEST_RESULT="$((total - fails)) passed, $fails failed"
+  CTEST_RESULT="$((total - fails - skips)) passed, $fails failed, $skips skipped"
 }
 
 # build_preset <preset> [targets]: configure + build (all, or only the space-separated
@@ -176,5 +182,5 @@ echo
 echo "== summary (elapsed per phase) =="
 printf '%s\n' "${report[@]}"
 echo "total  $((SECONDS - total_start))s"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
