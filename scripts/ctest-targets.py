@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Prints the build targets whose executables run the CTest tests carrying a label.
+"""Prints the build targets whose executables run the CTest tests carrying a label that
+matches a regular expression (CTest's own `-L` semantics: a search, not a full match).
 
-    ctest --test-dir build/dev --show-only=json-v1 | python3 scripts/ctest-targets.py runtime build/dev
+    ctest --test-dir build/dev --show-only=json-v1 | python3 scripts/ctest-targets.py '^(runtime|redis)$' build/dev [--exclude REGEX]
 
 Used by scripts/test.sh to build, in a sanitizer tree, only the test executables it runs
 (babelqueue_add_test names the executable after its target). Tests whose command is not an
@@ -9,12 +10,15 @@ executable of the build tree (e.g. `cmake -P` scripts) are ignored.
 """
 import json
 import os
+import re
 import sys
 
 
 def main() -> int:
-    label = sys.argv[1]
+    label = re.compile(sys.argv[1])
     build_dir = os.path.realpath(sys.argv[2]) + os.sep
+    # --exclude REGEX: drop tests with a matching label (CTest's -LE), as the preset does.
+    excluded = re.compile(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[3] == "--exclude" else None
     data = json.load(sys.stdin)
     targets = set()
     for test in data.get("tests", []):
@@ -23,7 +27,10 @@ def main() -> int:
             if prop.get("name") == "LABELS":
                 labels = prop.get("value", [])
         command = test.get("command") or []
-        if label in labels and command and os.path.realpath(command[0]).startswith(build_dir):
+        if excluded and any(excluded.search(name) for name in labels):
+            continue
+        in_tree = command and os.path.realpath(command[0]).startswith(build_dir)
+        if in_tree and any(label.search(name) for name in labels):
             targets.add(os.path.basename(command[0]))
     print(" ".join(sorted(targets)))
     return 0

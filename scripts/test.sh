@@ -5,7 +5,8 @@
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
 #            install-tree consumers, fuzz-corpus replay, interop, ...)
 #   asan     `asan` preset (ASan+UBSan): build + CTest, without labels install and bench
-#   tsan     `tsan` preset: tests labelled `runtime` (skipped while there are none)
+#   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis
+#            (the tsan test preset's filter; interop/install/bench excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
 # target; a configure/build failure counts as one failure) and exits non-zero on any failure.
@@ -142,15 +143,19 @@ fi
 if wanted tsan; then
   t=$SECONDS
   runtime_tests=0
+  # Keep in step with the tsan test preset's filter (CMakePresets.json).
+  tsan_labels='^(runtime|sqlite|redis)$'
+  tsan_excluded='^(interop|install|bench)$'
   if [[ -f build/dev/CTestTestfile.cmake ]]; then
-    runtime_tests=$(ctest --test-dir build/dev -N -L '^runtime$' 2>/dev/null |
+    runtime_tests=$(ctest --test-dir build/dev -N -L "$tsan_labels" -LE "$tsan_excluded" 2>/dev/null |
       sed -nE 's/^Total Tests: ([0-9]+)/\1/p')
     runtime_tests=${runtime_tests:-0}
   fi
   if ((runtime_tests == 0)); then
-    note tsan "$t" "skipped: no test is labelled 'runtime' yet"
+    note tsan "$t" "skipped: no test carries a label matching $tsan_labels"
   elif build_preset tsan "$(ctest --test-dir build/dev --show-only=json-v1 |
-                             python3 scripts/ctest-targets.py runtime build/dev)"; then
+                             python3 scripts/ctest-targets.py "$tsan_labels" build/dev \
+                               --exclude "$tsan_excluded")"; then
     ctest_phase tsan --preset tsan
     note tsan "$t" "$CTEST_RESULT"
   else
