@@ -137,20 +137,6 @@ transport_stats redis_transport::stats() const noexcept {
 // ---------------------------------------------------------------------------------------
 // Pipelined settles of deferred acks.
 //
-// settle_batch appends one command per queue that has deferred acks (except `merge_queue`,
-// whose acks the caller merges into its own settle_reserve call), and remembers what it sent
-// so that the replies can be accounted and, on a failure, the acks put back (a resent
-// tracked settle is idempotent: it is gated on the reservation's member).
-namespace {
-
-struct settle_batch {
-  std::vector<std::shared_ptr<reservation>> sent;  // all acks taken from pending
-  std::size_t replies = 0;                         // separate settle commands appended
-  std::vector<std::size_t> per_reply;              // pairs per appended command
-};
-
-}  // namespace
-
 static void append_settle_command(detail::connection& c, const options& o, std::string_view queue,
                                   const std::vector<std::shared_ptr<reservation>>& acks,
                                   bool tracked, std::string_view reserve_count,
@@ -174,6 +160,89 @@ static void append_settle_command(detail::connection& c, const options& o, std::
   }
   c.append(argv);
 }
+
+namespace {
+
+// The settle commands one round trip carries for deferred acks: per queue (first-seen
+// order) one script call for tracked reservations, or one LREM per untracked ack. A resent
+// tracked settle is idempotent (gated on the reservation's member), so on a failure the
+// caller puts the acks back and resends them.
+struct settle_plan {
+  struct command {
+    bool tracked;
+    std::size_t acks;
+  };
+  std::vector<command> commands;  // one reply each, in the order appended
+
+  // How many of command i's acks found their reservation already gone, from its reply.
+  [[nodiscard]] std::int64_t stale(std::size_t i, const redisReply* rep) const {
+    const auto& cmd = commands[i];
+    if (cmd.tracked && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1)
+      return static_cast<std::int64_t>(cmd.acks) - rep->element[0]->integer;
+    if (!cmd.tracked && rep->type == REDIS_REPLY_INTEGER) return 1 - rep->integer;
+    return 0;
+  }
+};
+
+settle_plan append_settles(detail::connection& c, const options& o,
+                           const std::vector<std::shared_ptr<reservation>>& acks,
+                           std::string_view random12, const std::string& retry_after) {
+  settle_plan plan;
+  std::vector<std::string_view> queues;
+  for (const auto& a : acks) {
+    if (std::find(queues.begin(), queues.end(), a->queue) == queues.end())
+      queues.push_back(a->queue);
+  }
+  std::vector<std::shared_ptr<reservation>> of_queue;
+  for (auto queue : queues) {
+    of_queue.clear();
+    for (const auto& a : acks) {
+      if (a->queue == queue) of_queue.push_back(a);
+    }
+    bool tracked = !of_queue.front()->token.empty();
+    append_settle_command(c, o, queue, of_queue, tracked, "0", random12, retry_after);
+    if (tracked) {
+      plan.commands.push_back({true, of_queue.size()});
+    } else {
+      plan.commands.insert(plan.commands.end(), of_queue.size(), {false, 1});
+    }
+  }
+  return plan;
+}
+
+// Reads the replies of one pipelined round trip. A dropped connection ends the round
+// (io_failed); an error reply is recorded — NOSCRIPT on its own, otherwise the first one as
+// `error` — and reading goes on, so the connection stays in step with its replies.
+struct round_reader {
+  explicit round_reader(detail::connection& conn) : c(conn) {}
+
+  detail::connection& c;
+  bool io_failed = false;
+  bool noscript = false;
+  error_info error;
+
+  // The next reply, or null when the connection failed or the reply is an error. With
+  // `what` empty an error reply is not kept as `error` (NOSCRIPT still is noted).
+  reply_ptr next(std::string_view what, std::string_view subject = {}) {
+    auto r = c.get_reply();
+    if (!r) {
+      io_failed = true;
+      error = r.error();
+      return nullptr;
+    }
+    const redisReply* rep = r->get();
+    if (rep->type != REDIS_REPLY_ERROR) return std::move(*r);
+    if (is_noscript(rep)) {
+      noscript = true;
+    } else if (!what.empty() && error.code == errc::ok) {
+      error = {errc::transport,
+               std::string(what) + std::string(subject) + ": " + reply_str(rep)};
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace
 
 // The value to store for a body with (non-empty) headers. A body that is not valid UTF-8
 // (a poison message being dead-lettered as its original bytes) cannot travel inside the JSON
@@ -251,25 +320,11 @@ result<void> redis_transport::publish_values(std::string_view queue,
     // Deferred acks ride along in front of the publish (same round trip).
     auto flushed = std::move(impl_->pending);
     impl_->pending.clear();
-    std::vector<std::string> queues;
-    for (const auto& a : flushed) {
-      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end())
-        queues.push_back(a->queue);
-    }
-    std::size_t settle_replies = 0;
+    settle_plan plan;
     if (!flushed.empty()) {
       std::string ra =
           opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
-      std::string rnd = impl_->random_hex(12);
-      for (const auto& qn : queues) {
-        std::vector<std::shared_ptr<reservation>> acks;
-        for (const auto& a : flushed) {
-          if (a->queue == qn) acks.push_back(a);
-        }
-        bool tracked = !acks.front()->token.empty();
-        append_settle_command(c, opts_, qn, acks, tracked, "0", rnd, ra);
-        settle_replies += tracked ? 1 : acks.size();
-      }
+      plan = append_settles(c, opts_, flushed, impl_->random_hex(12), ra);
     }
     for (auto [from, to] : chunks) {
       argv.clear();
@@ -278,39 +333,27 @@ result<void> redis_transport::publish_values(std::string_view queue,
       for (std::size_t i = from; i < to; ++i) argv.push_back(values[i]);
       c.append(argv);
     }
-    bool io_failed = false;
-    bool noscript = false;
-    error_info io_error;
-    error_info publish_error;
-    for (std::size_t i = 0; i < settle_replies + chunks.size(); ++i) {
-      auto r = c.get_reply();
-      if (!r) {
-        io_failed = true;
-        io_error = r.error();
-        break;
-      }
-      const redisReply* rep = r->get();
-      if (i < settle_replies) {
-        // A settle that failed server-side is dropped (its message stays in :processing for
-        // recover(): at-least-once); only a NOSCRIPT one is retried with the next call.
-        if (is_noscript(rep)) noscript = true;
-      } else if (rep->type == REDIS_REPLY_ERROR && publish_error.code == errc::ok) {
-        publish_error = {errc::transport,
-                         "redis RPUSH " + std::string(queue) + " failed: " + reply_str(rep)};
-      }
+    round_reader rd(c);
+    for (std::size_t i = 0; i < plan.commands.size() && !rd.io_failed; ++i) {
+      // A settle that failed server-side is dropped (its message stays in :processing for
+      // recover(): at-least-once); only a NOSCRIPT one is retried with the next call.
+      if (auto rep = rd.next({})) impl_->stale_acks += plan.stale(i, rep.get());
     }
-    if (io_failed) {
+    for (std::size_t i = 0; i < chunks.size() && !rd.io_failed; ++i) {
+      (void)rd.next("redis RPUSH ", queue);
+    }
+    if (rd.io_failed) {
       // Unknown which commands ran: put the acks back (gated, resend-safe) and resend the
       // publish while time remains — possibly a duplicate, never a loss.
       impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
       if (clock::now() < deadline) continue;
-      return fail(std::move(io_error));
+      return fail(std::move(rd.error));
     }
-    if (noscript) {
+    if (rd.noscript) {
       impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
       (void)c.reload_scripts();
     }
-    if (publish_error.code != errc::ok) return fail(std::move(publish_error));
+    if (rd.error.code != errc::ok) return fail(std::move(rd.error));
     return {};
   }
 }
@@ -399,28 +442,16 @@ result<std::optional<received_message>> redis_transport::receive(
 
     auto flushed = std::move(impl_->pending);
     impl_->pending.clear();
+    // Tracked acks of this queue merge into the reserving script call; the others go first
+    // as settle commands of their own, in the same round trip.
     std::vector<std::shared_ptr<reservation>> merged;
-    std::vector<std::string> queues;
+    std::vector<std::shared_ptr<reservation>> others;
     for (const auto& a : flushed) {
       bool merge = tracked && a->queue == queue && !a->token.empty();
-      if (merge) {
-        merged.push_back(a);
-      } else if (std::find(queues.begin(), queues.end(), a->queue) == queues.end()) {
-        queues.push_back(a->queue);
-      }
+      (merge ? merged : others).push_back(a);
     }
     std::string rnd = impl_->random_hex(12);
-    std::size_t settle_replies = 0;
-    for (const auto& qn : queues) {
-      std::vector<std::shared_ptr<reservation>> acks;
-      for (const auto& a : flushed) {
-        if (a->queue == qn && !(tracked && a->queue == queue && !a->token.empty()))
-          acks.push_back(a);
-      }
-      bool t = !acks.front()->token.empty();
-      append_settle_command(c, opts_, qn, acks, t, "0", rnd, ra);
-      settle_replies += t ? 1 : acks.size();
-    }
+    settle_plan plan = append_settles(c, opts_, others, rnd, ra);
     std::string secs = seconds_text(remaining);
     if (tracked) {
       if (block) {
@@ -437,11 +468,10 @@ result<std::optional<received_message>> redis_transport::receive(
       std::string_view argv[] = {"LMOVE", queue, p, "LEFT", "RIGHT"};
       c.append(argv);
     }
-    std::size_t total = settle_replies + (tracked && block ? 2 : 1);
+    const std::size_t settle_replies = plan.commands.size();
+    const std::size_t total = settle_replies + (tracked && block ? 2 : 1);
 
-    bool io_failed = false;
-    bool noscript = false;
-    error_info err;
+    round_reader rd(c);
     std::vector<std::shared_ptr<reservation>> got;
     auto reserved = [&](std::string value, std::string token) {
       auto res = std::make_shared<reservation>();
@@ -451,29 +481,15 @@ result<std::optional<received_message>> redis_transport::receive(
       res->token = std::move(token);
       got.push_back(std::move(res));
     };
-    for (std::size_t i = 0; i < total; ++i) {
-      auto r = c.get_reply();
-      if (!r) {
-        io_failed = true;
-        err = r.error();
-        break;
-      }
-      const redisReply* rep = r->get();
-      if (rep->type == REDIS_REPLY_ERROR) {
-        if (is_noscript(rep)) noscript = true;
-        if (err.code == errc::ok)
-          err = {errc::transport, "redis receive on " + std::string(queue) + ": " + reply_str(rep)};
-        continue;
-      }
-      bool last = i + 1 == total;
+    for (std::size_t i = 0; i < total && !rd.io_failed; ++i) {
+      auto reply = rd.next("redis receive on ", queue);
+      if (!reply) continue;
+      const redisReply* rep = reply.get();
       if (i < settle_replies) {
-        if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
-            rep->element[0]->type == REDIS_REPLY_INTEGER) {
-          (void)0;
-        }
+        impl_->stale_acks += plan.stale(i, rep);
         continue;
       }
-      if (!last) continue;  // the BLMOVE rotation's reply
+      if (i + 1 != total) continue;  // the BLMOVE rotation's reply
       if (tracked) {
         if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1) {
           auto settled = rep->element[0]->integer;
@@ -486,22 +502,22 @@ result<std::optional<received_message>> redis_transport::receive(
         reserved(reply_str(rep), std::string());
       }
     }
-    if (io_failed || noscript) {
+    if (rd.io_failed || rd.noscript) {
       impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
-      if (noscript) {
+      if (rd.noscript) {
         if (auto rr = c.reload_scripts(); !rr) return fail(rr.error());
         continue;
       }
-      last_error = err;
+      last_error = rd.error;
       // A timeout or a dropped connection: reconnect and retry while the receive's own
       // time remains; report the outage after that.
       if (clock::now() < deadline) continue;
       return fail(errc::transport, last_error.message);
     }
-    if (err.code != errc::ok && got.empty()) {
+    if (rd.error.code != errc::ok && got.empty()) {
       // A server-side error (e.g. WRONGTYPE): the acks' outcome is unknown; keep them.
       impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
-      return fail(std::move(err));
+      return fail(std::move(rd.error));
     }
     if (!got.empty()) {
       for (std::size_t k = 1; k < got.size(); ++k) impl_->prefetched.push_back(std::move(got[k]));
@@ -557,61 +573,23 @@ result<void> redis_transport::flush() {
     if (auto r = c.set_timeout(std::max(until(deadline), 1ms)); !r) continue;
     auto flushed = std::move(impl_->pending);
     impl_->pending.clear();
-    std::vector<std::string> queues;
-    for (const auto& a : flushed) {
-      if (std::find(queues.begin(), queues.end(), a->queue) == queues.end())
-        queues.push_back(a->queue);
+    settle_plan plan = append_settles(c, opts_, flushed, impl_->random_hex(12), ra);
+    round_reader rd(c);
+    for (std::size_t i = 0; i < plan.commands.size() && !rd.io_failed; ++i) {
+      if (auto rep = rd.next("redis ack failed")) impl_->stale_acks += plan.stale(i, rep.get());
     }
-    std::string rnd = impl_->random_hex(12);
-    struct expect {
-      bool tracked;
-      std::size_t pairs;
-    };
-    std::vector<expect> expects;
-    for (const auto& qn : queues) {
-      std::vector<std::shared_ptr<reservation>> acks;
-      for (const auto& a : flushed) {
-        if (a->queue == qn) acks.push_back(a);
-      }
-      bool t = !acks.front()->token.empty();
-      append_settle_command(c, opts_, qn, acks, t, "0", rnd, ra);
-      if (t) {
-        expects.push_back({true, acks.size()});
-      } else {
-        for (std::size_t i = 0; i < acks.size(); ++i) expects.push_back({false, 1});
-      }
-    }
-    bool io_failed = false, noscript = false;
-    error_info err;
-    for (const auto& e : expects) {
-      auto r = c.get_reply();
-      if (!r) {
-        io_failed = true;
-        err = r.error();
-        break;
-      }
-      const redisReply* rep = r->get();
-      if (rep->type == REDIS_REPLY_ERROR) {
-        if (is_noscript(rep)) noscript = true;
-        if (err.code == errc::ok) err = {errc::transport, "redis ack failed: " + reply_str(rep)};
-      } else if (e.tracked && rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1) {
-        impl_->stale_acks += static_cast<std::int64_t>(e.pairs) - rep->element[0]->integer;
-      } else if (!e.tracked && rep->type == REDIS_REPLY_INTEGER) {
-        impl_->stale_acks += 1 - rep->integer;
-      }
-    }
-    if (io_failed || noscript) {
+    if (rd.io_failed || rd.noscript) {
       impl_->pending.insert(impl_->pending.begin(), flushed.begin(), flushed.end());
-      if (noscript) {
+      if (rd.noscript) {
         if (auto rr = c.reload_scripts(); !rr) return rr;
         continue;
       }
       if (clock::now() < deadline) continue;
-      return fail(std::move(err));
+      return fail(std::move(rd.error));
     }
     // A server-side error reply (e.g. a wrong-typed key): those acks are dropped — their
     // messages stay in :processing for recover() — and the error is reported.
-    if (err.code != errc::ok) return fail(std::move(err));
+    if (rd.error.code != errc::ok) return fail(std::move(rd.error));
     return {};
   }
 }
