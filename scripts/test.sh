@@ -115,29 +115,22 @@ elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
   export BABELQUEUE_PEER_PYTHON=$(cat build/peer-python.txt)
 fi
 
-# -- dev --------------------------------------------------------------------------------
-if wanted dev; then
-  t=$SECONDS
-  if build_preset dev; then
-    ctest_phase dev --preset dev
-    note dev "$t" "$CTEST_RESULT"
+# preset_phase <preset> [targets]: build the preset (all, or only the space-separated
+# targets), run its CTest test preset, report the phase.
+preset_phase() {
+  local t=$SECONDS
+  if build_preset "$1" "${2:-}"; then
+    ctest_phase "$1" --preset "$1"
+    note "$1" "$t" "$CTEST_RESULT"
   else
     failed=$((failed + 1))
-    note dev "$t" "BUILD FAILED (see $logs/build-dev.log)"
+    note "$1" "$t" "BUILD FAILED (see $logs/build-$1.log)"
   fi
-fi
+}
 
-# -- asan -------------------------------------------------------------------------------
-if wanted asan; then
-  t=$SECONDS
-  if build_preset asan; then
-    ctest_phase asan --preset asan
-    note asan "$t" "$CTEST_RESULT"
-  else
-    failed=$((failed + 1))
-    note asan "$t" "BUILD FAILED (see $logs/build-asan.log)"
-  fi
-fi
+# -- dev, asan ---------------------------------------------------------------------------
+wanted dev && preset_phase dev
+wanted asan && preset_phase asan
 
 # -- tsan -------------------------------------------------------------------------------
 if wanted tsan; then
@@ -153,14 +146,10 @@ if wanted tsan; then
   fi
   if ((runtime_tests == 0)); then
     note tsan "$t" "skipped: no test carries a label matching $tsan_labels"
-  elif build_preset tsan "$(ctest --test-dir build/dev --show-only=json-v1 |
-                             python3 scripts/ctest-targets.py "$tsan_labels" build/dev \
-                               --exclude "$tsan_excluded")"; then
-    ctest_phase tsan --preset tsan
-    note tsan "$t" "$CTEST_RESULT"
   else
-    failed=$((failed + 1))
-    note tsan "$t" "BUILD FAILED (see $logs/build-tsan.log)"
+    preset_phase tsan "$(ctest --test-dir build/dev --show-only=json-v1 |
+                         python3 scripts/ctest-targets.py "$tsan_labels" build/dev \
+                           --exclude "$tsan_excluded")"
   fi
 fi
 
