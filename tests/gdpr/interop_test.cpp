@@ -21,24 +21,6 @@ using gdpr_test::shell_quote;
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-std::string find_peer_python() {
-  if (const char* env = std::getenv("BABELQUEUE_PEER_PYTHON"); env != nullptr && *env != '\0')
-    return env;
-  for (const std::string& file : {std::string(BABELQUEUE_BINARY_DIR) + "/peer-python.txt",
-                                  std::string(BABELQUEUE_SOURCE_DIR) + "/build/peer-python.txt"}) {
-    if (std::filesystem::exists(file)) {
-      auto path = trim(gdpr_test::read_file(file));
-      if (!path.empty()) return path;
-    }
-  }
-  return {};
-}
-
 // Equality of decoded values: object key order is not part of a value, and the protecting
 // SDK's canonical JSON decides it inside a protected object (Python and Go sort keys).
 bool same_value(const json& a, const json& b) {
@@ -100,7 +82,7 @@ const std::vector<std::string> protected_leaves = {"/email",
 class PythonPeerGdpr : public ::testing::Test {
  protected:
   void SetUp() override {
-    python_ = find_peer_python();
+    python_ = babelqueue::test::peer_python();
     const auto probe =
         python_.empty()
             ? gdpr_test::run_result{}

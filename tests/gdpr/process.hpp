@@ -10,6 +10,8 @@
 #include <iterator>
 #include <string>
 
+#include "support/files.hpp"
+
 namespace gdpr_test {
 
 struct run_result {
@@ -18,21 +20,8 @@ struct run_result {
   std::string err;
 };
 
-inline std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) {
-    if (ch == '\'')
-      out += "'\\''";
-    else
-      out += ch;
-  }
-  return out + "'";
-}
-
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using babelqueue::test::read_file;
+using babelqueue::test::shell_quote;
 
 inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;

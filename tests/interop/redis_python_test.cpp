@@ -3,6 +3,7 @@
 // (written by scripts/setup-python-peer.sh). Without a peer the tests skip, except under CI
 // (CI=true), where a missing peer is a failure.
 #include "redis/redis_server.hpp"
+#include "support/files.hpp"
 
 #include <babelqueue/app.hpp>
 #include <babelqueue/codec.hpp>
@@ -22,38 +23,9 @@ using babelqueue::json;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-std::string peer_python() {
-  if (const char* p = std::getenv("BABELQUEUE_PEER_PYTHON"); p != nullptr && *p != '\0') return p;
-  for (std::string f : {std::string(BABELQUEUE_SOURCE_DIR) + "/build/peer-python.txt",
-                        std::string(BABELQUEUE_BINARY_DIR) + "/peer-python.txt"}) {
-    std::string p = trim(read_text(f));
-    if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p;
-  }
-  return {};
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'')
-      q += "'\\''";
-    else
-      q += c;
-  }
-  return q + "'";
-}
+using babelqueue::test::peer_python;
+using babelqueue::test::read_file;
+using babelqueue::test::shell_quote;
 
 // Runs peer.py and returns its stdout lines parsed as JSON.
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
@@ -91,7 +63,7 @@ struct test_case {
 };
 
 std::vector<test_case> cases() {
-  auto fixture = babelqueue::parse_json(read_text(std::string(BABELQUEUE_CONFORMANCE_DIR) +
+  auto fixture = babelqueue::parse_json(read_file(std::string(BABELQUEUE_CONFORMANCE_DIR) +
                                                   "/fixtures/unicode-and-numbers.json"))
                      .value();
   std::vector<test_case> v;

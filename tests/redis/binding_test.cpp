@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.hpp"
+
 #include <fstream>
 #include <sstream>
 
@@ -11,12 +13,7 @@ namespace br = babelqueue::bindings::redis;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using babelqueue::test::read_file;
 
 const std::string k_envelope =
     R"({"job":"urn:babel:orders:created","trace_id":"t-1","data":{"a":1},"meta":{"id":"x","schema_version":1},"attempts":0})";

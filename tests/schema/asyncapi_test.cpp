@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -19,12 +21,7 @@ namespace schema = babelqueue::schema;
 namespace {
 const std::string fixtures = BABELQUEUE_SCHEMA_FIXTURES;
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using babelqueue::test::read_file;
 }  // namespace
 
 TEST(AsyncApi, ComponentIds) {
@@ -101,7 +98,7 @@ TEST(AsyncApi, OutputFileAndOptions) {
   EXPECT_EQ(err.str(), "wrote " + path.string() + " (12 URN(s))\n");
   ASSERT_EQ(schema::run_export_asyncapi(fixtures + "/registry.json", std::nullopt, o, direct, err2),
             0);
-  EXPECT_EQ(slurp(path), direct.str());
+  EXPECT_EQ(read_file(path), direct.str());
   EXPECT_NE(direct.str().find("\"title\": \"T \\u003c\\u0026\\u003e\""), std::string::npos);
   std::filesystem::remove(path);
 }

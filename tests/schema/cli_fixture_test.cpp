@@ -3,6 +3,8 @@
 // The cases are registry/cases.txt. BABELQUEUE_SCHEMA_REGENERATE=1 rewrites expected/ (review
 // the diff before committing it).
 #include <gtest/gtest.h>
+
+#include "support/files.hpp"
 #include <sys/wait.h>
 
 #include <cctype>
@@ -38,12 +40,7 @@ std::vector<cli_case> load_cases() {
   return out;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using babelqueue::test::read_file;
 
 class SchemaCli : public ::testing::TestWithParam<cli_case> {};
 
@@ -58,8 +55,8 @@ TEST_P(SchemaCli, MatchesExpected) {
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << command;
   const int rc = WEXITSTATUS(status);
-  const std::string out = slurp(tmp.string() + ".out");
-  const std::string err = slurp(tmp.string() + ".err");
+  const std::string out = read_file(tmp.string() + ".out");
+  const std::string err = read_file(tmp.string() + ".err");
   fs::remove(tmp.string() + ".out");
   fs::remove(tmp.string() + ".err");
 
@@ -72,11 +69,11 @@ TEST_P(SchemaCli, MatchesExpected) {
     GTEST_SKIP() << "regenerated " << expected;
   }
   ASSERT_TRUE(fs::exists(expected.string() + ".rc")) << "no expected output for " << c.name;
-  EXPECT_EQ(std::to_string(rc) + "\n", slurp(expected.string() + ".rc"))
+  EXPECT_EQ(std::to_string(rc) + "\n", read_file(expected.string() + ".rc"))
       << c.args << "\nstderr: " << err;
-  EXPECT_EQ(out, slurp(expected.string() + ".out")) << c.args;
+  EXPECT_EQ(out, read_file(expected.string() + ".out")) << c.args;
   if (fs::exists(expected.string() + ".err")) {
-    EXPECT_EQ(err, slurp(expected.string() + ".err")) << c.args;
+    EXPECT_EQ(err, read_file(expected.string() + ".err")) << c.args;
   } else {
     EXPECT_TRUE(rc == 2 || err.empty()) << "unexpected stderr: " << err;
   }
@@ -95,7 +92,7 @@ TEST(SchemaCliHelp, CompatHelpSaysWhereItDiffersFromBqschema) {
   const std::string command =
       std::string("'") + BABELQUEUE_CLI_PATH + "' schema compat --help >'" + tmp.string() + "'";
   ASSERT_EQ(std::system(command.c_str()), 0);
-  const std::string help = slurp(tmp);
+  const std::string help = read_file(tmp);
   fs::remove(tmp);
   EXPECT_NE(help.find("Differs from bqschema"), std::string::npos) << help;
   EXPECT_NE(help.find("property removed"), std::string::npos);

@@ -20,6 +20,8 @@
 #include <babelqueue/schema/registry.hpp>
 
 #include <gtest/gtest.h>
+
+#include "support/files.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,29 +40,9 @@ namespace {
 
 const fs::path fixtures = BABELQUEUE_SCHEMA_FIXTURES;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-std::string peer_python() {
-  if (const char* env = std::getenv("BABELQUEUE_PEER_PYTHON"); env && *env) return env;
-  const fs::path file = fs::path(BABELQUEUE_SOURCE_DIR) / "build" / "peer-python.txt";
-  if (fs::exists(file)) return trim(slurp(file));
-  return {};
-}
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
+using babelqueue::test::in_ci;
+using babelqueue::test::peer_python;
+using babelqueue::test::read_file;
 
 struct expectation {
   bool cpp_valid;
@@ -92,7 +74,7 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
 
   // What C++ says, and the request for Python.
   std::map<std::string, schema::report> cpp;
-  auto manifest_text = slurp(fs::path(BABELQUEUE_CONFORMANCE_DIR) / "manifest.json");
+  auto manifest_text = read_file(fs::path(BABELQUEUE_CONFORMANCE_DIR) / "manifest.json");
   auto manifest = bq::parse_json(manifest_text).value();
   // (Hold the result: a range-for over `.value()` of a temporary would dangle.)
   const auto block_results = schema::run_payload_schema(manifest["payload_schema"]).value();
@@ -107,7 +89,7 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
     messages.push_back(entry.path());
   std::sort(messages.begin(), messages.end());
   for (const auto& file : messages) {
-    auto env = bq::parse_json(slurp(file)).value();
+    auto env = bq::parse_json(read_file(file)).value();
     std::string urn = env.value("job", "");
     if (urn.empty()) urn = env.value("urn", "");
     const auto* entry = reg.entry(urn);
@@ -127,7 +109,7 @@ TEST(SchemaPythonPeer, ValidatorsAgree) {
                               tmp.string() + ".in' >'" + tmp.string() + ".out' 2>'" + tmp.string() +
                               ".err'";
   const int status = std::system(command.c_str());
-  const std::string out = slurp(tmp.string() + ".out"), err = slurp(tmp.string() + ".err");
+  const std::string out = read_file(tmp.string() + ".out"), err = read_file(tmp.string() + ".err");
   for (const char* ext : {".in", ".out", ".err"}) fs::remove(tmp.string() + ext);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     if (!in_ci() && err.find("No module named 'babelqueue'") != std::string::npos)

@@ -4,6 +4,8 @@
 #include <babelqueue/schema/tooling.hpp>
 
 #include <gtest/gtest.h>
+
+#include "support/files.hpp"
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,12 +20,7 @@ namespace {
 
 const fs::path fixtures = BABELQUEUE_SCHEMA_FIXTURES;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using babelqueue::test::read_file;
 
 std::vector<std::string> split(const std::string& args) {
   std::vector<std::string> out;
@@ -92,10 +89,10 @@ TEST(SchemaTooling, CasesInProcess) {
     int rc = -1;
     if (!run(split(line.substr(tab + 1)), out, err, rc)) continue;
     ++ran;
-    EXPECT_EQ(std::to_string(rc) + "\n", slurp(fixtures / "expected" / (name + ".rc"))) << name;
-    EXPECT_EQ(out.str(), slurp(fixtures / "expected" / (name + ".out"))) << name;
+    EXPECT_EQ(std::to_string(rc) + "\n", read_file(fixtures / "expected" / (name + ".rc"))) << name;
+    EXPECT_EQ(out.str(), read_file(fixtures / "expected" / (name + ".out"))) << name;
     if (fs::exists(fixtures / "expected" / (name + ".err"))) {
-      EXPECT_EQ(err.str(), slurp(fixtures / "expected" / (name + ".err"))) << name;
+      EXPECT_EQ(err.str(), read_file(fixtures / "expected" / (name + ".err"))) << name;
     }
   }
   fs::current_path(previous);
