@@ -1,6 +1,11 @@
-# Plain (non-libFuzzer) replay executables of the fuzz targets, registered under CTest with
-# label `fuzz-replay`. Included from tests/install/CMakeLists.txt whenever tests are built
-# (with the project's usual compiler, GCC in CI), and from fuzz/CMakeLists.txt for fuzz builds.
+# The fuzz target table, and the plain (non-libFuzzer) replay executables of the fuzz
+# targets, registered under CTest with label `fuzz-replay`. Included from
+# tests/install/CMakeLists.txt whenever tests are built (with the project's usual compiler,
+# GCC in CI), and from fuzz/CMakeLists.txt for fuzz builds.
+#
+# The table below is the ONE list of fuzz targets: fuzz/CMakeLists.txt builds the enabled
+# ones under libFuzzer and writes build/fuzz/fuzz/fuzz-targets.tsv, which scripts/fuzz.sh
+# reads (executables, seed directories, dictionaries, time shares). Nothing else lists them.
 include_guard(GLOBAL)
 
 if(NOT TARGET babelqueue_core)
@@ -9,17 +14,136 @@ endif()
 
 set(BABELQUEUE_CONFORMANCE_DIR "${PROJECT_SOURCE_DIR}/../shared/conformance"
     CACHE PATH "The shared cross-SDK conformance suite")
-set(BABELQUEUE_FUZZ_TARGETS decode canonicalize)
 
+# babelqueue_fuzz_target(<name>
+#     REQUIRES <component...>   built (and linked) only when every babelqueue_<component> exists
+#     [OPTIONAL <component...>] linked when built, with BABELQUEUE_FUZZ_WITH_<COMPONENT>=1
+#     SEEDS <dir...>            seed corpora: relative to fuzz/, or absolute; fuzz/regressions/<name>
+#                               is added automatically (a missing directory is skipped)
+#     DICTS <file...>           libFuzzer dictionaries (relative to fuzz/), concatenated
+#     [SHARE <percent>])        share of `scripts/fuzz.sh <seconds>` this target runs (default 100)
+# The source is fuzz/fuzz_<name>.cpp. Records the target in global properties (the list
+# BABELQUEUE_FUZZ_TARGETS holds the enabled ones) so that both includers see the same table.
+function(babelqueue_fuzz_target name)
+  cmake_parse_arguments(ARG "" "SHARE" "REQUIRES;OPTIONAL;SEEDS;DICTS" ${ARGN})
+  foreach(component IN LISTS ARG_REQUIRES)
+    if(NOT TARGET babelqueue_${component})
+      message(STATUS "fuzz target ${name}: skipped (babelqueue::${component} is not built)")
+      return()
+    endif()
+  endforeach()
+  set(libs)
+  set(defs)
+  foreach(component IN LISTS ARG_REQUIRES)
+    list(APPEND libs babelqueue::${component})
+  endforeach()
+  foreach(component IN LISTS ARG_OPTIONAL)
+    if(TARGET babelqueue_${component})
+      list(APPEND libs babelqueue::${component})
+      string(TOUPPER ${component} upper)
+      list(APPEND defs BABELQUEUE_FUZZ_WITH_${upper}=1)
+    endif()
+  endforeach()
+  set(seeds)
+  foreach(dir IN LISTS ARG_SEEDS ITEMS regressions/${name})
+    cmake_path(ABSOLUTE_PATH dir BASE_DIRECTORY ${CMAKE_CURRENT_FUNCTION_LIST_DIR}
+               NORMALIZE OUTPUT_VARIABLE dir)
+    list(APPEND seeds ${dir})
+  endforeach()
+  set(dicts)
+  foreach(file IN LISTS ARG_DICTS)
+    list(APPEND dicts ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${file})
+  endforeach()
+  if(NOT ARG_SHARE)
+    set(ARG_SHARE 100)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY BABELQUEUE_FUZZ_TARGETS ${name})
+  set_property(GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_LIBS ${libs})
+  set_property(GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_DEFS ${defs})
+  set_property(GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_SEEDS ${seeds})
+  set_property(GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_DICTS ${dicts})
+  set_property(GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_SHARE ${ARG_SHARE})
+endfunction()
+
+# Links a fuzz target's source into `exe` (libFuzzer or replay build alike).
+function(babelqueue_fuzz_link exe name)
+  get_property(libs GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_LIBS)
+  get_property(defs GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_DEFS)
+  target_link_libraries(${exe} PRIVATE ${libs})
+  target_compile_definitions(${exe} PRIVATE ${defs})
+  babelqueue_warnings(${exe})
+endfunction()
+
+# -- the table ---------------------------------------------------------------------------
+# The envelope codec and the JSON canonicalizer: the shared JSON envelope corpus plus the
+# conformance fixtures. They run the full time; the other parsers' input spaces are smaller,
+# so they get half of it (`scripts/fuzz.sh 60` = 2 x 60 s + 4 x 30 s = 4 min of fuzzing).
+babelqueue_fuzz_target(decode REQUIRES core
+  SEEDS corpus ${BABELQUEUE_CONFORMANCE_DIR}/fixtures DICTS json.dict)
+babelqueue_fuzz_target(canonicalize REQUIRES core
+  SEEDS corpus ${BABELQUEUE_CONFORMANCE_DIR}/fixtures DICTS json.dict)
+# The Redis binding (header-only bindings/redis.hpp, core only): stored value -> unframe().
+babelqueue_fuzz_target(redis_unframe REQUIRES core
+  SEEDS corpus-redis_unframe DICTS json.dict redis_unframe.dict SHARE 50)
+# Broker URLs, typed query options and the redis/sqlite option parsers (no connection made).
+# KNOWN LIBRARY BUG (portability): src/redis/*.cpp open `namespace babelqueue::redis {`. GCC
+# extends babelqueue::v1::redis (the header's namespace) there, but clang < 18 (CWG 2061)
+# opens a new babelqueue::redis, so with clang redis::options_from_url() and
+# redis::register_transport() are defined outside v1 and never link. Until src/redis uses
+# `namespace babelqueue { inline namespace v1 { namespace redis {` (as src/sqlite does), the
+# url target leaves the redis option parser out where it would not link; the probe below
+# re-enables it by itself once the source is fixed or the compiler extends v1.
+set(url_optional sqlite)
+if(TARGET babelqueue_redis)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/src/redis/options.cpp redis_ns_form
+       REGEX "^namespace babelqueue::redis *{")
+  if(redis_ns_form AND NOT DEFINED BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE)
+    set(probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz-ns-probe)
+    file(WRITE ${probe}/def.cpp "namespace a { inline namespace v { namespace b { int f(); } } }\n"
+                               "namespace a::b { int f() { return 0; } }\n")
+    file(WRITE ${probe}/use.cpp "namespace a { inline namespace v { namespace b { int f(); } } }\n"
+                               "int main() { return a::b::f(); }\n")
+    try_compile(BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE ${probe}/build
+                SOURCES ${probe}/def.cpp ${probe}/use.cpp CXX_STANDARD 20)
+    set(BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE ${BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE}
+        CACHE INTERNAL "`namespace a::b {}` extends a::inline::b with this compiler")
+  endif()
+  if(NOT redis_ns_form OR BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE)
+    list(APPEND url_optional redis)
+  else()
+    message(STATUS "fuzz target url: redis options left out: src/redis defines them outside "
+                   "babelqueue::v1 with this compiler (see fuzz/replay.cmake)")
+  endif()
+endif()
+babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL ${url_optional}
+  SEEDS corpus-url DICTS url.dict SHARE 50)
+# Payload schemas: `<schema> NUL <instance>` -> document::parse, validate, compat lint.
+babelqueue_fuzz_target(schema REQUIRES schema
+  SEEDS corpus-schema ${BABELQUEUE_CONFORMANCE_DIR}/schema DICTS json.dict schema.dict SHARE 50)
+# GDPR field encryption: unprotect of hostile ciphertexts, protect/unprotect round trip.
+babelqueue_fuzz_target(gdpr_unprotect REQUIRES gdpr
+  SEEDS corpus-gdpr_unprotect DICTS json.dict gdpr_unprotect.dict SHARE 50)
+
+# -- replay under CTest ------------------------------------------------------------------
+get_property(BABELQUEUE_FUZZ_TARGETS GLOBAL PROPERTY BABELQUEUE_FUZZ_TARGETS)
+set(fixtures ${BABELQUEUE_CONFORMANCE_DIR}/fixtures)
+cmake_path(ABSOLUTE_PATH fixtures BASE_DIRECTORY ${CMAKE_CURRENT_LIST_DIR} NORMALIZE)
 foreach(fuzz_target IN LISTS BABELQUEUE_FUZZ_TARGETS)
   set(exe babelqueue_fuzz_replay_${fuzz_target})
   add_executable(${exe}
     ${CMAKE_CURRENT_LIST_DIR}/fuzz_${fuzz_target}.cpp
     ${CMAKE_CURRENT_LIST_DIR}/replay_main.cpp)
-  target_link_libraries(${exe} PRIVATE babelqueue::core)
-  babelqueue_warnings(${exe})
-  # Seeds of our own plus the shared conformance fixtures, read in place.
-  add_test(NAME fuzz_replay.${fuzz_target}
-           COMMAND ${exe} ${CMAKE_CURRENT_LIST_DIR}/corpus ${BABELQUEUE_CONFORMANCE_DIR}/fixtures)
+  babelqueue_fuzz_link(${exe} ${fuzz_target})
+  # Every seed and past crash, read in place. The conformance fixtures must be there (as
+  # before); other directories are optional (a new fuzz/regressions/<target>/ needs a
+  # re-configure to be picked up).
+  get_property(seeds GLOBAL PROPERTY BABELQUEUE_FUZZ_${fuzz_target}_SEEDS)
+  set(inputs)
+  foreach(dir IN LISTS seeds)
+    if(IS_DIRECTORY "${dir}" OR "${dir}" STREQUAL "${fixtures}")
+      list(APPEND inputs ${dir})
+    endif()
+  endforeach()
+  add_test(NAME fuzz_replay.${fuzz_target} COMMAND ${exe} ${inputs})
   set_tests_properties(fuzz_replay.${fuzz_target} PROPERTIES LABELS fuzz-replay TIMEOUT 300)
 endforeach()

@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
 # Builds the `fuzz` preset (clang-14, libFuzzer + ASan + UBSan) and runs every fuzz target for
-# a bounded time over a temporary copy of fuzz/corpus/, plus the conformance fixtures read in
-# place. A crash leaves its reproducer in build/fuzz-artifacts/<target>/ and fails the script.
+# a bounded time. A crash leaves its reproducer in build/fuzz-artifacts/<target>/ and fails
+# the script.
 #
-#   bash scripts/fuzz.sh [seconds-per-target]      (default 60)
+#   bash scripts/fuzz.sh [seconds]      (default 60)
+#
+# The targets are not listed here: fuzz/replay.cmake holds the one table (targets, the
+# components they need, seed directories, dictionaries, time shares) and the build writes
+# build/fuzz/fuzz/fuzz-targets.tsv, which this script reads. A target whose component is not
+# built is absent from it.
+#
+# Time budget: each target runs `seconds x share / 100` (at least 1 s). decode and
+# canonicalize (the envelope codec and the JSON canonicalizer, the widest input spaces) have
+# share 100; redis_unframe, url, schema and gdpr_unprotect have 50. So the CI call
+# `fuzz.sh 60` is 2 x 60 s + 4 x 30 s = 4 min of fuzzing (plus the build), and
+# `fuzz.sh 20` about 80 s.
+#
+# Seeds: libFuzzer writes new inputs into a temporary directory per target and reads the
+# target's seed directories in place (fuzz/corpus/ for the JSON targets plus the conformance
+# fixtures, fuzz/corpus-<target>/ for the others, fuzz/regressions/<target>/ when present).
+# Dictionaries listed for a target are concatenated.
 #
 # Environment: BABELQUEUE_SHARED_DIR (default <repo>/../shared), BABELQUEUE_JOBS (nproc).
 # Last line: `fuzz targets: N ok, N crashed`; exit status is the number of crashed targets.
@@ -14,17 +30,39 @@ seconds=${1:-60}
 shared=${BABELQUEUE_SHARED_DIR:-$repo/../shared}
 fixtures=$shared/conformance/fixtures
 jobs=${BABELQUEUE_JOBS:-$(nproc)}
-targets=(decode canonicalize)
+manifest=$repo/build/fuzz/fuzz/fuzz-targets.tsv
 cd "$repo"
+
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds < 1)); then
+  echo "usage: bash scripts/fuzz.sh [seconds]   (a whole number >= 1)" >&2
+  exit 2
+fi
 
 cmake --preset fuzz -DBABELQUEUE_CONFORMANCE_DIR="$shared/conformance" >/dev/null
 cmake --build --preset fuzz -j "$jobs"
 
-seeds=()
-if [[ -d "$fixtures" ]]; then
-  seeds+=("$fixtures")
-else
-  echo "fuzz: warning: no conformance fixtures at $fixtures; using fuzz/corpus only" >&2
+if [[ ! -d "$fixtures" ]]; then
+  echo "fuzz: warning: no conformance fixtures at $fixtures; using fuzz/ seeds only" >&2
+fi
+
+# The manifest: `target <name> <exe> <share>`, `seed <name> <dir>`, `dict <name> <file>`.
+targets=()
+declare -A exe share seeds dicts
+while IFS=$'\t' read -r kind name value extra; do
+  case $kind in
+    target)
+      targets+=("$name")
+      exe[$name]=$value
+      share[$name]=$extra
+      ;;
+    seed) seeds[$name]+="$value"$'\n' ;;
+    dict) dicts[$name]+="$value"$'\n' ;;
+  esac
+done <"$manifest"
+if ((${#targets[@]} == 0)); then
+  echo "fuzz: no targets in $manifest" >&2
+  echo "fuzz targets: 0 ok, 1 crashed"
+  exit 1
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/babelqueue-fuzz.XXXXXX")
@@ -33,26 +71,39 @@ trap 'rm -rf "$work"' EXIT
 ok=0
 crashed=0
 for target in "${targets[@]}"; do
-  exe=$repo/build/fuzz/fuzz/babelqueue_fuzz_$target
-  mkdir -p "$work/$target/corpus" "$work/$target/artifacts"
-  cp "$repo"/fuzz/corpus/* "$work/$target/corpus/"
-  echo "fuzz: $target for ${seconds}s"
+  dir=$work/$target
+  mkdir -p "$dir/corpus" "$dir/artifacts"
+  seed_dirs=()
+  while IFS= read -r seed; do
+    [[ -n "$seed" && -d "$seed" ]] && seed_dirs+=("$seed")
+  done <<<"${seeds[$target]:-}"
+  : >"$dir/dict"
+  while IFS= read -r dict; do
+    [[ -n "$dict" ]] && cat "$dict" >>"$dir/dict"
+  done <<<"${dicts[$target]:-}"
+  dict_arg=()
+  [[ -s "$dir/dict" ]] && dict_arg=("-dict=$dir/dict")
+  budget=$((seconds * ${share[$target]} / 100))
+  ((budget >= 1)) || budget=1
+
+  echo "fuzz: $target for ${budget}s (seeds: ${seed_dirs[*]:-none})"
   rc=0
-  "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -dict="$repo/fuzz/json.dict" -artifact_prefix="$work/$target/artifacts/" \
-    -print_final_stats=1 "$work/$target/corpus" "${seeds[@]}" >"$work/$target/log" 2>&1 || rc=$?
-  grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|Done )" "$work/$target/log" || true
+  "${exe[$target]}" -max_total_time="$budget" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    "${dict_arg[@]}" -artifact_prefix="$dir/artifacts/" -print_final_stats=1 \
+    "$dir/corpus" "${seed_dirs[@]}" >"$dir/log" 2>&1 || rc=$?
+  grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|Done )" \
+    "$dir/log" || true
   if ((rc == 0)); then
-    echo "fuzz: $target ok ($(ls "$work/$target/corpus" | wc -l) corpus entries)"
+    echo "fuzz: $target ok ($(ls "$dir/corpus" | wc -l) new corpus entries)"
     ok=$((ok + 1))
   else
     crashed=$((crashed + 1))
     keep=$repo/build/fuzz-artifacts/$target
     mkdir -p "$keep"
-    cp -r "$work/$target/artifacts/." "$keep/" 2>/dev/null || true
-    cp "$work/$target/log" "$keep/fuzz.log"
+    cp -r "$dir/artifacts/." "$keep/" 2>/dev/null || true
+    cp "$dir/log" "$keep/fuzz.log"
     echo "fuzz: $target FAILED (exit $rc); log and reproducer kept in $keep" >&2
-    tail -n 60 "$work/$target/log" >&2
+    tail -n 60 "$dir/log" >&2
   fi
 done
 
