@@ -86,36 +86,9 @@ babelqueue_fuzz_target(canonicalize REQUIRES core
 babelqueue_fuzz_target(redis_unframe REQUIRES core
   SEEDS corpus-redis_unframe DICTS json.dict redis_unframe.dict SHARE 50)
 # Broker URLs, typed query options and the redis/sqlite option parsers (no connection made).
-# KNOWN LIBRARY BUG (portability): src/redis/*.cpp open `namespace babelqueue::redis {`. GCC
-# extends babelqueue::v1::redis (the header's namespace) there, but clang < 18 (CWG 2061)
-# opens a new babelqueue::redis, so with clang redis::options_from_url() and
-# redis::register_transport() are defined outside v1 and never link. Until src/redis uses
-# `namespace babelqueue { inline namespace v1 { namespace redis {` (as src/sqlite does), the
-# url target leaves the redis option parser out where it would not link; the probe below
-# re-enables it by itself once the source is fixed or the compiler extends v1.
-set(url_optional sqlite)
-if(TARGET babelqueue_redis)
-  file(STRINGS ${PROJECT_SOURCE_DIR}/src/redis/options.cpp redis_ns_form
-       REGEX "^namespace babelqueue::redis *{")
-  if(redis_ns_form AND NOT DEFINED BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE)
-    set(probe ${CMAKE_CURRENT_BINARY_DIR}/fuzz-ns-probe)
-    file(WRITE ${probe}/def.cpp "namespace a { inline namespace v { namespace b { int f(); } } }\n"
-                               "namespace a::b { int f() { return 0; } }\n")
-    file(WRITE ${probe}/use.cpp "namespace a { inline namespace v { namespace b { int f(); } } }\n"
-                               "int main() { return a::b::f(); }\n")
-    try_compile(BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE ${probe}/build
-                SOURCES ${probe}/def.cpp ${probe}/use.cpp CXX_STANDARD 20)
-    set(BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE ${BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE}
-        CACHE INTERNAL "`namespace a::b {}` extends a::inline::b with this compiler")
-  endif()
-  if(NOT redis_ns_form OR BABELQUEUE_FUZZ_NESTED_NS_EXTENDS_INLINE)
-    list(APPEND url_optional redis)
-  else()
-    message(STATUS "fuzz target url: redis options left out: src/redis defines them outside "
-                   "babelqueue::v1 with this compiler (see fuzz/replay.cmake)")
-  endif()
-endif()
-babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL ${url_optional}
+# (src/redis opens `babelqueue::inline v1::redis`: the plain `babelqueue::redis` form made
+# clang < 18 (CWG 2061) define the option parser outside v1, where nothing linked to it.)
+babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL sqlite redis
   SEEDS corpus-url DICTS url.dict SHARE 50)
 # Payload schemas: `<schema> NUL <instance>` -> document::parse, validate, compat lint.
 babelqueue_fuzz_target(schema REQUIRES schema

@@ -165,7 +165,7 @@ if wanted fuzz; then
     bad=$(sed -E 's/.* ([0-9]+) crashed.*/\1/' <<<"$line")
     passed=$((passed + ok))
     failed=$((failed + bad))
-    note fuzz "$t" "${fuzz_seconds}s per target: $ok ok, $bad crashed"
+    note fuzz "$t" "fuzz.sh ${fuzz_seconds} (seconds per target x its share): $ok ok, $bad crashed"
   else
     failed=$((failed + 1))
     note fuzz "$t" "BUILD FAILED or fuzz.sh broke (exit $rc, see $logs/fuzz.log)"

@@ -14,7 +14,7 @@ extern "C" {
 #include <ctime>
 #include <thread>
 
-namespace babelqueue::redis::detail {
+namespace babelqueue::inline v1::redis::detail {
 
 void reply_deleter::operator()(redisReply* r) const noexcept {
   if (r != nullptr) freeReplyObject(r);
@@ -268,4 +268,4 @@ result<reply_ptr> connection::get_reply() {
   return reply_ptr(static_cast<redisReply*>(raw));
 }
 
-}  // namespace babelqueue::redis::detail
+}  // namespace babelqueue::inline v1::redis::detail

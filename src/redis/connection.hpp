@@ -19,7 +19,7 @@
 struct redisContext;
 struct redisReply;
 
-namespace babelqueue::redis::detail {
+namespace babelqueue::inline v1::redis::detail {
 
 using clock = std::chrono::steady_clock;
 
@@ -89,4 +89,4 @@ class connection {
   std::vector<char> rbuf_;  // socket read buffer
 };
 
-}  // namespace babelqueue::redis::detail
+}  // namespace babelqueue::inline v1::redis::detail

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-namespace babelqueue::redis {
+namespace babelqueue::inline v1::redis {
 
 namespace {
 
@@ -79,4 +79,4 @@ result<options> options_from_url(const broker_url& url) {
   return o;
 }
 
-}  // namespace babelqueue::redis
+}  // namespace babelqueue::inline v1::redis

@@ -14,7 +14,7 @@
 #include <deque>
 #include <random>
 
-namespace babelqueue::redis {
+namespace babelqueue::inline v1::redis {
 
 namespace binding = babelqueue::bindings::redis;
 using detail::clock;
@@ -750,4 +750,4 @@ void register_transport() {
       });
 }
 
-}  // namespace babelqueue::redis
+}  // namespace babelqueue::inline v1::redis

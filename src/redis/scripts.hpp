@@ -8,7 +8,7 @@
 // `<16 hex: reservation time in ms><"cc"><14 hex random>`; recover() reads the time back
 // from them (a foreign token's age is derived from its deadline score instead).
 
-namespace babelqueue::redis::detail {
+namespace babelqueue::inline v1::redis::detail {
 
 // KEYS: ready, processing, deadlines.
 // ARGV[1] retry_after seconds (-1 = +inf), ARGV[2] 12 hex random, ARGV[3] how many messages
@@ -153,4 +153,4 @@ end
 return {moved, stamped, redis.call('llen', KEYS[2])}
 )lua";
 
-}  // namespace babelqueue::redis::detail
+}  // namespace babelqueue::inline v1::redis::detail
