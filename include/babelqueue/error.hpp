@@ -5,6 +5,9 @@
 /// Every function that parses outside input returns a result and never throws on bad
 /// input. The throwing surface (`result::value()`, and APIs documented with @throws) raises
 /// `babelqueue::error`, a `std::system_error` whose code is in babelqueue's category.
+///
+/// Thread-safety: error_info and error are value types (concurrent reads safe); the error
+/// category is a stateless singleton, safe from any thread.
 
 #include <string>
 #include <string_view>

@@ -4,6 +4,9 @@
 ///
 /// GCC 12 in C++20 mode has no `<expected>`, so this is a small in-house equivalent.
 /// Checked access (`value()`) throws babelqueue::error; `*r` / `r->` are unchecked.
+///
+/// Thread-safety: a value type, like `std::optional`: concurrent reads of one result are
+/// safe, a write needs exclusive access.
 
 #include <babelqueue/error.hpp>
 
