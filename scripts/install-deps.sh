@@ -11,7 +11,7 @@ base=(
   libgtest-dev libgmock-dev nlohmann-json3-dev libcli11-dev libssl-dev libsqlite3-dev
   libhiredis-dev libbenchmark-dev libsimdjson-dev
   clang-14 libclang-rt-14-dev clang-tidy clang-format
-  redis-server redis-tools python3-venv
+  redis-server redis-tools python3-venv openssl
 )
 extra=()
 if [[ -f "$here/apt-packages.txt" ]]; then

@@ -41,12 +41,14 @@ connection::connection(const options& opts, script_set scripts)
     : opts_(opts), scripts_(std::move(scripts)), rng_(std::random_device{}()) {}
 
 connection::~connection() {
+  stream_.reset();  // before its socket is closed
   if (ctx_ != nullptr) redisFree(ctx_);
 }
 
 std::string connection::endpoint() const { return opts_.host + ":" + std::to_string(opts_.port); }
 
 void connection::drop(std::string why) {
+  stream_.reset();  // before its socket is closed
   if (ctx_ != nullptr) {
     redisFree(ctx_);
     ctx_ = nullptr;
@@ -120,6 +122,9 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
   awaiting_ = false;
   if (auto r = set_timeout(budget); !r) return r;
   redisEnableKeepAlive(ctx_);
+  if (opts_.tls) {
+    if (auto r = start_tls(); !r) return r;
+  }
 
   // Handshake, pipelined: AUTH, SELECT, SCRIPT LOAD × n — one round trip.
   std::size_t expected = 0;
@@ -166,6 +171,66 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
   }
   shas_ = std::move(shas);
   return {};
+}
+
+// The TLS handshake on the fresh socket, bounded by the socket timeout set for the connect.
+result<void> connection::start_tls() {
+  if (!tls_) {
+    auto made = tls_client::create(opts_);
+    if (!made) {
+      drop(made.error().message);
+      return fail(made.error());  // invalid_argument: a bad file does not get better
+    }
+    tls_ = std::move(*made);
+  }
+  auto session = tls_->handshake(ctx_->fd);
+  if (!session) {
+    drop(session.error().message);
+    return fail(session.error());
+  }
+  stream_ = std::move(*session);
+  return {};
+}
+
+long connection::send_some(const char* data, std::size_t size, std::string& why,
+                           bool& timed_out) {
+  if (stream_) {
+    long n = stream_->write(data, size);
+    if (n < 0) {
+      why = stream_->error();
+      timed_out = stream_->timed_out();
+    }
+    return n;
+  }
+  for (;;) {
+    ssize_t n = ::send(ctx_->fd, data, size, MSG_NOSIGNAL);
+    if (n >= 0) return n;
+    int e = errno;
+    if (e == EINTR) continue;
+    why = std::string("send: ") + std::strerror(e);
+    timed_out = e == EAGAIN || e == EWOULDBLOCK;
+    return -1;
+  }
+}
+
+long connection::recv_some(char* data, std::size_t size, std::string& why, bool& timed_out) {
+  if (stream_) {
+    long n = stream_->read(data, size);
+    if (n < 0) {
+      why = stream_->error();
+      timed_out = stream_->timed_out();
+    }
+    return n;
+  }
+  for (;;) {
+    ssize_t n = ::recv(ctx_->fd, data, size, 0);
+    if (n >= 0) return n;
+    int e = errno;
+    if (e == EINTR) continue;
+    why = std::string("recv: ") + std::strerror(e);
+    timed_out = e == EAGAIN || e == EWOULDBLOCK;
+    return -1;
+  }
 }
 
 result<void> connection::reload_scripts() {
@@ -215,7 +280,8 @@ result<void> connection::set_timeout(std::chrono::milliseconds t) {
 
 // hiredis formats commands and parses replies; the socket I/O is done here, with
 // send(MSG_NOSIGNAL), because hiredis 0.14 writes with write(2), which raises SIGPIPE (and
-// kills a process that does not ignore it) when the server has gone away.
+// kills a process that does not ignore it) when the server has gone away — and because
+// TLS (rediss://) sits between the two.
 result<reply_ptr> connection::get_reply() {
   if (ctx_ == nullptr) return fail(errc::transport, "redis connection lost: " + last_error_);
   auto io_failure = [&](std::string why, bool timed_out) -> result<reply_ptr> {
@@ -234,14 +300,11 @@ result<reply_ptr> connection::get_reply() {
   if (raw == nullptr) {
     const std::size_t len = sdslen(ctx_->obuf);
     std::size_t off = 0;
+    std::string why;
+    bool timed_out = false;
     while (off < len) {
-      ssize_t n = ::send(ctx_->fd, ctx_->obuf + off, len - off, MSG_NOSIGNAL);
-      if (n < 0) {
-        int e = errno;
-        if (e == EINTR) continue;
-        return io_failure(std::string("send: ") + std::strerror(e),
-                          e == EAGAIN || e == EWOULDBLOCK);
-      }
+      long n = send_some(ctx_->obuf + off, len - off, why, timed_out);
+      if (n < 0) return io_failure(why, timed_out);
       off += static_cast<std::size_t>(n);
     }
     if (len > 0) {
@@ -250,14 +313,9 @@ result<reply_ptr> connection::get_reply() {
     }
     if (rbuf_.size() < 65536) rbuf_.resize(65536);
     while (raw == nullptr) {
-      ssize_t n = ::recv(ctx_->fd, rbuf_.data(), rbuf_.size(), 0);
+      long n = recv_some(rbuf_.data(), rbuf_.size(), why, timed_out);
       if (n == 0) return io_failure("server closed the connection", false);
-      if (n < 0) {
-        int e = errno;
-        if (e == EINTR) continue;
-        return io_failure(std::string("recv: ") + std::strerror(e),
-                          e == EAGAIN || e == EWOULDBLOCK);
-      }
+      if (n < 0) return io_failure(why, timed_out);
       if (redisReaderFeed(ctx_->reader, rbuf_.data(), static_cast<std::size_t>(n)) != REDIS_OK ||
           redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
         return io_failure(std::string("protocol error: ") + ctx_->errstr, false);

@@ -1,8 +1,11 @@
 #pragma once
-// One hiredis connection with reconnect-with-backoff, pipelining, bounded socket timeouts
-// and SIGPIPE-free socket I/O (send with MSG_NOSIGNAL). Private to the redis transport.
+// One hiredis connection with reconnect-with-backoff, pipelining, bounded socket timeouts,
+// SIGPIPE-free socket I/O (send with MSG_NOSIGNAL) and optional TLS (tls.hpp). Private to
+// the redis transport.
 //
 // Thread-safety: not thread-safe; owned by one redis_transport (one thread at a time).
+
+#include "redis/tls.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
 #include <babelqueue/result.hpp>
@@ -72,6 +75,10 @@ class connection {
 
  private:
   result<void> try_connect(std::chrono::milliseconds budget);
+  result<void> start_tls();
+  // One send/recv on the socket, through TLS when it is on; -1 sets `why`/`timed_out`.
+  long send_some(const char* data, std::size_t size, std::string& why, bool& timed_out);
+  long recv_some(char* data, std::size_t size, std::string& why, bool& timed_out);
 
   const options& opts_;
   script_set scripts_;
@@ -87,6 +94,8 @@ class connection {
   std::vector<const char*> argv_;
   std::vector<std::size_t> lens_;
   std::vector<char> rbuf_;  // socket read buffer
+  std::unique_ptr<tls_client> tls_;     // rediss://: made on the first connect, then reused
+  std::unique_ptr<tls_stream> stream_;  // the TLS session of the current socket
 };
 
 }  // namespace babelqueue::inline v1::redis::detail

@@ -1,6 +1,7 @@
 // redis:// URL → options (1:1 with the query keys; see redis_transport.hpp).
 #include <babelqueue/redis/redis_transport.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace babelqueue::inline v1::redis {
@@ -17,9 +18,11 @@ result<void> positive(std::string_view key, std::chrono::milliseconds v) {
 
 result<options> options_from_url(const broker_url& url) {
   options o;
-  if (url.scheme != "redis") {
-    return fail(errc::invalid_argument, "not a redis:// URL (scheme '" + url.scheme + "')");
+  if (url.scheme != "redis" && url.scheme != "rediss") {
+    return fail(errc::invalid_argument,
+                "not a redis:// or rediss:// URL (scheme '" + url.scheme + "')");
   }
+  o.tls = url.scheme == "rediss";
   if (!url.host.empty()) o.host = url.host;
   if (url.port) o.port = *url.port;
   o.username = url.user;
@@ -60,7 +63,18 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = q.get("prefetch", o.prefetch, 1, 255); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  if (auto r = q.finish("redis"); !r) return fail(r.error());
+  const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
+                                    [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
+  if (tls_keys && !o.tls) {
+    return fail(errc::invalid_argument,
+                "redis tls_* options need a rediss:// URL (redis:// is plain TCP)");
+  }
+  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_cert_file", o.tls_cert_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_key_file", o.tls_key_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return fail(r.error());
+  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
+  if (auto r = q.finish(o.tls ? "rediss" : "redis"); !r) return fail(r.error());
 
   if (auto r = positive("connect_timeout", o.connect_timeout); !r) return fail(r.error());
   if (auto r = positive("command_timeout", o.command_timeout); !r) return fail(r.error());
@@ -72,6 +86,11 @@ result<options> options_from_url(const broker_url& url) {
   }
   if (o.prefetch > 1 && !o.track_reservations) {
     return fail(errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return fail(errc::invalid_argument,
+                "redis options tls_cert_file and tls_key_file go together (a client certificate "
+                "and its key)");
   }
   if (o.processing_suffix.empty()) {
     return fail(errc::invalid_argument, "redis option processing_suffix must not be empty");

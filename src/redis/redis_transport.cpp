@@ -732,22 +732,21 @@ result<std::int64_t> redis_transport::list_length(std::string_view key) {
 
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+result<std::unique_ptr<transport>> open_transport_from(const broker_url& url) {
+  auto o = options_from_url(url);
+  if (!o) return fail(o.error());
+  auto t = redis_transport::open(std::move(*o));
+  if (!t) return fail(t.error());
+  return std::unique_ptr<transport>(std::move(*t));
+}
+
+}  // namespace
+
 void register_transport() {
-  babelqueue::register_transport("redis",
-                                 [](const broker_url& url) -> result<std::unique_ptr<transport>> {
-                                   auto o = options_from_url(url);
-                                   if (!o) return fail(o.error());
-                                   auto t = redis_transport::open(std::move(*o));
-                                   if (!t) return fail(t.error());
-                                   return std::unique_ptr<transport>(std::move(*t));
-                                 });
-  babelqueue::register_transport(
-      "rediss", [](const broker_url&) -> result<std::unique_ptr<transport>> {
-        return fail(
-            errc::not_supported,
-            "rediss:// (TLS) is not supported: this build uses hiredis without TLS; use a TLS "
-            "tunnel (stunnel, spiped) and redis://");
-      });
+  babelqueue::register_transport("redis", open_transport_from);
+  babelqueue::register_transport("rediss", open_transport_from);
 }
 
 }  // namespace babelqueue::inline v1::redis

@@ -83,6 +83,10 @@ class redis_server {
   struct config {
     bool persistent = false;  ///< AOF with appendfsync always: survives a restart
     bool cluster = false;     ///< cluster-enabled single node owning every slot
+    /// Non-empty: also serve TLS on tls_port() with <tls_dir>/{server.crt,server.key,ca.crt}
+    /// (the plain port stays open for the test's own inline commands).
+    std::string tls_dir;
+    bool tls_auth_clients = false;  ///< require a client certificate signed by ca.crt
   };
 
   /// Starts a server; nullptr (and `why`) when redis-server is unavailable or fails.
@@ -101,6 +105,7 @@ class redis_server {
     s->dir_ = tmpl;
     for (int attempt = 0; attempt < 5; ++attempt) {
       s->port_ = free_port();
+      if (!cfg.tls_dir.empty()) s->tls_port_ = free_port();
       if (s->spawn() && s->wait_ready()) {
         if (!cfg.cluster || s->make_cluster()) return s;
       }
@@ -120,6 +125,7 @@ class redis_server {
   }
 
   int port() const { return port_; }
+  int tls_port() const { return tls_port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
   pid_t pid() const { return pid_; }
 
@@ -171,6 +177,13 @@ class redis_server {
       args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
     } else {
       args.insert(args.end(), {"--appendonly", "no"});
+    }
+    if (!cfg_.tls_dir.empty()) {
+      args.insert(args.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file",
+                               cfg_.tls_dir + "/server.crt", "--tls-key-file",
+                               cfg_.tls_dir + "/server.key", "--tls-ca-cert-file",
+                               cfg_.tls_dir + "/ca.crt", "--tls-auth-clients",
+                               cfg_.tls_auth_clients ? "yes" : "no"});
     }
     if (cfg_.cluster) {
       args.insert(args.end(),
@@ -226,6 +239,7 @@ class redis_server {
   std::string exe_;
   std::string dir_;
   int port_ = 0;
+  int tls_port_ = 0;
   pid_t pid_ = -1;
   bool keep_dir_ = false;
 };

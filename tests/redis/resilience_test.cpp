@@ -14,7 +14,11 @@ using bqtest::envelope_text;
 
 class RedisRestart : public bqtest::RedisTest {
  protected:
-  static void SetUpTestSuite() { start({.persistent = true}); }
+  static void SetUpTestSuite() {
+    bqtest::redis_server::config c;
+    c.persistent = true;
+    start(c);
+  }
 };
 
 TEST_F(RedisRestart, ServerRestartMidConsumeLosesNothing) {
@@ -109,7 +113,11 @@ TEST_F(RedisOutage, CallsDuringAnOutageFailTypedWithinTheirTimeout) {
 
 class RedisCluster : public bqtest::RedisTest {
  protected:
-  static void SetUpTestSuite() { start({.cluster = true}); }
+  static void SetUpTestSuite() {
+    bqtest::redis_server::config c;
+    c.cluster = true;
+    start(c);
+  }
 };
 
 TEST_F(RedisCluster, HashTaggedQueuesWorkOnACluster) {

@@ -1,7 +1,8 @@
 #pragma once
 /// @file redis/redis_transport.hpp
-/// @brief `redis://` — the Redis binding (decision D6, "owned" reliable-queue layout) on
-/// hiredis (RESP2, no TLS: Debian's hiredis 0.14 has none).
+/// @brief `redis://` and `rediss://` — the Redis binding (decision D6, "owned" reliable-queue
+/// layout) on hiredis (RESP2) with TLS on OpenSSL (Debian's hiredis 0.14 has no TLS of its
+/// own; see "TLS").
 ///
 /// ## Layout (interoperable with the Go, Python, Node, Java and PHP-core SDKs)
 /// - ready list = the bare queue name; publish is `RPUSH <queue> <value>`;
@@ -62,8 +63,17 @@
 /// duplicate a message, a reservation whose reply was lost stays in `:processing` until
 /// recover() — both at-least-once, neither a loss.
 ///
+/// ## TLS
+/// `rediss://` wraps the connection in TLS ≥ 1.2 (OpenSSL): the server's certificate chain
+/// is verified against `tls_ca_file` (else the system trust store) and its name against
+/// `tls_server_name` (else the URL host; an IP host is matched against IP SANs). A client
+/// certificate (`tls_cert_file` + `tls_key_file`) serves servers that set
+/// `tls-auth-clients yes`. A failed verification is errc::transport naming OpenSSL's reason;
+/// an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
+/// handshake. The `tls_*` keys are refused on `redis://`.
+///
 /// ## URL
-/// `redis://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
+/// `redis[s]://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
 /// (durations `250ms`/`5s`/`1m`, bare = ms). Unknown keys are errc::invalid_argument.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
@@ -120,10 +130,20 @@ struct options {
   /// Reconnect backoff: first pause, and the cap it doubles up to.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
+
+  /// TLS (set by the `rediss://` scheme, not a query key). See "TLS" above.
+  bool tls = false;
+  std::string tls_ca_file;      ///< PEM CA bundle to trust; empty = the system trust store
+  std::string tls_cert_file;    ///< client certificate chain (PEM); needs tls_key_file
+  std::string tls_key_file;     ///< the client certificate's private key (PEM)
+  std::string tls_server_name;  ///< SNI and the name checked in the certificate; empty = host
+  /// Verify the server's certificate and name. Off accepts any certificate (a test-only
+  /// setting: the connection is then encrypted but not authenticated).
+  bool tls_verify = true;
 };
 
-/// Reads options from a `redis://` URL. errc::invalid_argument on a bad db path, unknown
-/// keys or malformed values.
+/// Reads options from a `redis://` or `rediss://` URL. errc::invalid_argument on a bad db
+/// path, unknown keys, malformed values, or `tls_*` keys on `redis://`.
 result<options> options_from_url(const broker_url& url);
 
 /// What recover() did.

@@ -1,0 +1,208 @@
+// rediss:// against a real redis-server serving TLS: a throwaway CA, server and client
+// certificates are made with the openssl CLI once per test process; the server listens on a
+// TLS port (and a plain one the assertions use).
+#include "redis/redis_fixture.hpp"
+#include "support/files.hpp"
+
+#include <babelqueue/url.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+using namespace std::chrono_literals;
+using babelqueue::errc;
+using babelqueue::test::shell_quote;
+
+namespace {
+
+// Makes ca.crt, server.{crt,key} (SAN localhost + 127.0.0.1), client.{crt,key} and
+// other-ca.crt (an unrelated CA) in `dir`; false when openssl is missing or fails.
+bool make_certificates(const std::string& dir, std::string& why) {
+  const std::string d = shell_quote(dir);
+  const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  std::string script =
+      "set -e; mkdir -p " + d + "; cd " + d + "; exec >openssl.log 2>&1\n" +
+      "openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 2 -subj /CN=bq-test-ca\n" +
+      "openssl req -x509 " + key +
+      " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=bq-other-ca\n" +
+      "openssl req " + key + " -keyout server.key -out server.csr -subj /CN=localhost\n" +
+      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > server.ext\n" +
+      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+      "-out server.crt -days 2 -extfile server.ext\n" +
+      "openssl req " + key + " -keyout client.key -out client.csr -subj /CN=bq-client\n" +
+      "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
+      "-out client.crt -days 2\n" +
+      "chmod 644 *.key\n";
+  if (std::system(("sh -c " + shell_quote(script)).c_str()) != 0) {
+    why = "openssl could not make test certificates: " +
+          babelqueue::test::read_file(dir + "/openssl.log");
+    return false;
+  }
+  return true;
+}
+
+std::string cert_dir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/bq-redis-tls-XXXXXX";
+    return std::string(::mkdtemp(tmpl) != nullptr ? tmpl : "");
+  }();
+  return dir;
+}
+
+}  // namespace
+
+class RedisTls : public bqtest::RedisTest {
+ protected:
+  static void SetUpTestSuite() { start_tls(false); }
+  static void TearDownTestSuite() {
+    server_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(cert_dir(), ec);
+  }
+  static void start_tls(bool auth_clients) {
+    if (cert_dir().empty() || !make_certificates(cert_dir(), why_)) return;
+    bqtest::redis_server::config c;
+    c.tls_dir = cert_dir();
+    c.tls_auth_clients = auth_clients;
+    start(c);
+  }
+
+  babelqueue::redis::options tls_opts() const {
+    auto o = opts();
+    o.port = static_cast<std::uint16_t>(server_->tls_port());
+    o.tls = true;
+    o.tls_ca_file = cert_dir() + "/ca.crt";
+    return o;
+  }
+  std::string tls_url(const std::string& query) const {
+    return "rediss://127.0.0.1:" + std::to_string(server_->tls_port()) +
+           "?connect_timeout=500ms&tls_ca_file=" + cert_dir() + "/ca.crt" + query;
+  }
+};
+
+TEST_F(RedisTls, PublishReceiveAckOverTls) {
+  auto t = open(tls_opts());
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish("tq", bqtest::envelope_text(1)));
+  ASSERT_TRUE(t->publish("tq", bqtest::envelope_text(2), {{"traceparent", "00-abc-def-01"}}));
+  // 1 MiB crosses many TLS records in both directions.
+  ASSERT_TRUE(t->publish("tq", bqtest::envelope_text(3, 1 << 20)));
+  EXPECT_EQ(raw_->llen("tq"), 3);  // the same server, seen over the plain port
+
+  for (long n = 1; n <= 3; ++n) {
+    auto m = t->receive("tq", 1s);
+    ASSERT_TRUE(m) << m.error().message;
+    ASSERT_TRUE(m->has_value());
+    EXPECT_EQ(bqtest::envelope_n((*m)->body), n);
+    if (n == 2) {
+      EXPECT_EQ((*m)->hdrs.at("traceparent"), "00-abc-def-01");
+    }
+    ASSERT_TRUE(t->ack(**m));
+  }
+  ASSERT_TRUE(t->flush());
+  EXPECT_EQ(raw_->llen("tq"), 0);
+  EXPECT_EQ(raw_->llen("tq:processing"), 0);
+}
+
+TEST_F(RedisTls, TheUrlSchemeSelectsTls) {
+  babelqueue::redis::register_transport();
+  auto t = babelqueue::open_transport(tls_url("&tls_server_name=localhost"));
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ((*t)->scheme(), "redis");
+  ASSERT_TRUE((*t)->publish("viaurl", bqtest::envelope_text(7)));
+  EXPECT_EQ(raw_->llen("viaurl"), 1);
+}
+
+TEST_F(RedisTls, AnUntrustedCertificateIsRefused) {
+  auto o = tls_opts();
+  o.tls_ca_file = cert_dir() + "/other-ca.crt";
+  auto t = babelqueue::redis::redis_transport::open(o);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.code(), errc::transport);
+  EXPECT_NE(t.error().message.find("certificate verify failed"), std::string::npos)
+      << t.error().message;
+  // The system trust store does not know the test CA either.
+  o.tls_ca_file.clear();
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), errc::transport);
+  // Verification off: encrypted but unauthenticated (a test-only setting) connects.
+  o.tls_verify = false;
+  EXPECT_TRUE(babelqueue::redis::redis_transport::open(o));
+}
+
+TEST_F(RedisTls, TheServerNameIsChecked) {
+  auto o = tls_opts();
+  o.tls_server_name = "localhost";  // a DNS SAN of the certificate
+  EXPECT_TRUE(babelqueue::redis::redis_transport::open(o));
+  o.tls_server_name = "";  // the host, 127.0.0.1: an IP SAN of the certificate
+  EXPECT_TRUE(babelqueue::redis::redis_transport::open(o));
+  o.tls_server_name = "redis.example.com";
+  auto t = babelqueue::redis::redis_transport::open(o);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("certificate verify failed"), std::string::npos)
+      << t.error().message;
+}
+
+TEST_F(RedisTls, BadFilesAreInvalidArgumentsAtOnce) {
+  auto o = tls_opts();
+  o.tls_ca_file = cert_dir() + "/missing.crt";
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), errc::invalid_argument);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 500ms);  // not retried to the timeout
+  o = tls_opts();
+  o.tls_cert_file = cert_dir() + "/client.crt";
+  o.tls_key_file = cert_dir() + "/server.key";  // not the certificate's key
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), errc::invalid_argument);
+}
+
+TEST_F(RedisTls, PlainClientOnTheTlsPortFailsWithinItsTimeout) {
+  auto o = opts();
+  o.port = static_cast<std::uint16_t>(server_->tls_port());
+  o.connect_timeout = 300ms;
+  auto started = std::chrono::steady_clock::now();
+  auto t = babelqueue::redis::redis_transport::open(o);
+  EXPECT_FALSE(t);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+}
+
+TEST_F(RedisTls, ReconnectsOverTlsAfterTheConnectionIsKilled) {
+  auto t = open(tls_opts());
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish("rq", bqtest::envelope_text(1)));
+  raw_->str({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  ASSERT_TRUE(t->publish("rq", bqtest::envelope_text(2)));  // reconnects, handshakes again
+  EXPECT_EQ(raw_->llen("rq"), 2);
+  EXPECT_GE(t->stats().reconnects, 1);
+}
+
+TEST(RedisTlsOptions, TlsKeysNeedTheRedissScheme) {
+  auto parse = [](const std::string& url) {
+    return babelqueue::redis::options_from_url(babelqueue::broker_url::parse(url).value());
+  };
+  auto o = parse("rediss://cache.example.com:6380/1?tls_ca_file=/etc/ca.pem&tls_verify=true");
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_TRUE(o->tls);
+  EXPECT_EQ(o->tls_ca_file, "/etc/ca.pem");
+  EXPECT_EQ(o->db, 1);
+  EXPECT_FALSE(parse("redis://h").value().tls);
+  EXPECT_EQ(parse("redis://h?tls_ca_file=/etc/ca.pem").code(), errc::invalid_argument);
+  EXPECT_EQ(parse("rediss://h?tls_cert_file=/c.pem").code(), errc::invalid_argument);
+  EXPECT_EQ(parse("rediss://h?tls_nonsense=1").code(), errc::invalid_argument);
+}
+
+class RedisMutualTls : public RedisTls {
+ protected:
+  static void SetUpTestSuite() { start_tls(true); }
+};
+
+TEST_F(RedisMutualTls, AClientCertificateIsPresentedWhenRequired) {
+  auto o = tls_opts();
+  o.connect_timeout = 300ms;
+  EXPECT_FALSE(babelqueue::redis::redis_transport::open(o));  // the server wants a certificate
+  o.tls_cert_file = cert_dir() + "/client.crt";
+  o.tls_key_file = cert_dir() + "/client.key";
+  auto t = open(o);
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish("mq", bqtest::envelope_text(1)));
+  EXPECT_EQ(raw_->llen("mq"), 1);
+}
