@@ -1,5 +1,7 @@
 #include "redis/connection.hpp"
 
+#include "redis/socket_io.hpp"
+
 // hiredis 0.14 includes sds.h outside its extern "C" block, so sds functions would get C++
 // linkage: include sds.h first, wrapped.
 extern "C" {
@@ -202,15 +204,13 @@ long connection::send_some(const char* data, std::size_t size, std::string& why,
     }
     return n;
   }
-  for (;;) {
-    ssize_t n = ::send(ctx_->fd, data, size, MSG_NOSIGNAL);
-    if (n >= 0) return n;
-    int e = errno;
-    if (e == EINTR) continue;
+  int e = 0;
+  long n = send_nosignal(ctx_->fd, data, size, e);
+  if (n < 0) {
     why = std::string("send: ") + std::strerror(e);
-    timed_out = e == EAGAIN || e == EWOULDBLOCK;
-    return -1;
+    timed_out = is_timeout(e);
   }
+  return n;
 }
 
 long connection::recv_some(char* data, std::size_t size, std::string& why, bool& timed_out) {
@@ -222,15 +222,13 @@ long connection::recv_some(char* data, std::size_t size, std::string& why, bool&
     }
     return n;
   }
-  for (;;) {
-    ssize_t n = ::recv(ctx_->fd, data, size, 0);
-    if (n >= 0) return n;
-    int e = errno;
-    if (e == EINTR) continue;
+  int e = 0;
+  long n = recv_retrying(ctx_->fd, data, size, e);
+  if (n < 0) {
     why = std::string("recv: ") + std::strerror(e);
-    timed_out = e == EAGAIN || e == EWOULDBLOCK;
-    return -1;
+    timed_out = is_timeout(e);
   }
+  return n;
 }
 
 result<void> connection::reload_scripts() {

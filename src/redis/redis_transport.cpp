@@ -78,7 +78,9 @@ struct redis_transport::impl {
       : conn(o, detail::script_set{{detail::settle_reserve_script, detail::release_script,
                                     detail::release_untracked_script, detail::recover_script,
                                     detail::unreserve_script}}),
-        rng(std::random_device{}()) {}
+        rng(std::random_device{}()),
+        retry_after_arg(o.retry_after ? std::to_string(o.retry_after->count()) : "-1"),
+        prefetch_arg(std::to_string(o.prefetch)) {}
 
   detail::connection conn;
   std::vector<std::shared_ptr<reservation>> pending;    // deferred acks, in ack order
@@ -87,6 +89,10 @@ struct redis_transport::impl {
   bool closed = false;
   std::int64_t stale_acks = 0;
   std::mt19937_64 rng;
+  // Script arguments derived from the options once: retry_after in seconds (-1 = +inf) and
+  // the number of messages one reservation takes.
+  const std::string retry_after_arg;
+  const std::string prefetch_arg;
 
   std::string random_hex(std::size_t n) {
     static constexpr char digits[] = "0123456789abcdef";
@@ -322,9 +328,7 @@ result<void> redis_transport::publish_values(std::string_view queue,
     impl_->pending.clear();
     settle_plan plan;
     if (!flushed.empty()) {
-      std::string ra =
-          opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
-      plan = append_settles(c, opts_, flushed, impl_->random_hex(12), ra);
+      plan = append_settles(c, opts_, flushed, impl_->random_hex(12), impl_->retry_after_arg);
     }
     for (auto [from, to] : chunks) {
       argv.clear();
@@ -423,11 +427,10 @@ result<std::optional<received_message>> redis_transport::receive(
     if (auto r = unreserve_prefetched(); !r) return fail(r.error());
   }
   auto& c = impl_->conn;
-  const std::string want = std::to_string(opts_.prefetch);
+  const std::string& want = impl_->prefetch_arg;
   const bool tracked = opts_.track_reservations;
   const std::string p = binding::processing_key(queue, opts_.processing_suffix);
-  const std::string ra =
-      opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  const std::string& ra = impl_->retry_after_arg;
   auto deadline = clock::now() + timeout;
   bool first = true;
   error_info last_error;
@@ -566,8 +569,7 @@ result<void> redis_transport::flush() {
   if (impl_->pending.empty()) return {};
   auto deadline = clock::now() + opts_.command_timeout;
   auto& c = impl_->conn;
-  const std::string ra =
-      opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  const std::string& ra = impl_->retry_after_arg;
   for (;;) {
     if (auto r = c.ensure(deadline); !r) return r;
     if (auto r = c.set_timeout(std::max(until(deadline), 1ms)); !r) continue;
@@ -681,8 +683,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
   std::string p = binding::processing_key(queue, opts_.processing_suffix);
   std::string d = binding::deadlines_key(queue, opts_.processing_suffix);
   std::string older = std::to_string(older_than.count());
-  std::string ra =
-      opts_.retry_after ? std::to_string(opts_.retry_after->count()) : std::string("-1");
+  const std::string& ra = impl_->retry_after_arg;
   for (;;) {
     if (auto e = c.ensure(deadline); !e) return fail(e.error());
     if (auto e = c.set_timeout(std::max(until(deadline), 1ms)); !e) continue;

@@ -1,11 +1,12 @@
 #include "redis/tls.hpp"
 
+#include "redis/socket_io.hpp"
+
 #include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -33,31 +34,22 @@ bool is_ip_address(const std::string& host) {
 }
 
 // -- the socket BIO ----------------------------------------------------------------------
-// Its data is a tls_socket_io (fd + errno of the last failed call). EINTR is retried here;
-// every other failure is final (no retry flags: the socket is blocking with timeouts).
+// Its data is a tls_socket_io (fd + errno of the last failed call). The calls are
+// socket_io.hpp's (MSG_NOSIGNAL, EINTR retried); every other failure is final (no retry
+// flags: the socket is blocking with timeouts).
 
 int bio_write(BIO* bio, const char* data, int size) {
   auto* io = static_cast<tls_socket_io*>(BIO_get_data(bio));
   BIO_clear_retry_flags(bio);
-  for (;;) {
-    ssize_t n = ::send(io->fd, data, static_cast<std::size_t>(size), MSG_NOSIGNAL);
-    if (n >= 0) return static_cast<int>(n);
-    if (errno == EINTR) continue;
-    io->last_errno = errno;
-    return -1;
-  }
+  return static_cast<int>(
+      send_nosignal(io->fd, data, static_cast<std::size_t>(size), io->last_errno));
 }
 
 int bio_read(BIO* bio, char* data, int size) {
   auto* io = static_cast<tls_socket_io*>(BIO_get_data(bio));
   BIO_clear_retry_flags(bio);
-  for (;;) {
-    ssize_t n = ::recv(io->fd, data, static_cast<std::size_t>(size), 0);
-    if (n >= 0) return static_cast<int>(n);
-    if (errno == EINTR) continue;
-    io->last_errno = errno;
-    return -1;
-  }
+  return static_cast<int>(
+      recv_retrying(io->fd, data, static_cast<std::size_t>(size), io->last_errno));
 }
 
 long bio_ctrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }
@@ -173,9 +165,7 @@ tls_stream::~tls_stream() {
   if (ssl_ != nullptr) SSL_free(ssl_);
 }
 
-bool tls_stream::timed_out() const noexcept {
-  return io_->last_errno == EAGAIN || io_->last_errno == EWOULDBLOCK;
-}
+bool tls_stream::timed_out() const noexcept { return is_timeout(io_->last_errno); }
 
 long tls_stream::fail(int ret, const char* what) {
   int e = SSL_get_error(ssl_, ret);
