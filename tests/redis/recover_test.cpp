@@ -112,6 +112,24 @@ TEST_F(RedisRecover, LateAckOfARecoveredMessageTouchesNothing) {
   EXPECT_EQ(raw_->llen("late:processing"), 0);
 }
 
+TEST_F(RedisRecover, DeferredLateAckRidingOnAPublishIsCountedAndTouchesNothing) {
+  auto consumer = open();  // pipeline_acks: the ack travels with the next round trip
+  auto other = open();
+  ASSERT_TRUE(consumer->publish("ride", envelope_text(1)));
+  auto first = consumer->receive("ride", 1s);
+  ASSERT_TRUE(first && first->has_value());
+  ASSERT_TRUE(other->recover("ride", 0ms));
+  auto second = other->receive("ride", 1s);  // the re-queued copy, identical bytes
+  ASSERT_TRUE(second && second->has_value());
+  ASSERT_TRUE(consumer->ack(**first));  // deferred
+  // The publish carries the deferred settle in front of its RPUSH (one round trip): the
+  // gate finds the reservation gone, so it counts as stale and removes nothing.
+  ASSERT_TRUE(consumer->publish("ride", envelope_text(2)));
+  EXPECT_EQ(consumer->stats().stale_acks, 1);
+  EXPECT_EQ(raw_->llen("ride:processing"), 1);  // the other consumer's copy is still there
+  EXPECT_EQ(raw_->llen("ride"), 1);
+}
+
 TEST_F(RedisRecover, UntrackedValuesAreStampedThenRecovered) {
   // A peer SDK (plain BLMOVE, no deadline member) reserved a message and died.
   std::string body = envelope_text(9);
