@@ -3,7 +3,7 @@
 // and a worker thread stopped gracefully.
 //
 // Build: cmake -S . -B build && cmake --build build --target example_publish_consume
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
 
 #include <atomic>

@@ -14,7 +14,7 @@
 #include "fuzz_check.hpp"
 
 #include <babelqueue/error.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 #if defined(BABELQUEUE_FUZZ_WITH_REDIS)
 #include <babelqueue/redis/redis_transport.hpp>
 #endif

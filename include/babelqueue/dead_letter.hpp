@@ -1,6 +1,6 @@
 #pragma once
 /// @file dead_letter.hpp
-/// @brief The additive `dead_letter` block and the unknown-URN strategies.
+/// @brief The additive `dead_letter` block and its reasons.
 /// @note Thread-safety: pure functions over values.
 /// @see spec "Dead-letter & tracing", reference wire-core.md §4.
 
@@ -21,19 +21,6 @@ std::optional<dead_letter_reason> parse_dead_letter_reason(std::string_view text
 
 /// Default suffix of a dead-letter queue: `orders` → `orders.dlq`.
 inline constexpr std::string_view dead_letter_suffix = ".dlq";
-
-/// What the runtime does with a message whose URN has no handler (spec consumer rule 3).
-enum class unknown_urn_strategy {
-  fail,         ///< count as a handler failure (retry, then dead-letter as `unknown_urn`)
-  del,          ///< ack and drop; spelled `delete`
-  release,      ///< put the same bytes back, attempts unchanged
-  dead_letter,  ///< dead-letter at once (degrades to `delete` when dead-lettering is off)
-};
-
-/// `fail`, `delete`, `release`, `dead_letter`.
-std::string_view to_string(unknown_urn_strategy strategy) noexcept;
-/// Parses the spellings above (also `dead-letter`, as the spec writes it once).
-std::optional<unknown_urn_strategy> parse_unknown_urn_strategy(std::string_view text) noexcept;
 
 /// Returns a copy of `env` with the seven-key `dead_letter` block in spec order
 /// (`reason, error, exception, failed_at, original_queue, attempts, lang`); `error` and

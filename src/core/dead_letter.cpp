@@ -1,4 +1,4 @@
-// annotate(), reason and strategy spellings, the clock.
+// annotate(), reason spellings, the clock.
 #include <babelqueue/dead_letter.hpp>
 
 #include <chrono>
@@ -19,24 +19,6 @@ std::optional<dead_letter_reason> parse_dead_letter_reason(std::string_view text
   if (text == "failed") return dead_letter_reason::failed;
   if (text == "unknown_urn") return dead_letter_reason::unknown_urn;
   if (text == "poison") return dead_letter_reason::poison;
-  return std::nullopt;
-}
-
-std::string_view to_string(unknown_urn_strategy strategy) noexcept {
-  switch (strategy) {
-    case unknown_urn_strategy::fail: return "fail";
-    case unknown_urn_strategy::del: return "delete";
-    case unknown_urn_strategy::release: return "release";
-    case unknown_urn_strategy::dead_letter: return "dead_letter";
-  }
-  return "fail";
-}
-
-std::optional<unknown_urn_strategy> parse_unknown_urn_strategy(std::string_view text) noexcept {
-  if (text == "fail") return unknown_urn_strategy::fail;
-  if (text == "delete") return unknown_urn_strategy::del;
-  if (text == "release") return unknown_urn_strategy::release;
-  if (text == "dead_letter" || text == "dead-letter") return unknown_urn_strategy::dead_letter;
   return std::nullopt;
 }
 

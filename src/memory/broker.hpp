@@ -1,6 +1,6 @@
 #pragma once
 // The shared in-process broker behind memory://NAME. Internally locked: any thread.
-#include <babelqueue/transport.hpp>
+#include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
 #include <condition_variable>

@@ -1,9 +1,10 @@
 // The app runtime: construction, routes, publish, consume, drain, stop (app.hpp).
 #include "runtime/worker.hpp"
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/text.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -11,18 +12,6 @@
 namespace babelqueue {
 inline namespace v1 {
 namespace {
-
-std::string_view trim_ascii(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 result<void> validate(const app_options& o) {
   if (o.queue.empty()) return fail(errc::invalid_argument, "app_options.queue is empty");

@@ -1,5 +1,5 @@
 // The logging seam's helpers (logging.hpp).
-#include <babelqueue/logging.hpp>
+#include <babelqueue/runtime/logging.hpp>
 
 #include <cstdio>
 #include <mutex>

@@ -1,5 +1,5 @@
 // The handler's message view (message.hpp).
-#include <babelqueue/message.hpp>
+#include <babelqueue/runtime/message.hpp>
 
 namespace babelqueue {
 inline namespace v1 {

@@ -1,5 +1,5 @@
 // The built-in atomic counters (metrics.hpp).
-#include <babelqueue/metrics.hpp>
+#include <babelqueue/runtime/metrics.hpp>
 
 namespace babelqueue {
 inline namespace v1 {

@@ -1,5 +1,5 @@
 // The scheme -> transport factory registry (url.hpp).
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <mutex>
 

@@ -1,5 +1,5 @@
 // Broker URL parsing and typed query options (url.hpp).
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
 #pragma once
 // One consumer: a transport instance plus the per-message algorithm of D5 (app.hpp).
 // Used by exactly one thread (a consume() worker thread or the thread calling drain()).
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 
 #include <optional>

@@ -30,12 +30,6 @@ TEST(DeadLetter, ReplacesAnExistingBlockInPlace) {
 }
 
 TEST(DeadLetter, Spellings) {
-  EXPECT_EQ(to_string(unknown_urn_strategy::del), "delete");
-  EXPECT_EQ(to_string(unknown_urn_strategy::dead_letter), "dead_letter");
-  EXPECT_EQ(parse_unknown_urn_strategy("dead-letter"), unknown_urn_strategy::dead_letter);
-  EXPECT_EQ(parse_unknown_urn_strategy("release"), unknown_urn_strategy::release);
-  EXPECT_EQ(parse_unknown_urn_strategy("fail"), unknown_urn_strategy::fail);
-  EXPECT_FALSE(parse_unknown_urn_strategy("drop"));
   EXPECT_EQ(parse_dead_letter_reason("poison"), dead_letter_reason::poison);
   EXPECT_EQ(to_string(dead_letter_reason::unknown_urn), "unknown_urn");
 }

@@ -5,7 +5,7 @@
 #include "redis/redis_server.hpp"
 #include "support/files.hpp"
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
 

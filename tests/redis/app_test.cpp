@@ -2,7 +2,7 @@
 // (never a crash); several workers consume, stop() settles everything (deferred acks flushed).
 #include "redis/redis_fixture.hpp"
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 
 #include <atomic>
 #include <mutex>

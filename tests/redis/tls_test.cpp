@@ -4,7 +4,7 @@
 #include "redis/redis_fixture.hpp"
 #include "support/files.hpp"
 
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <chrono>
 #include <cstdlib>

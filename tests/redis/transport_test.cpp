@@ -3,7 +3,7 @@
 #include "redis/redis_fixture.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <thread>
 

@@ -134,4 +134,7 @@ TEST_F(Strategies, StrategyNamesParse) {
   EXPECT_EQ(parse_unknown_urn_strategy("release"), unknown_urn_strategy::release);
   EXPECT_EQ(parse_unknown_urn_strategy("fail"), unknown_urn_strategy::fail);
   EXPECT_FALSE(parse_unknown_urn_strategy("explode"));
+  EXPECT_EQ(parse_unknown_urn_strategy("dead-letter"), unknown_urn_strategy::dead_letter);
+  EXPECT_EQ(to_string(unknown_urn_strategy::del), "delete");
+  EXPECT_EQ(to_string(unknown_urn_strategy::dead_letter), "dead_letter");
 }

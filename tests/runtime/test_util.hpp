@@ -1,10 +1,10 @@
 #pragma once
 // Shared helpers of the runtime tests: unique memory:// brokers, a capturing log sink, a
 // raw transport for peeking at queues byte for byte.
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <atomic>
 #include <mutex>

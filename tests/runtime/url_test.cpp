@@ -1,6 +1,6 @@
 // broker_url parsing, query_options, and the scheme registry.
 #include <babelqueue/memory/memory_transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <gtest/gtest.h>
 

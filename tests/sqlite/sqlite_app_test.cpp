@@ -2,7 +2,7 @@
 // threads (one transport instance each) sharing one file.
 #include "sqlite/test_support.hpp"
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 

@@ -3,7 +3,7 @@
 #include "sqlite/test_support.hpp"
 
 #include <babelqueue/sqlite/sqlite_transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

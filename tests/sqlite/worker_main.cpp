@@ -9,7 +9,7 @@
 // Exits 0 after --idle-ms (default 2000) without a message; 2 on usage errors; 3 when a
 // transport call fails (the message is printed on stderr).
 #include <babelqueue/sqlite/sqlite_transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <fcntl.h>
 #include <signal.h>

@@ -5,7 +5,7 @@
 #include "command.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <iostream>
 

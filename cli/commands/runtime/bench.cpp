@@ -12,7 +12,7 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <algorithm>
 #include <atomic>

@@ -8,7 +8,7 @@
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 
 #include <iostream>
 #include <mutex>

@@ -4,7 +4,7 @@
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 
 #include <filesystem>

@@ -16,6 +16,7 @@
 /// the conformance runner can use it without hiredis (it needs only babelqueue::core).
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/headers.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 
@@ -29,9 +30,8 @@ namespace babelqueue {
 inline namespace v1 {
 namespace bindings::redis {
 
-/// Header map as carried by the frame. The same type as babelqueue::headers (transport.hpp),
-/// spelled out so this header depends on core only.
-using frame_headers = std::map<std::string, std::string, std::less<>>;
+/// Header map as carried by the frame (babelqueue::headers).
+using frame_headers = babelqueue::headers;
 
 /// The frame's discriminator key and the only frame version this SDK writes and reads.
 inline constexpr std::string_view frame_key = "__bq_frame";
@@ -63,22 +63,6 @@ inline std::string deadlines_key(std::string_view queue,
   return k;
 }
 
-/// Header hygiene of wire-core §6: drops entries whose key or value is blank (empty or only
-/// ASCII white space). Same rule as babelqueue::sanitize_headers.
-inline frame_headers clean_headers(const frame_headers& in) {
-  auto blank = [](std::string_view s) {
-    for (char c : s) {
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
-    }
-    return true;
-  };
-  frame_headers out;
-  for (const auto& [k, v] : in) {
-    if (!blank(k) && !blank(v)) out.emplace(k, v);
-  }
-  return out;
-}
-
 /// Encodes the frame around `body` with the given (already cleaned, non-empty) headers:
 /// key order `__bq_frame`, `headers`, `body`; header keys sorted (as Go and Java); D2
 /// escaping. errc::invalid_utf8 when the body or a header is not valid UTF-8.
@@ -95,7 +79,7 @@ inline result<std::string> encode_frame(std::string_view body, const frame_heade
 /// The exact value to RPUSH for a publish (produce side). With no usable headers it is
 /// `body` byte-for-byte (payload identity); otherwise the frame.
 inline result<std::string> stored_value(std::string_view body, const frame_headers& hdrs = {}) {
-  frame_headers clean = clean_headers(hdrs);
+  frame_headers clean = sanitize_headers(hdrs);
   if (clean.empty()) return std::string(body);
   return encode_frame(body, clean);
 }
@@ -142,7 +126,7 @@ inline unframed_value unframe(std::string_view stored) {
       if (it.value().is_string()) hdrs.insert_or_assign(it.key(), it.value().get<std::string>());
     }
   }
-  return unframed_value{body->get<std::string>(), clean_headers(hdrs), true};
+  return unframed_value{body->get<std::string>(), sanitize_headers(hdrs), true};
 }
 
 /// Redis lists carry no delivery counter: the runtime uses the body's `attempts` as is.

@@ -21,10 +21,10 @@
 /// Copies share the provider, cipher and cache; wrap()'s handler holds such a copy, so it
 /// stays valid after the pipeline object is gone. It runs on the runtime's worker thread.
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/gdpr/cipher.hpp>
 #include <babelqueue/gdpr/protect.hpp>
-#include <babelqueue/message.hpp>
+#include <babelqueue/runtime/message.hpp>
 #include <babelqueue/schema/guard.hpp>
 #include <babelqueue/schema/provider.hpp>
 

@@ -17,8 +17,8 @@
 /// of instances on any threads may use one NAME concurrently. The free functions below are
 /// thread-safe. No callbacks.
 
-#include <babelqueue/transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <cstddef>
 #include <memory>

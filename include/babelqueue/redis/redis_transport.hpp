@@ -81,8 +81,8 @@
 /// processes, hosts) may share queues. It runs no callbacks and starts no threads.
 
 #include <babelqueue/result.hpp>
-#include <babelqueue/transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -19,7 +19,7 @@
 /// @note Thread-safety: the returned handler runs on the app's worker threads (concurrently
 /// when workers > 1); every provider in this library allows that.
 
-#include <babelqueue/app.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/schema/guard.hpp>
 #include <babelqueue/schema/provider.hpp>
 

@@ -63,8 +63,8 @@
 /// file on a network file system (SQLite's WAL needs shared memory on one machine).
 
 #include <babelqueue/result.hpp>
-#include <babelqueue/transport.hpp>
-#include <babelqueue/url.hpp>
+#include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <chrono>
 #include <cstdint>

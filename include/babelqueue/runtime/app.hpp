@@ -42,11 +42,12 @@
 
 #include <babelqueue/dead_letter.hpp>
 #include <babelqueue/json.hpp>
-#include <babelqueue/logging.hpp>
-#include <babelqueue/message.hpp>
-#include <babelqueue/metrics.hpp>
+#include <babelqueue/runtime/logging.hpp>
+#include <babelqueue/runtime/message.hpp>
+#include <babelqueue/runtime/metrics.hpp>
 #include <babelqueue/result.hpp>
-#include <babelqueue/transport.hpp>
+#include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/unknown_urn.hpp>
 
 #include <atomic>
 #include <chrono>

@@ -30,7 +30,7 @@
 /// calling thread).
 
 #include <babelqueue/result.hpp>
-#include <babelqueue/transport.hpp>
+#include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -14,7 +14,7 @@
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
-#include <babelqueue/transport.hpp>
+#include <babelqueue/runtime/transport.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -33,6 +33,7 @@
 /// publish/ack/release by the per-operation timeouts of the transport's options (finite
 /// defaults, set from the URL query string).
 
+#include <babelqueue/headers.hpp>
 #include <babelqueue/result.hpp>
 
 #include <chrono>
@@ -47,30 +48,6 @@
 
 namespace babelqueue {
 inline namespace v1 {
-
-/// Out-of-band headers (AMQP application properties, SQS message attributes, Kafka record
-/// headers, Pulsar properties, the Redis frame's `headers`). Names are case-sensitive and
-/// passed verbatim (`traceparent`, `tracestate`, `bq-replay-bypass`).
-using headers = std::map<std::string, std::string, std::less<>>;
-
-/// Header whose non-empty value marks a deliberate replay (redrive); wire-core §6.
-inline constexpr std::string_view replay_bypass_header = "bq-replay-bypass";
-
-/// Header hygiene shared by every binding (wire-core §6): drops entries whose key or value
-/// is empty or only ASCII white space. Transports apply it on publish.
-inline headers sanitize_headers(const headers& in) {
-  auto blank = [](std::string_view s) {
-    for (char c : s) {
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
-    }
-    return true;
-  };
-  headers out;
-  for (const auto& [k, v] : in) {
-    if (!blank(k) && !blank(v)) out.emplace(k, v);
-  }
-  return out;
-}
 
 /// One message taken from a broker and not yet settled.
 struct received_message {
