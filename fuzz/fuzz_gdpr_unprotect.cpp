@@ -81,7 +81,7 @@ const fixture& fixed() {
         *gdpr::aes_gcm_cipher::create(key, gdpr::frame_layout::php),
         *gdpr::aes_gcm_cipher::create(other_key),
         gdpr::function_cipher(
-            [](std::string_view plain) -> gdpr::outcome<std::string> {
+            [](std::string_view plain) -> babelqueue::result<std::string> {
               return gdpr::base64_encode(plain);
             },
             [](std::string_view text) { return gdpr::base64_decode(text); })};

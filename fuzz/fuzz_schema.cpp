@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   auto doc = bq::schema::document::parse(schema_text, options);
   if (!doc) {
     const auto code = doc.code();
-    FUZZ_CHECK(code == bq::errc::malformed_json || code == bq::errc::invalid_argument ||
+    FUZZ_CHECK(code == bq::errc::malformed_json || code == bq::schema::errc::invalid_schema ||
                    code == bq::errc::number_out_of_range || code == bq::errc::invalid_utf8,
                "unexpected schema error code");
     FUZZ_CHECK(!doc.error().message.empty(), "schema error without a message");

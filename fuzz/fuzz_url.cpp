@@ -2,14 +2,14 @@
 // sqlite:// option parsers (pure functions: nothing is opened or connected).
 //
 // Invariants:
-//  - broker_url::parse() never crashes; a refusal is errc::invalid_argument;
+//  - broker_url::parse() never crashes; a refusal is condition::invalid_argument;
 //  - a parsed URL re-serialised with every component percent-encoded parses back to the same
 //    components (scheme lower-case, port 1..65535, path empty or starting with `/`);
 //  - parse_duration() and every query_options getter accept only what they document, never
 //    yield a negative duration or an out-of-range integer, and leave `out` unchanged on a
 //    refusal; finish() fails exactly when keys remain;
 //  - redis::options_from_url() / sqlite::options_from_url() (run on every parsed URL, with
-//    the scheme replaced by theirs) either refuse with errc::invalid_argument or return
+//    the scheme replaced by theirs) either refuse with condition::invalid_argument or return
 //    options that satisfy their documented ranges.
 #include "fuzz_check.hpp"
 
@@ -83,7 +83,7 @@ void check_duration_text(std::string_view text) {
   if (d) {
     FUZZ_CHECK(d->count() >= 0, "parse_duration() returned a negative duration");
   } else {
-    FUZZ_CHECK(d.code() == bq::errc::invalid_argument, "parse_duration() error code");
+    FUZZ_CHECK(d.code() == bq::condition::invalid_argument, "parse_duration() error code");
   }
 }
 
@@ -102,7 +102,7 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     bq::query_options q(u);
     std::int64_t out = 7;
     if (auto r = q.get(key, out); !r) {
-      FUZZ_CHECK(r.code() == bq::errc::invalid_argument && out == 7, "bad integer changed out");
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out == 7, "bad integer changed out");
     }
   }
   {
@@ -111,7 +111,7 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     if (auto r = q.get(key, out, 1, 255); r) {
       FUZZ_CHECK(out >= 1 && out <= 255, "ranged integer out of its range");
     } else {
-      FUZZ_CHECK(r.code() == bq::errc::invalid_argument && out == 7, "bad integer changed out");
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out == 7, "bad integer changed out");
     }
   }
   {
@@ -125,7 +125,7 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     if (r) {
       FUZZ_CHECK(out == out2, "boolean parse depends on the old value");
     } else {
-      FUZZ_CHECK(r.code() == bq::errc::invalid_argument && out && !out2, "bad bool changed out");
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out && !out2, "bad bool changed out");
     }
   }
   {
@@ -134,7 +134,7 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     if (auto r = q.get(key, out); r) {
       FUZZ_CHECK(out.count() >= 0, "negative duration option");
     } else {
-      FUZZ_CHECK(r.code() == bq::errc::invalid_argument && out.count() == -5,
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out.count() == -5,
                  "bad duration changed out");
     }
   }
@@ -145,7 +145,7 @@ void check_redis(bq::broker_url u) {
   u.scheme = "redis";
   auto o = bq::redis::options_from_url(u);
   if (!o) {
-    FUZZ_CHECK(o.code() == bq::errc::invalid_argument, "redis options error code");
+    FUZZ_CHECK(o.code() == bq::condition::invalid_argument, "redis options error code");
     return;
   }
   FUZZ_CHECK(o->connect_timeout.count() > 0 && o->command_timeout.count() > 0,
@@ -168,7 +168,7 @@ void check_sqlite(bq::broker_url u) {
   u.scheme = "sqlite";
   auto o = bq::sqlite::options_from_url(u);
   if (!o) {
-    FUZZ_CHECK(o.code() == bq::errc::invalid_argument, "sqlite options error code");
+    FUZZ_CHECK(o.code() == bq::condition::invalid_argument, "sqlite options error code");
     return;
   }
   FUZZ_CHECK(!o->path.empty() && o->path != ":memory:", "unusable sqlite path accepted");
@@ -187,7 +187,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
 
   auto url = bq::broker_url::parse(text);
   if (!url) {
-    FUZZ_CHECK(url.code() == bq::errc::invalid_argument, "URL refusal must be invalid_argument");
+    FUZZ_CHECK(url.code() == bq::condition::invalid_argument, "URL refusal must be invalid_argument");
     return 0;
   }
   const bq::broker_url& u = *url;

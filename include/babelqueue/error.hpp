@@ -1,23 +1,44 @@
 #pragma once
 /// @file error.hpp
-/// @brief One error-code set, two surfaces: `result<T>` (non-throwing) and `babelqueue::error`.
+/// @brief The SDK's one error model: `std::error_code`s in one category per component, the
+/// `error_info` value that carries a code with its message, and the one exception type.
 ///
-/// Every function that parses outside input returns a result and never throws on bad
-/// input. The throwing surface (`result::value()`, and APIs documented with @throws) raises
-/// `babelqueue::error`, a `std::system_error` whose code is in babelqueue's category.
+/// Every public function of every component either returns `result<T>` (result.hpp), whose
+/// failure is an `error_info`, or throws `babelqueue::error`, which carries the same
+/// `error_info`. There is no second result type and no second exception hierarchy (the
+/// schema guard's `invalid_payload_error` derives from `babelqueue::error` to carry its
+/// violation report).
 ///
-/// Thread-safety: error_info and error are value types (concurrent reads safe); the error
-/// category is a stateless singleton, safe from any thread.
+/// Codes (each enum is a `std::error_code` enum in its own category):
+///  - `errc`            "babelqueue.core"       the wire contract: D3 reasons, encoder errors
+///  - `runtime_errc`    "babelqueue.runtime"    app/URL registry/worker failures
+///  - `transport_errc`  "babelqueue.transport"  what every broker binding maps native
+///                                              failures to (docs/errors.md has the table)
+///  - `schema::errc`    "babelqueue.schema"     (schema/error.hpp)
+///  - `gdpr::errc`      "babelqueue.gdpr"       (gdpr/error.hpp)
+/// `condition` groups codes of every category into the questions a caller asks
+/// (`r.code() == condition::timeout`, `condition::invalid_argument`, ...), and
+/// `is_transient()` is the one test the runtime's retry/back-off decisions read.
+///
+/// Native failures (hiredis, SQLite, OpenSSL, rabbitmq-c, librdkafka, ...) keep their own
+/// code and text in `error_info::native`, beside the mapped code.
+///
+/// Thread-safety: error_info and error are value types (concurrent reads safe); the
+/// categories are stateless singletons, safe from any thread.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 namespace babelqueue {
 inline namespace v1 {
 
-/// Error codes. The first block are the consumer reasons of decision D3, spelled as the PHP
-/// `EnvelopeValidator` spells them (see reason()).
+/// Core codes ("babelqueue.core"). The first block are the consumer reasons of decision D3,
+/// spelled as the PHP `EnvelopeValidator` spells them (see reason()). `ok` is what check()
+/// returns for an accepted body and what a default error_info holds.
 enum class errc : int {
   ok = 0,
   // -- D3 decode / accept reasons, in PHP's check order after malformed_json --
@@ -29,53 +50,128 @@ enum class errc : int {
   missing_trace_id = 6,            ///< `trace_id` absent, not a string, or blank
   invalid_attempts = 7,            ///< `attempts` absent or not an integer
   // -- producer / encoder errors --
-  empty_urn = 20,          ///< make() was given a blank URN (spec producer rule 1)
-  invalid_utf8 = 21,       ///< a string is not valid UTF-8 or holds a lone surrogate
-  non_finite_number = 22,  ///< NaN or an infinity cannot be written as JSON
-  forbidden_key = 23,      ///< `timestamp`, `urn`, `meta.max_retries|attempts|source|ts`
+  empty_urn = 20,            ///< make() was given a blank URN (spec producer rule 1)
+  invalid_utf8 = 21,         ///< a string is not valid UTF-8 or holds a lone surrogate
+  non_finite_number = 22,    ///< NaN or an infinity cannot be written as JSON
+  forbidden_key = 23,        ///< `timestamp`, `urn`, `meta.max_retries|attempts|source|ts`
   number_out_of_range = 24,  ///< valid JSON number that no int64/uint64/double holds
   invalid_argument = 25,     ///< a caller-supplied value is unusable
-  // -- runtime / transport errors (used by the runtime and transports) --
-  timeout = 40,
-  transport = 41,      ///< the broker or its client library reported a failure
-  closed = 42,         ///< the object was closed, or the connection is gone
-  not_supported = 43,  ///< the transport cannot do this (e.g. delayed release)
-  unknown_scheme = 44, ///< no transport is registered for a URL scheme
-  handler_failed = 45, ///< a message handler raised or returned a failure
-  io = 46,             ///< a file or OS call failed
 };
 
-/// The category of errc values ("babelqueue").
-const std::error_category& category() noexcept;
+/// Runtime codes ("babelqueue.runtime"): the app, the URL registry, workers.
+enum class runtime_errc : int {
+  invalid_argument = 1,  ///< unusable options or arguments (bad URL, empty queue, ...)
+  unknown_scheme = 2,    ///< no transport is registered for a URL scheme
+  already_running = 3,   ///< consume() is already running on this app
+  resource_exhausted = 4,  ///< the OS refused a resource (a worker thread could not start)
+  handler_failed = 5,    ///< a message handler threw (message = what(), native = type name)
+  io = 6,                ///< a file or OS call failed
+};
 
-/// Builds a std::error_code in babelqueue's category.
-inline std::error_code make_error_code(errc e) noexcept {
-  return {static_cast<int>(e), category()};
+/// Transport codes ("babelqueue.transport"): the one documented set every broker binding
+/// maps its client library's failures to (docs/errors.md lists the mapping per transport).
+enum class transport_errc : int {
+  unavailable = 1,       ///< broker unreachable, connection lost, broker busy: a retry may succeed
+  timeout = 2,           ///< the operation did not finish within its deadline
+  refused = 3,           ///< the broker rejected the operation (not a permission problem)
+  permission = 4,        ///< authentication or authorisation failed (WRONGPASS, NOAUTH, 403)
+  not_found = 5,         ///< the queue / topic / stream does not exist
+  too_large = 6,         ///< the message exceeds what the broker accepts
+  invalid_argument = 7,  ///< unusable options, names or handles (caller error)
+  not_supported = 8,     ///< the binding cannot do this (e.g. a delayed release on Redis)
+  closed = 9,            ///< the transport was closed by its owner
+};
+
+/// Portable questions over every category (a std::error_condition enum):
+/// `if (r.code() == babelqueue::condition::timeout) ...`.
+enum class condition : int {
+  rejected = 1,          ///< a body failed the D3 accept gate (core errc 1..7)
+  invalid_argument = 2,  ///< a caller mistake, in any component
+  unavailable = 3,
+  timeout = 4,
+  permission = 5,
+  not_found = 6,
+  too_large = 7,
+  not_supported = 8,
+  closed = 9,
+  io = 10,
+};
+
+}  // namespace v1
+}  // namespace babelqueue
+
+template <>
+struct std::is_error_code_enum<babelqueue::errc> : std::true_type {};
+template <>
+struct std::is_error_code_enum<babelqueue::runtime_errc> : std::true_type {};
+template <>
+struct std::is_error_code_enum<babelqueue::transport_errc> : std::true_type {};
+template <>
+struct std::is_error_condition_enum<babelqueue::condition> : std::true_type {};
+
+namespace babelqueue {
+inline namespace v1 {
+
+const std::error_category& core_category() noexcept;
+const std::error_category& runtime_category() noexcept;
+const std::error_category& transport_category() noexcept;
+const std::error_category& condition_category() noexcept;
+/// The core category (kept under its first name).
+inline const std::error_category& category() noexcept { return core_category(); }
+
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), core_category()}; }
+inline std::error_code make_error_code(runtime_errc e) noexcept {
+  return {static_cast<int>(e), runtime_category()};
+}
+inline std::error_code make_error_code(transport_errc e) noexcept {
+  return {static_cast<int>(e), transport_category()};
+}
+inline std::error_condition make_error_condition(condition c) noexcept {
+  return {static_cast<int>(c), condition_category()};
 }
 
-/// The stable, lowercase snake_case name of a code: `malformed_json`, `missing_urn`, ...
-/// These are the reason strings printed by the CLI and recorded in metrics.
+/// The stable, lowercase snake_case name of a code: `malformed_json`, `unavailable`, ...
+/// These are the reason strings printed by the CLI and carried by metrics and logs. A code
+/// of a category outside babelqueue reads "unknown".
+std::string_view reason(const std::error_code& code) noexcept;
 std::string_view reason(errc e) noexcept;
+
+/// True for failures where the same call may succeed later without any change by the caller
+/// (transport unavailable, timeout, runtime io). The runtime backs off and retries on these;
+/// on the others it does not retry the same way.
+bool is_transient(const std::error_code& code) noexcept;
+
+/// The failure as the broker's client library reported it, kept beside the mapped code.
+struct native_error {
+  std::string source;     ///< `hiredis`, `sqlite`, `openssl`, `errno`, `rabbitmq-c`, ...
+  std::int64_t code = 0;  ///< the library's own code (0 when it has none)
+  std::string text;       ///< the library's own text (never a secret: see url.hpp redact())
+};
 
 /// A code plus a human-readable message saying what exactly was wrong.
 struct error_info {
-  errc code = errc::ok;
+  error_info() = default;
+  error_info(std::error_code c, std::string msg, std::string where = {},
+             std::optional<native_error> from = std::nullopt)
+      : code(c), message(std::move(msg)), path(std::move(where)), native(std::move(from)) {}
+
+  std::error_code code = make_error_code(errc::ok);
   std::string message;
+  /// Where in the data the failure is, when one applies (gdpr: `addresses[1].line`).
+  std::string path;
+  /// The client library's own code and text, when the failure came from one.
+  std::optional<native_error> native;
 
   std::string_view reason() const noexcept { return babelqueue::reason(code); }
-  std::error_code error_code() const noexcept { return make_error_code(code); }
+  const std::error_code& error_code() const noexcept { return code; }
 };
 
-/// The exception of the throwing surface. `what()` is "<reason>: <message>".
+/// The exception of the throwing surface. `what()` is "<reason>: <message>", plus
+/// " (at <path>)" when a path is set.
 class error : public std::system_error {
  public:
-  explicit error(error_info info)
-      : std::system_error(make_error_code(info.code)),
-        what_(std::string(babelqueue::reason(info.code)) + ": " + info.message),
-        info_(std::move(info)) {}
-  /// "<reason>: <message>" (std::system_error's own what() would append the code's name).
+  explicit error(error_info info);
   const char* what() const noexcept override { return what_.c_str(); }
-  errc code_value() const noexcept { return info_.code; }
   const error_info& info() const noexcept { return info_; }
   std::string_view reason() const noexcept { return info_.reason(); }
 
@@ -84,8 +180,20 @@ class error : public std::system_error {
   error_info info_;
 };
 
+/// Base of every babelqueue category: a stable reason name per value and the mapping onto
+/// `condition`. Components define their categories on it (schema, gdpr); so may users.
+class error_category_base : public std::error_category {
+ public:
+  virtual std::string_view reason(int value) const noexcept = 0;
+  /// The portable condition of a value, or 0 when none applies.
+  virtual int condition_of(int value) const noexcept {
+    (void)value;
+    return 0;
+  }
+  std::string message(int value) const override { return std::string(reason(value)); }
+  std::error_condition default_error_condition(int value) const noexcept override;
+};
+
 }  // namespace v1
 }  // namespace babelqueue
 
-template <>
-struct std::is_error_code_enum<babelqueue::errc> : std::true_type {};

@@ -1,6 +1,7 @@
 #pragma once
 /// @file result.hpp
-/// @brief `result<T>`: a value or an error_info, shaped like C++23 `std::expected`.
+/// @brief `result<T>`: a value or an error_info, shaped like C++23 `std::expected`; the one
+/// result type of every component.
 ///
 /// GCC 12 in C++20 mode has no `<expected>`, so this is a small in-house equivalent.
 /// Checked access (`value()`) throws babelqueue::error; `*r` / `r->` are unchecked.
@@ -23,8 +24,13 @@ struct failure {
   error_info info;
 };
 
-inline failure fail(errc code, std::string message) {
+/// Any code of any babelqueue category (the enums convert implicitly).
+inline failure fail(std::error_code code, std::string message) {
   return failure{error_info{code, std::move(message)}};
+}
+/// With the client library's own code and text kept beside the mapped code.
+inline failure fail(std::error_code code, std::string message, native_error native) {
+  return failure{error_info{code, std::move(message), {}, std::move(native)}};
 }
 inline failure fail(error_info info) { return failure{std::move(info)}; }
 
@@ -73,7 +79,9 @@ class [[nodiscard]] result {
   const error_info& error() const& noexcept { return *std::get_if<1>(&state_); }
   error_info&& error() && noexcept { return std::move(*std::get_if<1>(&state_)); }
   /// errc::ok when this holds a value.
-  errc code() const noexcept { return has_value() ? errc::ok : error().code; }
+  std::error_code code() const noexcept {
+    return has_value() ? make_error_code(errc::ok) : error().code;
+  }
 
  private:
   void throw_if_error() const {
@@ -88,14 +96,15 @@ class [[nodiscard]] result<void> {
   result() = default;
   result(failure f) : error_(std::move(f.info)) {}  // NOLINT(google-explicit-constructor)
 
-  bool has_value() const noexcept { return error_.code == errc::ok; }
+  bool has_value() const noexcept { return !error_.code; }
   explicit operator bool() const noexcept { return has_value(); }
   /// @throws babelqueue::error when this holds an error.
   void value() const {
     if (!has_value()) throw babelqueue::error(error_);
   }
   const error_info& error() const& noexcept { return error_; }
-  errc code() const noexcept { return error_.code; }
+  error_info&& error() && noexcept { return std::move(error_); }
+  std::error_code code() const noexcept { return error_.code; }
 
  private:
   error_info error_;

@@ -499,7 +499,8 @@ result<envelope> decode(std::string&& body, const decode_options& options) {
 errc check(std::string_view body) noexcept {
   try {
     frame_scan f;
-    return scan_frame(body, decode_options{}, f).code;
+    // scan_frame only produces core codes.
+    return static_cast<errc>(scan_frame(body, decode_options{}, f).code.value());
   } catch (...) {  // std::bad_alloc only: report as undecodable rather than terminate
     return errc::malformed_json;
   }

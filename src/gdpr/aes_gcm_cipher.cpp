@@ -39,7 +39,7 @@ unsigned char* bytes(std::string& s) noexcept { return reinterpret_cast<unsigned
 
 }  // namespace
 
-outcome<aes_gcm_cipher> aes_gcm_cipher::create(std::string_view key, frame_layout layout) {
+result<aes_gcm_cipher> aes_gcm_cipher::create(std::string_view key, frame_layout layout) {
   if (cipher_for(key.size()) == nullptr)
     return fail(errc::invalid_key,
                 "AES key must be 16, 24 or 32 bytes (got " + std::to_string(key.size()) + ")");
@@ -50,7 +50,7 @@ aes_gcm_cipher::~aes_gcm_cipher() {
   if (!key_.empty()) OPENSSL_cleanse(key_.data(), key_.size());
 }
 
-outcome<std::string> aes_gcm_cipher::encrypt(std::string_view plaintext) const {
+result<std::string> aes_gcm_cipher::encrypt(std::string_view plaintext) const {
   const EVP_CIPHER* algo = cipher_for(key_.size());
   if (algo == nullptr) return fail(errc::invalid_key, "cipher has no usable key (moved from?)");
   if (plaintext.size() > static_cast<std::size_t>(INT_MAX))
@@ -80,7 +80,7 @@ outcome<std::string> aes_gcm_cipher::encrypt(std::string_view plaintext) const {
   return base64_encode(frame);
 }
 
-outcome<std::string> aes_gcm_cipher::decrypt(std::string_view ciphertext) const {
+result<std::string> aes_gcm_cipher::decrypt(std::string_view ciphertext) const {
   const EVP_CIPHER* algo = cipher_for(key_.size());
   if (algo == nullptr) return fail(errc::invalid_key, "cipher has no usable key (moved from?)");
   auto frame = base64_decode(ciphertext);

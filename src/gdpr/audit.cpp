@@ -95,7 +95,7 @@ struct name_pattern::impl {
   std::regex re;
 };
 
-outcome<name_pattern> name_pattern::compile(std::string_view pattern) {
+result<name_pattern> name_pattern::compile(std::string_view pattern) {
   if (pattern.empty()) pattern = default_pii_pattern;
   auto flags = std::regex::ECMAScript;
   if (pattern.substr(0, 4) == "(?i)") {

@@ -55,7 +55,7 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-outcome<std::string> base64_decode(std::string_view text) {
+result<std::string> base64_decode(std::string_view text) {
   if (text.size() % 4 != 0)
     return fail(errc::malformed_ciphertext,
                 "not standard padded base64 (length is not a multiple of 4)");

@@ -7,7 +7,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace gdpr {
 
-outcome<std::string> function_cipher::encrypt(std::string_view plaintext) const {
+result<std::string> function_cipher::encrypt(std::string_view plaintext) const {
   if (!encrypt_) return fail(errc::encrypt_failed, "no encrypt function bound");
   try {
     return encrypt_(plaintext);
@@ -16,7 +16,7 @@ outcome<std::string> function_cipher::encrypt(std::string_view plaintext) const 
   }
 }
 
-outcome<std::string> function_cipher::decrypt(std::string_view ciphertext) const {
+result<std::string> function_cipher::decrypt(std::string_view ciphertext) const {
   if (!decrypt_) return fail(errc::decrypt_failed, "no decrypt function bound");
   try {
     return decrypt_(ciphertext);

@@ -11,12 +11,8 @@ template <class Fn>
 result<std::string> guarded(Fn&& fn) {
   try {
     return fn();
-  } catch (const schema::invalid_payload_error& e) {
-    return babelqueue::fail(e.info());
   } catch (const babelqueue::error& e) {
-    return babelqueue::fail(e.info());
-  } catch (const gdpr::error& e) {
-    return babelqueue::fail(babelqueue::errc::invalid_argument, e.what());
+    return babelqueue::fail(e.info());  // gdpr failures keep their own codes and path
   }
 }
 
@@ -25,7 +21,7 @@ result<std::string> guarded(Fn&& fn) {
 pipeline::pipeline(std::shared_ptr<const schema::provider> schemas, std::shared_ptr<const cipher> c)
     : state_(std::make_shared<state>()) {
   if (!schemas || !c)
-    throw_error({errc::invalid_argument, "pipeline needs a schema provider and a cipher", {}});
+    throw_error({errc::invalid_argument, "pipeline needs a schema provider and a cipher", {}, {}});
   state_->schemas = std::move(schemas);
   state_->crypto = std::move(c);
 }

@@ -17,14 +17,14 @@ using replacement = std::pair<json*, json>;
 class leaf_op {
  public:
   virtual ~leaf_op() = default;
-  virtual outcome<void> apply(const json& leaf, const std::string& where, json& out,
+  virtual result<void> apply(const json& leaf, const std::string& where, json& out,
                               bool& keep) const = 0;
 };
 
 class encrypt_op final : public leaf_op {
  public:
   explicit encrypt_op(const cipher& c) : cipher_(c) {}
-  outcome<void> apply(const json& leaf, const std::string& where, json& out,
+  result<void> apply(const json& leaf, const std::string& where, json& out,
                       bool& keep) const override {
     keep = false;
     auto text = babelqueue::to_canonical_json(leaf);
@@ -34,7 +34,7 @@ class encrypt_op final : public leaf_op {
     auto sealed = cipher_.encrypt(*text);
     if (!sealed) {
       auto info = sealed.error();
-      if (info.code == errc::ok || is_decrypt_error(info.code)) info.code = errc::encrypt_failed;
+      if (!info.code || is_decrypt_error(info.code)) info.code = errc::encrypt_failed;
       if (info.path.empty()) info.path = where;
       return failure{std::move(info)};
     }
@@ -49,7 +49,7 @@ class encrypt_op final : public leaf_op {
 class decrypt_op final : public leaf_op {
  public:
   explicit decrypt_op(const cipher& c) : cipher_(c) {}
-  outcome<void> apply(const json& leaf, const std::string& where, json& out,
+  result<void> apply(const json& leaf, const std::string& where, json& out,
                       bool& keep) const override {
     keep = !leaf.is_string();  // never protected, or already restored
     if (keep) return {};
@@ -58,7 +58,7 @@ class decrypt_op final : public leaf_op {
       auto info = plain.error();
       // Whatever the cipher reported, the caller could not read the field: a decrypt code.
       if (!is_decrypt_error(info.code)) {
-        info.message = std::string(reason(info.code)) + ": " + info.message;
+        info.message = std::string(babelqueue::reason(info.code)) + ": " + info.message;
         info.code = errc::decrypt_failed;
       }
       info.message = "cannot decrypt a protected field: " + info.message;
@@ -78,7 +78,7 @@ class decrypt_op final : public leaf_op {
 };
 
 // Resolves steps[i..] below `node` (whose concrete path is `where`) and collects replacements.
-outcome<void> visit(json& node, const std::vector<path_step>& steps, std::size_t i,
+result<void> visit(json& node, const std::vector<path_step>& steps, std::size_t i,
                     const std::string& where, const leaf_op& op, std::vector<replacement>& out) {
   if (i == steps.size()) {
     json value;
@@ -101,7 +101,7 @@ outcome<void> visit(json& node, const std::vector<path_step>& steps, std::size_t
   return {};
 }
 
-outcome<void> run(json& data, const field_plan& plan, const leaf_op& op) {
+result<void> run(json& data, const field_plan& plan, const leaf_op& op) {
   if (data.is_null() || plan.empty()) return {};
   if (!data.is_object())
     return fail(errc::invalid_argument,
@@ -117,21 +117,21 @@ outcome<void> run(json& data, const field_plan& plan, const leaf_op& op) {
 
 }  // namespace
 
-outcome<void> protect(json& data, const field_plan& plan, const cipher& c) {
+result<void> protect(json& data, const field_plan& plan, const cipher& c) {
   return run(data, plan, encrypt_op(c));
 }
 
-outcome<void> unprotect(json& data, const field_plan& plan, const cipher& c) {
+result<void> unprotect(json& data, const field_plan& plan, const cipher& c) {
   return run(data, plan, decrypt_op(c));
 }
 
-outcome<void> protect(json& data, const json& schema, const cipher& c) {
+result<void> protect(json& data, const json& schema, const cipher& c) {
   auto plan = field_plan::build(schema);
   if (!plan) return failure{plan.error()};
   return protect(data, *plan, c);
 }
 
-outcome<void> unprotect(json& data, const json& schema, const cipher& c) {
+result<void> unprotect(json& data, const json& schema, const cipher& c) {
   auto plan = field_plan::build(schema);
   if (!plan) return failure{plan.error()};
   return unprotect(data, *plan, c);

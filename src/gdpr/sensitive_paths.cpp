@@ -113,7 +113,7 @@ bool find_any_mark(const json& node, const std::string& where, std::size_t depth
 
 class plan_builder {
  public:
-  outcome<void> walk(const json& node, const std::string& where, std::vector<path_step>& steps,
+  result<void> walk(const json& node, const std::string& where, std::vector<path_step>& steps,
                      const std::string& path, std::size_t depth) {
     if (!node.is_object()) return {};  // non-object sub-schemas carry no marks (peers skip them)
     if (depth > max_schema_depth)
@@ -189,14 +189,14 @@ class plan_builder {
   std::vector<field_plan::field> fields;
 
  private:
-  static outcome<void> unreachable(const std::string& where) {
+  static result<void> unreachable(const std::string& where) {
     return fail(errc::invalid_schema,
                 "x-gdpr-sensitive below a keyword protect() does not follow (only properties and "
                 "a single items schema are walked, in every SDK); the field would travel in clear",
                 where);
   }
 
-  outcome<void> add_field(const std::string& where, const std::vector<path_step>& steps,
+  result<void> add_field(const std::string& where, const std::vector<path_step>& steps,
                           const std::string& path, std::string category) {
     if (steps.empty())
       return fail(errc::invalid_schema,
@@ -234,7 +234,7 @@ std::vector<sensitive_path> sensitive_paths(const json& schema) {
   return out;
 }
 
-outcome<field_plan> field_plan::build(const json& schema) {
+result<field_plan> field_plan::build(const json& schema) {
   field_plan plan;
   if (schema.is_null()) return plan;
   if (!schema.is_object())

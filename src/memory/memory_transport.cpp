@@ -48,8 +48,8 @@ memory_transport::~memory_transport() { (void)close(std::chrono::steady_clock::n
 
 result<void> memory_transport::publish(std::string_view queue, std::string_view body,
                                        const headers& hdrs) {
-  if (closed_) return fail(errc::closed, "memory transport is closed");
-  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (closed_) return fail(transport_errc::closed, "memory transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   broker_->push(queue, stored_message{std::string(body), sanitize_headers(hdrs)});
   return {};
 }
@@ -64,8 +64,8 @@ result<void> memory_transport::publish_batch(std::string_view queue,
 
 result<std::optional<received_message>> memory_transport::receive(
     std::string_view queue, std::chrono::milliseconds timeout) {
-  if (closed_) return fail(errc::closed, "memory transport is closed");
-  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (closed_) return fail(transport_errc::closed, "memory transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (timeout.count() < 0) timeout = {};
   auto got = broker_->pop(queue, std::chrono::steady_clock::now() + timeout);
   if (!got) return std::optional<received_message>{};
@@ -81,12 +81,12 @@ result<std::optional<received_message>> memory_transport::receive(
 
 result<void> memory_transport::settle(const received_message& message, bool requeue,
                                       std::chrono::milliseconds delay) {
-  if (closed_) return fail(errc::closed, "memory transport is closed");
+  if (closed_) return fail(transport_errc::closed, "memory transport is closed");
   auto* record = static_cast<inflight*>(message.handle.get());
   auto it = std::find_if(inflight_.begin(), inflight_.end(),
                          [&](const auto& p) { return p.get() == record; });
   if (record == nullptr || it == inflight_.end() || record->owner != this || record->settled) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "message was not received by this memory transport or is already settled");
   }
   record->settled = true;
@@ -127,7 +127,7 @@ void register_transport() {
         query_options options(url);
         if (auto r = options.finish("memory"); !r) return fail(r.error());
         if (!url.user.empty() || url.has_password || url.port) {
-          return fail(errc::invalid_argument, "memory:// takes only a name: memory://NAME");
+          return fail(transport_errc::invalid_argument, "memory:// takes only a name: memory://NAME");
         }
         return std::unique_ptr<transport>(std::make_unique<memory_transport>(url.location()));
       });

@@ -72,7 +72,7 @@ result<void> connection::ensure(clock::time_point deadline) {
         // receive()/publish() cannot spin during an outage.
         std::this_thread::sleep_until(deadline);
         now = clock::now();
-        return fail(errc::transport,
+        return fail(transport_errc::unavailable,
                     "redis at " + endpoint() + " is unavailable (" + last_error_ +
                         "); next reconnect attempt in " +
                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -92,7 +92,7 @@ result<void> connection::ensure(clock::time_point deadline) {
       if (ever_connected_) ++reconnects;
       ever_connected_ = true;
       return {};
-    } else if (r.code() == errc::invalid_argument) {
+    } else if (r.code() == transport_errc::invalid_argument) {
       return r;  // AUTH/SELECT refused: retrying cannot help
     }
     // Exponential backoff with jitter in [0.5, 1.5) of the current step.
@@ -102,7 +102,7 @@ result<void> connection::ensure(clock::time_point deadline) {
     next_attempt_ = clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(
                                        static_cast<double>(backoff_.count()) * jitter(rng_)));
     if (clock::now() >= deadline) {
-      return fail(errc::transport, "redis at " + endpoint() + " is unavailable: " + last_error_);
+      return fail(transport_errc::unavailable, "redis at " + endpoint() + " is unavailable: " + last_error_);
     }
   }
   return {};
@@ -112,12 +112,12 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
   redisContext* c = redisConnectWithTimeout(opts_.host.c_str(), opts_.port, to_timeval(budget));
   if (c == nullptr) {
     last_error_ = "cannot allocate a hiredis context";
-    return fail(errc::transport, last_error_);
+    return fail(transport_errc::unavailable, last_error_);
   }
   if (c->err != 0) {
     last_error_ = std::string("connect: ") + c->errstr;
     redisFree(c);
-    return fail(errc::transport, last_error_);
+    return fail(transport_errc::unavailable, last_error_);
   }
   ctx_ = c;
   current_timeout_ = std::chrono::milliseconds(-1);
@@ -164,10 +164,14 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
       std::string text = reply_text(rep);
       // Read the remaining replies so nothing is left half-consumed, then give up.
       drop("handshake refused: " + text);
-      if (is_auth) return fail(errc::invalid_argument, "redis AUTH refused: " + text);
+      // WRONGPASS / ERR invalid password / NOPERM: a credential problem, not a bad argument.
+      if (is_auth)
+        return fail(transport_errc::permission, "redis AUTH refused: " + text,
+                    native_error{"redis", 0, text});
       if (is_select)
-        return fail(errc::invalid_argument, "redis SELECT " + db + " refused: " + text);
-      return fail(errc::transport, "redis SCRIPT LOAD refused (is EVAL disabled?): " + text);
+        return fail(transport_errc::invalid_argument, "redis SELECT " + db + " refused: " + text,
+                    native_error{"redis", 0, text});
+      return fail(transport_errc::unavailable, "redis SCRIPT LOAD refused (is EVAL disabled?): " + text);
     }
     if (!is_auth && !is_select) shas.push_back(reply_text(rep));
   }
@@ -241,7 +245,7 @@ result<void> connection::reload_scripts() {
     auto r = get_reply();
     if (!r) return fail(r.error());
     if ((*r)->type == REDIS_REPLY_ERROR) {
-      return fail(errc::transport, "redis SCRIPT LOAD refused: " + reply_text(r->get()));
+      return fail(transport_errc::unavailable, "redis SCRIPT LOAD refused: " + reply_text(r->get()));
     }
     shas.push_back(reply_text(r->get()));
   }
@@ -265,12 +269,12 @@ void connection::append(std::span<const std::string_view> argv) {
 }
 
 result<void> connection::set_timeout(std::chrono::milliseconds t) {
-  if (ctx_ == nullptr) return fail(errc::transport, "not connected");
+  if (ctx_ == nullptr) return fail(transport_errc::unavailable, "not connected");
   if (t == current_timeout_) return {};
   if (redisSetTimeout(ctx_, to_timeval(t)) != REDIS_OK) {
     std::string why = std::string("setting the socket timeout failed: ") + ctx_->errstr;
     drop(why);
-    return fail(errc::transport, why);
+    return fail(transport_errc::unavailable, why);
   }
   current_timeout_ = t;
   return {};
@@ -281,15 +285,15 @@ result<void> connection::set_timeout(std::chrono::milliseconds t) {
 // kills a process that does not ignore it) when the server has gone away — and because
 // TLS (rediss://) sits between the two.
 result<reply_ptr> connection::get_reply() {
-  if (ctx_ == nullptr) return fail(errc::transport, "redis connection lost: " + last_error_);
+  if (ctx_ == nullptr) return fail(transport_errc::unavailable, "redis connection lost: " + last_error_);
   auto io_failure = [&](std::string why, bool timed_out) -> result<reply_ptr> {
     auto waited = current_timeout_;
     drop(why);
     if (timed_out) {
-      return fail(errc::timeout, "redis at " + endpoint() + " did not answer in time (" +
+      return fail(transport_errc::timeout, "redis at " + endpoint() + " did not answer in time (" +
                                      std::to_string(waited.count()) + " ms)");
     }
-    return fail(errc::transport, "redis at " + endpoint() + ": " + why);
+    return fail(transport_errc::unavailable, "redis at " + endpoint() + ": " + why);
   };
   void* raw = nullptr;
   if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {

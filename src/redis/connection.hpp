@@ -58,7 +58,7 @@ class connection {
   /// Sets the socket send/receive timeout when it differs from the current one.
   result<void> set_timeout(std::chrono::milliseconds t);
   /// Reads the next reply, flushing queued commands first. An I/O error or timeout drops the
-  /// connection and fails with errc::transport / errc::timeout. Error replies are returned
+  /// connection and fails with transport_errc::unavailable / transport_errc::timeout. Error replies are returned
   /// as replies (type REDIS_REPLY_ERROR).
   result<reply_ptr> get_reply();
 

@@ -10,7 +10,7 @@ namespace {
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
   if (v.count() <= 0)
-    return fail(errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
+    return fail(transport_errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
   return {};
 }
 
@@ -19,7 +19,7 @@ result<void> positive(std::string_view key, std::chrono::milliseconds v) {
 result<options> options_from_url(const broker_url& url) {
   options o;
   if (url.scheme != "redis" && url.scheme != "rediss") {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "not a redis:// or rediss:// URL (scheme '" + url.scheme + "')");
   }
   o.tls = url.scheme == "rediss";
@@ -32,7 +32,7 @@ result<options> options_from_url(const broker_url& url) {
     std::int64_t n = -1;
     auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), n);
     if (ec != std::errc() || p != db.data() + db.size() || n < 0 || n > 1'000'000) {
-      return fail(errc::invalid_argument,
+      return fail(transport_errc::invalid_argument,
                   "redis URL path must be a database number (/0, /1, …), got '" + url.path + "'");
     }
     o.db = n;
@@ -52,7 +52,7 @@ result<options> options_from_url(const broker_url& url) {
       auto d = parse_duration(retry_after);
       if (!d) {
         return fail(
-            errc::invalid_argument,
+            transport_errc::invalid_argument,
             "redis option retry_after must be a duration (90s) or 'never': " + d.error().message);
       }
       o.retry_after = std::chrono::duration_cast<std::chrono::seconds>(*d);
@@ -66,7 +66,7 @@ result<options> options_from_url(const broker_url& url) {
   const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
                                     [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
   if (tls_keys && !o.tls) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "redis tls_* options need a rediss:// URL (redis:// is plain TCP)");
   }
   if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
@@ -81,19 +81,19 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r)
     return fail(r.error());
   if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
   }
   if (o.prefetch > 1 && !o.track_reservations) {
-    return fail(errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
+    return fail(transport_errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
   }
   if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "redis options tls_cert_file and tls_key_file go together (a client certificate "
                 "and its key)");
   }
   if (o.processing_suffix.empty()) {
-    return fail(errc::invalid_argument, "redis option processing_suffix must not be empty");
+    return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
   }
   return o;
 }

@@ -125,7 +125,7 @@ result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
       opts.reconnect_backoff_max < opts.reconnect_backoff_min || opts.processing_suffix.empty() ||
       opts.max_pending_acks < 1 || opts.prefetch < 1 || opts.prefetch > 255 ||
       (opts.prefetch > 1 && !opts.track_reservations)) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "invalid redis options (timeouts must be > 0, suffix non-empty, prefetch 1..255 "
                 "and only with "
                 "track_reservations)");
@@ -241,7 +241,7 @@ struct round_reader {
     if (is_noscript(rep)) {
       noscript = true;
     } else if (!what.empty() && error.code == errc::ok) {
-      error = {errc::transport,
+      error = {transport_errc::unavailable,
                std::string(what) + std::string(subject) + ": " + reply_str(rep)};
     }
     return nullptr;
@@ -301,8 +301,8 @@ result<void> redis_transport::publish_batch(std::string_view queue,
 
 result<void> redis_transport::publish_values(std::string_view queue,
                                              std::span<const std::string_view> values) {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
-  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (values.empty()) return {};
   // Group into bounded variadic RPUSHes.
   std::vector<std::pair<std::size_t, std::size_t>> chunks;
@@ -404,7 +404,7 @@ result<void> redis_transport::unreserve_prefetched() {
       continue;
     }
     if ((*rep)->type == REDIS_REPLY_ERROR) {
-      return fail(errc::transport, "redis unreserve failed: " + reply_str(rep->get()));
+      return fail(transport_errc::unavailable, "redis unreserve failed: " + reply_str(rep->get()));
     }
     impl_->prefetched.clear();
     return {};
@@ -413,8 +413,8 @@ result<void> redis_transport::unreserve_prefetched() {
 
 result<std::optional<received_message>> redis_transport::receive(
     std::string_view queue, std::chrono::milliseconds timeout) {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
-  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (timeout.count() < 0) timeout = 0ms;
   // Prefetched reservations are handed out first, without a round trip. A different queue
   // first hands them back to their list.
@@ -515,7 +515,7 @@ result<std::optional<received_message>> redis_transport::receive(
       // A timeout or a dropped connection: reconnect and retry while the receive's own
       // time remains; report the outage after that.
       if (clock::now() < deadline) continue;
-      return fail(errc::transport, last_error.message);
+      return fail(transport_errc::unavailable, last_error.message);
     }
     if (rd.error.code != errc::ok && got.empty()) {
       // A server-side error (e.g. WRONGTYPE): the acks' outcome is unknown; keep them.
@@ -541,11 +541,11 @@ static reservation* handle_of(const received_message& m, const void* owner) {
 }
 
 result<void> redis_transport::ack(const received_message& message) {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
   reservation* r = handle_of(message, this);
   if (r == nullptr)
-    return fail(errc::invalid_argument, "message was not received by this redis transport");
-  if (r->settled) return fail(errc::invalid_argument, "message already settled");
+    return fail(transport_errc::invalid_argument, "message was not received by this redis transport");
+  if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   r->settled = true;
   auto shared = std::shared_ptr<reservation>(message.handle, r);
   if (opts_.pipeline_acks) {
@@ -558,14 +558,14 @@ result<void> redis_transport::ack(const received_message& message) {
   if (auto f = flush(); !f) return f;
   if (impl_->stale_acks != before) {
     return fail(
-        errc::invalid_argument,
+        transport_errc::invalid_argument,
         "the reservation was already gone (recovered or swept back to the queue); nothing removed");
   }
   return {};
 }
 
 result<void> redis_transport::flush() {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
   if (impl_->pending.empty()) return {};
   auto deadline = clock::now() + opts_.command_timeout;
   auto& c = impl_->conn;
@@ -598,16 +598,16 @@ result<void> redis_transport::flush() {
 
 result<void> redis_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
   if (delay.count() > 0) {
-    return fail(errc::not_supported,
+    return fail(transport_errc::not_supported,
                 "redis lists have no delayed delivery (D6 owned layout); release with delay 0 or "
                 "retry by publishing a copy");
   }
   reservation* r = handle_of(message, this);
   if (r == nullptr)
-    return fail(errc::invalid_argument, "message was not received by this redis transport");
-  if (r->settled) return fail(errc::invalid_argument, "message already settled");
+    return fail(transport_errc::invalid_argument, "message was not received by this redis transport");
+  if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   if (auto f = flush(); !f) return f;
   auto& c = impl_->conn;
   auto deadline = clock::now() + opts_.command_timeout;
@@ -635,13 +635,13 @@ result<void> redis_transport::release(const received_message& message,
       continue;
     }
     if ((*rep)->type == REDIS_REPLY_ERROR) {
-      return fail(errc::transport, "redis release failed: " + reply_str(rep->get()));
+      return fail(transport_errc::unavailable, "redis release failed: " + reply_str(rep->get()));
     }
     r->settled = true;
     if ((*rep)->type == REDIS_REPLY_INTEGER && (*rep)->integer == 0) {
       ++impl_->stale_acks;
       return fail(
-          errc::invalid_argument,
+          transport_errc::invalid_argument,
           "the reservation was already gone (recovered or swept back to the queue); nothing moved");
     }
     return {};
@@ -674,8 +674,8 @@ result<void> redis_transport::close(std::chrono::steady_clock::time_point deadli
 
 result<recover_report> redis_transport::recover(std::string_view queue,
                                                 std::chrono::milliseconds older_than) {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
-  if (queue.empty()) return fail(errc::invalid_argument, "empty queue name");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (older_than.count() < 0) older_than = 0ms;
   if (auto f = flush(); !f) return fail(f.error());
   auto& c = impl_->conn;
@@ -703,7 +703,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
     const redisReply* x = rep->get();
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
       return fail(
-          errc::transport,
+          transport_errc::unavailable,
           "redis recover failed: " +
               (x->type == REDIS_REPLY_ERROR ? reply_str(x) : std::string("unexpected reply")));
     }
@@ -712,7 +712,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
 }
 
 result<std::int64_t> redis_transport::list_length(std::string_view key) {
-  if (impl_->closed) return fail(errc::closed, "redis transport is closed");
+  if (impl_->closed) return fail(transport_errc::closed, "redis transport is closed");
   auto& c = impl_->conn;
   auto deadline = clock::now() + opts_.command_timeout;
   for (;;) {
@@ -726,7 +726,7 @@ result<std::int64_t> redis_transport::list_length(std::string_view key) {
       return fail(rep.error());
     }
     if ((*rep)->type != REDIS_REPLY_INTEGER)
-      return fail(errc::transport, "redis LLEN failed: " + reply_str(rep->get()));
+      return fail(transport_errc::unavailable, "redis LLEN failed: " + reply_str(rep->get()));
     return static_cast<std::int64_t>((*rep)->integer);
   }
 }

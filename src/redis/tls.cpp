@@ -83,7 +83,7 @@ result<std::unique_ptr<tls_client>> tls_client::create(const options& opts) {
   ERR_clear_error();
   c->ctx_ = SSL_CTX_new(TLS_client_method());
   if (c->ctx_ == nullptr) {
-    return fail(errc::transport, "TLS setup failed: " + openssl_reason("SSL_CTX_new"));
+    return fail(transport_errc::unavailable, "TLS setup failed: " + openssl_reason("SSL_CTX_new"));
   }
   SSL_CTX_set_min_proto_version(c->ctx_, TLS1_2_VERSION);
   SSL_CTX_set_mode(c->ctx_, SSL_MODE_AUTO_RETRY);
@@ -91,11 +91,11 @@ result<std::unique_ptr<tls_client>> tls_client::create(const options& opts) {
     SSL_CTX_set_verify(c->ctx_, SSL_VERIFY_PEER, nullptr);
     if (!opts.tls_ca_file.empty()) {
       if (SSL_CTX_load_verify_locations(c->ctx_, opts.tls_ca_file.c_str(), nullptr) != 1) {
-        return fail(errc::invalid_argument, "redis tls_ca_file '" + opts.tls_ca_file +
+        return fail(transport_errc::invalid_argument, "redis tls_ca_file '" + opts.tls_ca_file +
                                                 "' cannot be loaded: " + openssl_reason("?"));
       }
     } else if (SSL_CTX_set_default_verify_paths(c->ctx_) != 1) {
-      return fail(errc::invalid_argument,
+      return fail(transport_errc::invalid_argument,
                   "the system's TLS trust store cannot be loaded: " + openssl_reason("?"));
     }
   } else {
@@ -103,12 +103,12 @@ result<std::unique_ptr<tls_client>> tls_client::create(const options& opts) {
   }
   if (!opts.tls_cert_file.empty()) {
     if (SSL_CTX_use_certificate_chain_file(c->ctx_, opts.tls_cert_file.c_str()) != 1) {
-      return fail(errc::invalid_argument, "redis tls_cert_file '" + opts.tls_cert_file +
+      return fail(transport_errc::invalid_argument, "redis tls_cert_file '" + opts.tls_cert_file +
                                               "' cannot be loaded: " + openssl_reason("?"));
     }
     if (SSL_CTX_use_PrivateKey_file(c->ctx_, opts.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
         SSL_CTX_check_private_key(c->ctx_) != 1) {
-      return fail(errc::invalid_argument, "redis tls_key_file '" + opts.tls_key_file +
+      return fail(transport_errc::invalid_argument, "redis tls_key_file '" + opts.tls_key_file +
                                               "' cannot be loaded or does not match the "
                                               "certificate: " +
                                               openssl_reason("?"));
@@ -123,14 +123,14 @@ tls_client::~tls_client() {
 
 result<std::unique_ptr<tls_stream>> tls_client::handshake(int fd) const {
   const BIO_METHOD* method = socket_bio_method();
-  if (method == nullptr) return fail(errc::transport, "TLS setup failed: BIO_meth_new");
+  if (method == nullptr) return fail(transport_errc::unavailable, "TLS setup failed: BIO_meth_new");
   std::unique_ptr<tls_stream> s(new tls_stream());
   s->io_->fd = fd;
   ERR_clear_error();
   s->ssl_ = SSL_new(ctx_);
   BIO* bio = s->ssl_ != nullptr ? BIO_new(method) : nullptr;
   if (bio == nullptr) {
-    return fail(errc::transport, "TLS setup failed: " + openssl_reason("SSL_new"));
+    return fail(transport_errc::unavailable, "TLS setup failed: " + openssl_reason("SSL_new"));
   }
   BIO_set_data(bio, s->io_.get());
   SSL_set_bio(s->ssl_, bio, bio);  // the SSL owns the BIO from here
@@ -143,18 +143,18 @@ result<std::unique_ptr<tls_stream>> tls_client::handshake(int fd) const {
     int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
                 : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
     if (ok != 1) {
-      return fail(errc::invalid_argument, "redis TLS server name '" + name + "' is not usable");
+      return fail(transport_errc::invalid_argument, "redis TLS server name '" + name + "' is not usable");
     }
   }
   int r = SSL_connect(s->ssl_);
   if (r == 1) return s;
   long verify = SSL_get_verify_result(s->ssl_);
   if (opts_.tls_verify && verify != X509_V_OK) {
-    return fail(errc::transport, "TLS handshake with " + opts_.host + ": certificate verify failed (" +
+    return fail(transport_errc::unavailable, "TLS handshake with " + opts_.host + ": certificate verify failed (" +
                                      X509_verify_cert_error_string(verify) + ")");
   }
   s->fail(r, "TLS handshake");
-  return fail(errc::transport, "TLS handshake with " + opts_.host + " failed: " + s->error());
+  return fail(transport_errc::unavailable, "TLS handshake with " + opts_.host + " failed: " + s->error());
 }
 
 // -- tls_stream --------------------------------------------------------------------------

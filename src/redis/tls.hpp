@@ -35,7 +35,7 @@ struct tls_socket_io {
 /// The TLS settings of one transport: trust anchors, optional client certificate, checks.
 class tls_client {
  public:
-  /// errc::invalid_argument when a CA, certificate or key file cannot be loaded (retrying
+  /// transport_errc::invalid_argument when a CA, certificate or key file cannot be loaded (retrying
   /// would not help); the message names the file and OpenSSL's reason.
   static result<std::unique_ptr<tls_client>> create(const options& opts);
   ~tls_client();
@@ -45,7 +45,7 @@ class tls_client {
   /// Runs the handshake on a connected socket whose timeouts bound it. Verifies the
   /// server's certificate chain and its name (`tls_server_name`, else `host`; an IP address
   /// is matched against the certificate's IP SANs) unless `tls_verify` is off.
-  /// errc::transport with OpenSSL's reason (e.g. "certificate verify failed: ...").
+  /// transport_errc::unavailable with OpenSSL's reason (e.g. "certificate verify failed: ...").
   result<std::unique_ptr<tls_stream>> handshake(int fd) const;
 
  private:

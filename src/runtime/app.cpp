@@ -14,14 +14,14 @@ inline namespace v1 {
 namespace {
 
 result<void> validate(const app_options& o) {
-  if (o.queue.empty()) return fail(errc::invalid_argument, "app_options.queue is empty");
-  if (o.workers == 0) return fail(errc::invalid_argument, "app_options.workers must be >= 1");
+  if (o.queue.empty()) return fail(runtime_errc::invalid_argument, "app_options.queue is empty");
+  if (o.workers == 0) return fail(runtime_errc::invalid_argument, "app_options.workers must be >= 1");
   if (o.poll_timeout.count() < 0 || o.close_timeout.count() < 0 ||
       o.unknown_urn_release_delay.count() < 0) {
-    return fail(errc::invalid_argument, "app_options durations must not be negative");
+    return fail(runtime_errc::invalid_argument, "app_options durations must not be negative");
   }
   if (o.dead_letter_queue.empty() && o.dead_letter_suffix.empty()) {
-    return fail(errc::invalid_argument,
+    return fail(runtime_errc::invalid_argument,
                 "app_options: an empty dead_letter_suffix without a dead_letter_queue would "
                 "dead-letter onto the consumed queue itself");
   }
@@ -39,7 +39,7 @@ app::app(std::string_view url, app_options options) : app(url_source(url), std::
 app::app(transport_source source, app_options options)
     : options_(std::move(options)), source_(std::move(source)) {
   validate(options_).value();
-  if (!source_) throw error(error_info{errc::invalid_argument, "no transport source"});
+  if (!source_) throw error(error_info{runtime_errc::invalid_argument, "no transport source"});
   auto t = source_();
   if (!t) throw error(t.error());
   publisher_ = std::move(*t);
@@ -123,7 +123,7 @@ result<std::string> app::publish(const envelope& env, const publish_options& opt
     }
     auto r = publisher_->publish(queue, *body, options.hdrs);
     if (!r) {
-      if (r.code() == errc::closed) publisher_.reset();  // reopen on the next publish
+      if (r.code() == transport_errc::closed) publisher_.reset();  // reopen on the next publish
       return fail(r.error());
     }
   }
@@ -152,7 +152,7 @@ bool app::wait_unless_stopped(std::chrono::milliseconds d) {
 
 result<void> app::consume(std::vector<std::string> queues) {
   if (consuming_.exchange(true)) {
-    return fail(errc::invalid_argument, "consume() is already running on this app");
+    return fail(runtime_errc::already_running, "consume() is already running on this app");
   }
   struct reset_flag {
     std::atomic<bool>& f;
@@ -161,7 +161,7 @@ result<void> app::consume(std::vector<std::string> queues) {
 
   if (queues.empty()) queues.push_back(options_.queue);
   for (const auto& q : queues) {
-    if (q.empty()) return fail(errc::invalid_argument, "consume(): empty queue name");
+    if (q.empty()) return fail(runtime_errc::invalid_argument, "consume(): empty queue name");
   }
   if (stop_requested()) return {};
 
@@ -196,7 +196,7 @@ result<void> app::consume(std::vector<std::string> queues) {
                                 "); retrying in " + std::to_string(backoff.count()) + " ms");
       if (!wait_unless_stopped(backoff)) break;
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, 5000ms);
-      if (got.code() == errc::closed) {
+      if (got.code() == transport_errc::closed) {
         if (auto r = w.reopen(); !r) {
           log(log_level::error, "reopening the transport failed: " + r.error().message);
         }
@@ -214,7 +214,7 @@ result<void> app::consume(std::vector<std::string> queues) {
     stop();  // could not start a thread: stop those that run, then report
     for (auto& t : threads) t.join();
     for (auto& w : workers) w->close();
-    return fail(errc::invalid_argument, "could not start worker threads");
+    return fail(runtime_errc::resource_exhausted, "could not start worker threads");
   }
   for (auto& t : threads) t.join();
   for (auto& w : workers) w->close();

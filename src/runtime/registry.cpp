@@ -46,7 +46,7 @@ result<std::unique_ptr<transport>> open_transport(const broker_url& url) {
   if (!factory) {
     std::string known;
     for (const auto& s : registered_schemes()) known += (known.empty() ? "" : ", ") + s;
-    return fail(errc::unknown_scheme,
+    return fail(runtime_errc::unknown_scheme,
                 "no transport registered for '" + url.scheme +
                     "://' (registered: " + (known.empty() ? std::string("none") : known) + ")");
   }

@@ -27,7 +27,7 @@ result<std::string> percent_decode(std::string_view in, std::string_view what) {
       continue;
     }
     if (i + 2 >= in.size() || hex_value(in[i + 1]) < 0 || hex_value(in[i + 2]) < 0) {
-      return fail(errc::invalid_argument, "bad percent escape in the URL " + std::string(what));
+      return fail(runtime_errc::invalid_argument, "bad percent escape in the URL " + std::string(what));
     }
     out.push_back(static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2])));
     i += 2;
@@ -54,18 +54,18 @@ result<broker_url> broker_url::parse(std::string_view url) {
   broker_url u;
   const auto sep = url.find("://");
   if (sep == std::string_view::npos) {
-    return fail(errc::invalid_argument,
-                "broker URL must look like scheme://...: '" + std::string(url.substr(0, 64)) + "'");
+    return fail(runtime_errc::invalid_argument,
+                "broker URL must look like scheme://...: '" + redact_url(url.substr(0, 64)) + "'");
   }
   if (!valid_scheme(url.substr(0, sep))) {
-    return fail(errc::invalid_argument, "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");
+    return fail(runtime_errc::invalid_argument, "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");
   }
   u.scheme = lower(url.substr(0, sep));
   std::string_view rest = url.substr(sep + 3);
 
   // The fragment is meaningless for a broker; refuse it rather than guess.
   if (rest.find('#') != std::string_view::npos) {
-    return fail(errc::invalid_argument, "a broker URL cannot carry a #fragment");
+    return fail(runtime_errc::invalid_argument, "a broker URL cannot carry a #fragment");
   }
   std::string_view query;
   if (auto q = rest.find('?'); q != std::string_view::npos) {
@@ -99,20 +99,20 @@ result<broker_url> broker_url::parse(std::string_view url) {
   if (!authority.empty() && authority.front() == '[') {
     auto close = authority.find(']');
     if (close == std::string_view::npos) {
-      return fail(errc::invalid_argument, "unterminated '[' in the URL host");
+      return fail(runtime_errc::invalid_argument, "unterminated '[' in the URL host");
     }
     host = authority.substr(1, close - 1);
     std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
       if (after.front() != ':')
-        return fail(errc::invalid_argument, "junk after ']' in the URL host");
+        return fail(runtime_errc::invalid_argument, "junk after ']' in the URL host");
       port = after.substr(1);
-      if (port.empty()) return fail(errc::invalid_argument, "empty port in the URL");
+      if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
     }
   } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
     host = authority.substr(0, colon);
     port = authority.substr(colon + 1);
-    if (port.empty()) return fail(errc::invalid_argument, "empty port in the URL");
+    if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
   }
   auto h = percent_decode(host, "host");
   if (!h) return fail(h.error());
@@ -121,7 +121,7 @@ result<broker_url> broker_url::parse(std::string_view url) {
     unsigned value = 0;
     auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
-      return fail(errc::invalid_argument,
+      return fail(runtime_errc::invalid_argument,
                   "URL port must be 1..65535, got '" + std::string(port) + "'");
     }
     u.port = static_cast<std::uint16_t>(value);
@@ -148,9 +148,9 @@ result<broker_url> broker_url::parse(std::string_view url) {
     if (!k) return fail(k.error());
     auto v = percent_decode(value, "query value");
     if (!v) return fail(v.error());
-    if (k->empty()) return fail(errc::invalid_argument, "empty option name in the URL query");
+    if (k->empty()) return fail(runtime_errc::invalid_argument, "empty option name in the URL query");
     if (!u.query.emplace(std::move(*k), std::move(*v)).second) {
-      return fail(errc::invalid_argument,
+      return fail(runtime_errc::invalid_argument,
                   "option '" + std::string(key) + "' given twice in the URL query");
     }
   }
@@ -174,8 +174,77 @@ std::string broker_url::redacted() const {
   char sep = '?';
   for (const auto& [k, v] : query) {
     out += sep;
-    out += k + '=' + v;
+    out += k;
+    out += '=';
+    out += is_secret_option(k) ? std::string("***") : v;
     sep = '&';
+  }
+  return out;
+}
+
+bool is_secret_option(std::string_view key) {
+  std::string k = lower(key);
+  const auto ends_with = [&](std::string_view suffix) {
+    return k.size() >= suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  // A file or path names where a secret is, not the secret: show it.
+  if (ends_with("_file") || ends_with("_path") || ends_with("-file") || ends_with("-path")) {
+    return false;
+  }
+  for (std::string_view word : {"pass", "secret", "token", "sas", "signature", "credential",
+                                "auth", "private", "apikey", "api_key"}) {
+    if (k.find(word) != std::string::npos) return true;
+  }
+  return k == "key" || ends_with("_key") || ends_with("-key") || ends_with("key_value");
+}
+
+std::string redact_url(std::string_view url) {
+  std::string out;
+  out.reserve(url.size());
+  std::size_t authority = 0;
+  if (const auto sep = url.find("://"); sep != std::string_view::npos) {
+    authority = sep + 3;
+  }
+  out.append(url.substr(0, authority));
+  std::string_view rest = url.substr(authority);
+  // Drop the fragment: nothing a broker URL needs, and a place secrets get pasted.
+  rest = rest.substr(0, rest.find('#'));
+  const auto query_at = rest.find('?');
+  std::string_view before_query = rest.substr(0, query_at);
+  const auto host_end = authority == 0 ? before_query.size() : before_query.find('/');
+  std::string_view auth = before_query.substr(0, host_end);
+  if (const auto at = auth.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = auth.substr(0, at);
+    const auto colon = userinfo.find(':');
+    if (authority == 0) {
+      out += "***";  // no scheme: cannot tell user from secret
+    } else {
+      out.append(userinfo.substr(0, colon));
+      if (colon != std::string_view::npos) out += ":***";
+    }
+    out.append(before_query.substr(at));
+  } else {
+    out.append(before_query);
+  }
+  if (query_at == std::string_view::npos) return out;
+  std::string_view query = rest.substr(query_at + 1);
+  char sep = '?';
+  while (true) {
+    const auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    const auto eq = pair.find('=');
+    out += sep;
+    sep = '&';
+    std::string_view key = pair.substr(0, eq);
+    auto decoded = percent_decode(key, "query");
+    if (eq != std::string_view::npos && is_secret_option(decoded ? *decoded : std::string(key))) {
+      out.append(key);
+      out += "=***";
+    } else {
+      out.append(pair);
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
   }
   return out;
 }
@@ -184,7 +253,7 @@ result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   std::int64_t n = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   if (ec != std::errc{} || p == text.data() || n < 0) {
-    return fail(errc::invalid_argument,
+    return fail(runtime_errc::invalid_argument,
                 "bad duration '" + std::string(text) + "' (use e.g. 250ms, 5s, 1m)");
   }
   std::string_view unit(p, static_cast<std::size_t>(text.data() + text.size() - p));
@@ -196,11 +265,11 @@ result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   } else if (unit == "m") {
     factor = 60000;
   } else {
-    return fail(errc::invalid_argument,
+    return fail(runtime_errc::invalid_argument,
                 "bad duration unit in '" + std::string(text) + "' (use ms, s or m)");
   }
   if (n > std::numeric_limits<std::int64_t>::max() / factor) {
-    return fail(errc::invalid_argument, "duration '" + std::string(text) + "' is too large");
+    return fail(runtime_errc::invalid_argument, "duration '" + std::string(text) + "' is too large");
   }
   return std::chrono::milliseconds(n * factor);
 }
@@ -230,11 +299,11 @@ result<void> query_options::get(std::string_view key, std::int64_t& out, std::in
   std::int64_t n = 0;
   auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
   if (ec != std::errc{} || p != v->data() + v->size() || v->empty()) {
-    return fail(errc::invalid_argument,
+    return fail(runtime_errc::invalid_argument,
                 "option " + std::string(key) + "=" + *v + " is not an integer");
   }
   if (n < min || n > max) {
-    return fail(errc::invalid_argument, "option " + std::string(key) + "=" + *v +
+    return fail(runtime_errc::invalid_argument, "option " + std::string(key) + "=" + *v +
                                             " is out of range " + std::to_string(min) + ".." +
                                             std::to_string(max));
   }
@@ -251,7 +320,7 @@ result<void> query_options::get(std::string_view key, bool& out) {
   } else if (s == "0" || s == "false" || s == "no" || s == "off") {
     out = false;
   } else {
-    return fail(errc::invalid_argument,
+    return fail(runtime_errc::invalid_argument,
                 "option " + std::string(key) + "=" + *v + " is not a boolean (true/false)");
   }
   return {};
@@ -262,7 +331,7 @@ result<void> query_options::get(std::string_view key, std::chrono::milliseconds&
   if (!v) return {};
   auto d = parse_duration(*v);
   if (!d) {
-    return fail(errc::invalid_argument, "option " + std::string(key) + ": " + d.error().message);
+    return fail(runtime_errc::invalid_argument, "option " + std::string(key) + ": " + d.error().message);
   }
   out = *d;
   return {};
@@ -275,7 +344,7 @@ result<void> query_options::finish(std::string_view scheme) const {
     if (!names.empty()) names += ", ";
     names += k;
   }
-  return fail(errc::invalid_argument,
+  return fail(runtime_errc::invalid_argument,
               "unknown option(s) for " + std::string(scheme) + "://: " + names);
 }
 

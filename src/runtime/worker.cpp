@@ -103,7 +103,7 @@ void app::worker::dispatch_impl(const received_message& delivery) {
 }
 
 void app::worker::poison(const received_message& delivery, const error_info& why) {
-  notify([&](metrics& m) { m.on_rejected(delivery.queue, why.code); });
+  notify([&](metrics& m) { m.on_rejected(delivery.queue, static_cast<errc>(why.code.value())); });
   const std::string what = std::string(why.reason()) + ": " + why.message;
   if (!app_.options_.dead_letter) {
     app_.log(log_level::warn, "dropping a rejected message from '" + delivery.queue +
@@ -221,10 +221,7 @@ bool app::worker::forward_then_ack(const received_message& delivery, std::string
                                    std::string_view body, const headers& hdrs,
                                    std::string_view what) {
   auto r = transport_->publish(queue, body, hdrs);
-  const auto transient = [](errc code) {
-    return code == errc::transport || code == errc::timeout || code == errc::closed || code == errc::io;
-  };
-  if (!r && !transient(r.code()) && !hdrs.empty()) {
+  if (!r && !is_transient(r.code()) && !hdrs.empty()) {
     // A permanent refusal may come from the out-of-band headers (e.g. a body a frame cannot
     // carry): the body is what must not be lost, so try once without them.
     app_.log(log_level::warn, std::string(what) + " to '" + std::string(queue) + "' refused (" +
@@ -236,7 +233,7 @@ bool app::worker::forward_then_ack(const received_message& delivery, std::string
                                    std::string(r.error().reason()) + ": " + r.error().message +
                                    "); putting the message back on '" + delivery.queue +
                                    "' unchanged");
-    if (!transient(r.code())) {
+    if (!is_transient(r.code())) {
       // The same message will fail the same way: back off so a permanent failure cannot
       // spin this worker (never ack: the message must not be lost).
       std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(app_.options_.poll_timeout,
@@ -260,7 +257,7 @@ void app::worker::ack(const received_message& delivery) {
 
 void app::worker::release(const received_message& delivery, std::chrono::milliseconds delay) {
   auto r = transport_->release(delivery, delay);
-  if (!r && r.code() == errc::not_supported && delay.count() > 0) {
+  if (!r && r.code() == transport_errc::not_supported && delay.count() > 0) {
     app_.log(log_level::warn, "transport '" + std::string(transport_->scheme()) +
                                   "' cannot delay a release; releasing at once");
     r = transport_->release(delivery, {});

@@ -30,7 +30,7 @@ class app::worker final : public detail::message_publisher {
   /// looping over it forever.
   void enable_drain_guard() { drain_guard_ = true; }
 
-  /// Replaces a transport that reported errc::closed (the broker went away for good).
+  /// Replaces a transport that reported transport_errc::closed (the broker went away for good).
   result<void> reopen();
   void close() noexcept;
 

@@ -6,24 +6,24 @@ namespace schema {
 
 result<std::vector<payload_case_result>> run_payload_schema(const json& block) {
   if (!block.is_object())
-    return fail(errc::invalid_argument, "payload_schema block must be an object");
+    return fail(errc::invalid_registry, "payload_schema block must be an object");
   auto schema_it = block.find("schema");
   if (schema_it == block.end() || !schema_it->is_object())
-    return fail(errc::invalid_argument, "payload_schema.schema must be an object");
+    return fail(errc::invalid_registry, "payload_schema.schema must be an object");
   auto cases = block.find("cases");
   if (cases == block.end() || !cases->is_array())
-    return fail(errc::invalid_argument, "payload_schema.cases must be an array");
+    return fail(errc::invalid_registry, "payload_schema.cases must be an array");
   auto doc = document::from_json(*schema_it);
   if (!doc) return fail(doc.error());
 
   std::vector<payload_case_result> out;
   for (const auto& c : *cases) {
     if (!c.is_object())
-      return fail(errc::invalid_argument, "payload_schema case must be an object");
+      return fail(errc::invalid_registry, "payload_schema case must be an object");
     auto name = c.find("name");
     auto valid = c.find("valid");
     if (name == c.end() || !name->is_string() || valid == c.end() || !valid->is_boolean())
-      return fail(errc::invalid_argument,
+      return fail(errc::invalid_registry,
                   "payload_schema case needs a string name and a boolean valid");
     payload_case_result r;
     r.name = name->get<std::string>();

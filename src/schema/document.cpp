@@ -237,10 +237,10 @@ result<document> document::parse(std::string_view text, const parse_options& opt
 
 result<document> document::from_json(const json& schema_value, const parse_options& options) {
   if (!schema_value.is_object())
-    return fail(errc::invalid_argument,
+    return fail(errc::invalid_schema,
                 std::string("schema must be a JSON object, got ") + schema_value.type_name());
   if (detail::depth_of(schema_value, options.max_depth) > options.max_depth)
-    return fail(errc::invalid_argument,
+    return fail(errc::invalid_schema,
                 "schema is nested deeper than " + std::to_string(options.max_depth) + " levels");
   auto s = std::make_shared<state>();
   s->raw = schema_value;

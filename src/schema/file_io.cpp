@@ -33,7 +33,7 @@ std::string go_clean(const std::string& path) {
 
 result<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errc::io, "open " + path + ": " + go_errno_text(errno));
+  if (fd < 0) return fail(schema::errc::io, "open " + path + ": " + go_errno_text(errno));
   std::string out;
   char buffer[65536];
   for (;;) {
@@ -42,7 +42,7 @@ result<std::string> read_file(const std::string& path) {
       if (errno == EINTR) continue;
       const int code = errno;
       ::close(fd);
-      return fail(errc::io, "read " + path + ": " + go_errno_text(code));
+      return fail(schema::errc::io, "read " + path + ": " + go_errno_text(code));
     }
     if (n == 0) break;
     out.append(buffer, static_cast<std::size_t>(n));

@@ -4,6 +4,7 @@
 // `bqschema check` prints for an unreadable schema.
 
 #include <babelqueue/result.hpp>
+#include <babelqueue/schema/error.hpp>
 
 #include <filesystem>
 #include <string>

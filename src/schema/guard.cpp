@@ -6,7 +6,7 @@ namespace schema {
 
 invalid_payload_error::invalid_payload_error(std::string urn, schema::report violations)
     : babelqueue::error(error_info{
-          errc::invalid_data,
+          errc::invalid_payload,
           "data for \"" + urn + "\" does not match its URN schema: " + violations.summary()}),
       urn_(std::move(urn)),
       report_(std::move(violations)) {}

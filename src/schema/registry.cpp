@@ -42,7 +42,7 @@ result<registry> registry::load(const std::filesystem::path& manifest,
   const json& doc = *parsed;
 
   auto bad = [&](const std::string& what) {
-    return fail(errc::invalid_argument, "registry: parse " + path + ": " + what);
+    return fail(errc::invalid_registry, "registry: parse " + path + ": " + what);
   };
   registry out;
   out.manifest_ = manifest;
@@ -87,13 +87,13 @@ result<registry> registry::load(const std::filesystem::path& manifest,
     }
     if (options.strict) {
       if (urn.empty())
-        return fail(errc::invalid_argument,
+        return fail(errc::invalid_registry,
                     "registry: entry " + std::to_string(i) + " has an empty urn");
       if (file.empty())
-        return fail(errc::invalid_argument,
+        return fail(errc::invalid_registry,
                     "registry: entry \"" + urn + "\" has an empty schema path");
       if (out.entries_.count(urn) != 0)
-        return fail(errc::invalid_argument,
+        return fail(errc::invalid_registry,
                     "registry: urn \"" + urn + "\" is declared more than once");
     } else if (urn.empty() || file.empty()) {
       continue;  // the runtime providers skip unusable entries

@@ -7,29 +7,34 @@
 namespace babelqueue::sqlite_detail {
 
 error_info sqlite_error(sqlite3* db, int rc, std::string_view what) {
-  std::string message(what);
-  message += ": ";
   // sqlite3_errmsg() describes the most recent failure on `db`, which is more precise
   // than sqlite3_errstr(rc) (it names the file or constraint); fall back when no handle.
-  message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string native_text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string message(what);
+  message += ": ";
+  message += native_text;
   message += " (sqlite code ";
   message += std::to_string(rc);
   message += ")";
+  native_error native{"sqlite", rc, std::move(native_text)};
+  const auto mapped = [&](transport_errc code) {
+    return error_info{code, std::move(message), {}, std::move(native)};
+  };
+  // docs/errors.md, table "sqlite".
   switch (rc & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return {errc::timeout, std::move(message)};
-    case SQLITE_CANTOPEN:
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-    case SQLITE_READONLY:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
+    case SQLITE_LOCKED: return mapped(transport_errc::timeout);
     case SQLITE_PERM:
     case SQLITE_AUTH:
-      return {errc::io, std::move(message)};
-    default:
-      return {errc::transport, std::move(message)};
+    case SQLITE_READONLY: return mapped(transport_errc::permission);
+    case SQLITE_TOOBIG: return mapped(transport_errc::too_large);
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_NOMEM: return mapped(transport_errc::unavailable);
+    case SQLITE_CANTOPEN: return mapped(transport_errc::not_found);
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT: return mapped(transport_errc::refused);
+    default: return mapped(transport_errc::unavailable);
   }
 }
 
@@ -70,14 +75,14 @@ result<connection> connection::open(const std::string& path, bool create) {
 }
 
 result<void> connection::exec(const char* sql) {
-  if (db_ == nullptr) return fail(errc::closed, "sqlite connection is closed");
+  if (db_ == nullptr) return fail(transport_errc::closed, "sqlite connection is closed");
   const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return fail(sqlite_error(db_, rc, std::string("sqlite: ") + sql));
   return {};
 }
 
 result<statement> connection::prepare(std::string_view sql) {
-  if (db_ == nullptr) return fail(errc::closed, "sqlite connection is closed");
+  if (db_ == nullptr) return fail(transport_errc::closed, "sqlite connection is closed");
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);

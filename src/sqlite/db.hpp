@@ -17,9 +17,8 @@ struct sqlite3_stmt;
 
 namespace babelqueue::sqlite_detail {
 
-/// Turns a failed SQLite call into a typed error. File-level failures (cannot open, not a
-/// database, corrupt, read-only, disk full, I/O) are errc::io; a lock held longer than the
-/// busy timeout is errc::timeout; anything else is errc::transport.
+/// Turns a failed SQLite call into a typed error with SQLite's code and text kept in
+/// error_info::native; the mapping is the "sqlite" table of docs/errors.md.
 error_info sqlite_error(sqlite3* db, int rc, std::string_view what);
 
 class statement;

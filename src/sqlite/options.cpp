@@ -12,23 +12,23 @@ namespace sqlite {
 
 result<options> options_from_url(const broker_url& url) {
   if (url.scheme != "sqlite") {
-    return fail(errc::invalid_argument, "not a sqlite:// URL: " + url.redacted());
+    return fail(transport_errc::invalid_argument, "not a sqlite:// URL: " + url.redacted());
   }
   if (!url.user.empty() || url.has_password || url.port) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "sqlite:// takes a file path, not user, password or port: " + url.redacted());
   }
   options opts;
   opts.path = url.location();
   if (opts.path.empty()) {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "sqlite:// needs a file path, e.g. sqlite:///var/lib/app/queue.db or "
                 "sqlite://queue.db");
   }
   if (opts.path == ":memory:") {
     // An in-memory database is private to its connection: each App worker (and every
     // other process) would see its own empty queue. memory:// is the in-process queue.
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "sqlite:// needs a file; '" + opts.path +
                     "' is not shareable between transport instances (use memory:// instead)");
   }
@@ -45,7 +45,7 @@ result<options> options_from_url(const broker_url& url) {
   } else if (sync == "full" || sync == "FULL") {
     opts.synchronous = synchronous_mode::full;
   } else {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "sqlite option synchronous must be normal or full, got '" + sync + "'");
   }
   if (auto r = q.finish("sqlite"); !r) return fail(r.error());
@@ -70,7 +70,7 @@ constexpr milliseconds max_busy{std::chrono::hours(1)};
 
 result<void> check_range(std::string_view key, milliseconds value, milliseconds max) {
   if (value.count() <= 0 || value > max) {
-    return fail(errc::invalid_argument, "sqlite option " + std::string(key) +
+    return fail(transport_errc::invalid_argument, "sqlite option " + std::string(key) +
                                             " must be > 0 and <= " + std::to_string(max.count()) +
                                             "ms, got " + std::to_string(value.count()) + "ms");
   }
@@ -81,9 +81,9 @@ result<void> check_range(std::string_view key, milliseconds value, milliseconds 
 
 // Validation shared by open(): options built in code skip the URL parser.
 result<void> validate(const sqlite::options& opts) {
-  if (opts.path.empty()) return fail(errc::invalid_argument, "sqlite: empty database path");
+  if (opts.path.empty()) return fail(transport_errc::invalid_argument, "sqlite: empty database path");
   if (opts.path == ":memory:") {
-    return fail(errc::invalid_argument,
+    return fail(transport_errc::invalid_argument,
                 "sqlite: ':memory:' is not shareable between instances (use memory://)");
   }
   if (auto r = check_range("visibility_timeout", opts.visibility_timeout, max_visibility); !r) {

@@ -41,7 +41,7 @@ result<void> set_wal(connection& db) {
   const std::string mode = *row ? st->column_bytes(0) : std::string();
   if (mode != "wal") {
     // SQLite answers the mode it kept; WAL is refused e.g. on some network file systems.
-    return fail(errc::io, "sqlite: cannot switch the database to WAL mode (journal_mode is '" +
+    return fail(transport_errc::refused, "sqlite: cannot switch the database to WAL mode (journal_mode is '" +
                               mode + "'); is the file on a local file system?");
   }
   return {};
@@ -53,11 +53,11 @@ result<void> create_or_check(connection& db) {
   auto version = pragma_int(db, "PRAGMA user_version");
   if (!version) return fail(version.error());
   if (*app != 0 && *app != application_id) {
-    return fail(errc::io, "sqlite: the file belongs to another application (application_id " +
+    return fail(transport_errc::refused, "sqlite: the file belongs to another application (application_id " +
                               std::to_string(*app) + "), not a babelqueue queue");
   }
   if (*version > schema_version) {
-    return fail(errc::io, "sqlite: the queue file has schema version " + std::to_string(*version) +
+    return fail(transport_errc::refused, "sqlite: the queue file has schema version " + std::to_string(*version) +
                               ", newer than this library's " + std::to_string(schema_version) +
                               "; upgrade babelqueue");
   }

@@ -12,7 +12,7 @@ namespace babelqueue::sqlite_detail {
 /// file belonging to another application is refused instead of being written into.
 inline constexpr int application_id = 0x42510001;
 /// `PRAGMA user_version` of the current table layout. A file with a larger value was
-/// written by a newer babelqueue and is refused (errc::io) rather than misread.
+/// written by a newer babelqueue and is refused (transport_errc::refused) rather than misread.
 inline constexpr int schema_version = 1;
 
 /// Sets the connection's pragmas (busy_timeout, WAL, synchronous), checks the file's

@@ -192,7 +192,7 @@ struct sqlite_transport::impl {
     const auto it = outstanding.find(m.handle.get());
     std::shared_ptr<reservation> token = it == outstanding.end() ? nullptr : it->second.lock();
     if (!m.handle || !token || token.get() != m.handle.get()) {
-      return fail(errc::invalid_argument,
+      return fail(transport_errc::invalid_argument,
                   "sqlite: this message was not received by this transport instance or was "
                   "already acked/released");
     }
@@ -208,7 +208,7 @@ struct sqlite_transport::impl {
     if (auto r = run(st); !r) return r;  // a transient failure keeps the handle usable
     outstanding.erase(token.get());
     if (db.changes() == 0) {
-      return fail(errc::invalid_argument,
+      return fail(transport_errc::invalid_argument,
                   "sqlite: reservation of message " + std::to_string(token->id) +
                       " was lost (its visibility timeout expired and it was delivered again, "
                       "or it was settled elsewhere)");
@@ -231,8 +231,8 @@ struct sqlite_transport::impl {
 namespace {
 
 result<void> check_queue(const sqlite_transport::impl& p, std::string_view queue) {
-  if (p.closed) return fail(errc::closed, "sqlite transport is closed");
-  if (queue.empty()) return fail(errc::invalid_argument, "sqlite: empty queue name");
+  if (p.closed) return fail(transport_errc::closed, "sqlite transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "sqlite: empty queue name");
   return {};
 }
 
@@ -316,16 +316,16 @@ result<std::optional<received_message>> sqlite_transport::receive(std::string_vi
 }
 
 result<void> sqlite_transport::ack(const received_message& message) {
-  if (impl_->closed) return fail(errc::closed, "sqlite transport is closed");
+  if (impl_->closed) return fail(transport_errc::closed, "sqlite transport is closed");
   auto token = impl_->find(message);
   if (!token) return fail(token.error());
   return impl_->settle(impl_->ack, *token, std::nullopt);
 }
 
 result<void> sqlite_transport::release(const received_message& message, milliseconds delay) {
-  if (impl_->closed) return fail(errc::closed, "sqlite transport is closed");
+  if (impl_->closed) return fail(transport_errc::closed, "sqlite transport is closed");
   if (delay.count() < 0 || delay > max_release_delay) {
-    return fail(errc::invalid_argument, "sqlite: release delay must be within 0.." +
+    return fail(transport_errc::invalid_argument, "sqlite: release delay must be within 0.." +
                                             std::to_string(max_release_delay.count()) + "ms, got " +
                                             std::to_string(delay.count()) + "ms");
   }

@@ -170,7 +170,8 @@ TEST_F(PythonPeerGdpr, WrongKeyFailsOnBothSides) {
   json data = babelqueue::parse_json(r.out).value();
   auto u = gdpr::unprotect(data, schema, gdpr::aes_gcm_cipher::create(key_of(32, 'b')).value());
   EXPECT_EQ(u.code(), gdpr::errc::decrypt_failed);
-  EXPECT_THROW(u.value(), gdpr::decrypt_error);
+  EXPECT_TRUE(gdpr::is_decrypt_error(u.code()));
+  EXPECT_THROW(u.value(), babelqueue::error);
   // C++-protected, Python with another key: the SDK's DecryptError.
   data = original;
   gdpr::protect(data, schema, gdpr::aes_gcm_cipher::create(key_of(32, 'a')).value()).value();

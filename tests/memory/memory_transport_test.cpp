@@ -96,12 +96,12 @@ TEST(MemoryTransport, SettlingTwiceOrThroughAnotherInstanceIsRefused) {
   memory::memory_transport a(n), b(n);
   ASSERT_TRUE(a.publish("q", "x"));
   auto m = a.receive("q", 0ms).value().value();
-  EXPECT_EQ(b.ack(m).code(), errc::invalid_argument);
+  EXPECT_EQ(b.ack(m).code(), condition::invalid_argument);
   EXPECT_TRUE(a.ack(m));
-  EXPECT_EQ(a.ack(m).code(), errc::invalid_argument);
-  EXPECT_EQ(a.release(m).code(), errc::invalid_argument);
+  EXPECT_EQ(a.ack(m).code(), condition::invalid_argument);
+  EXPECT_EQ(a.release(m).code(), condition::invalid_argument);
   received_message forged;
-  EXPECT_EQ(a.ack(forged).code(), errc::invalid_argument);
+  EXPECT_EQ(a.ack(forged).code(), condition::invalid_argument);
 }
 
 TEST(MemoryTransport, CloseReturnsUnsettledMessagesInOrderAndRefusesLaterCalls) {
@@ -114,9 +114,9 @@ TEST(MemoryTransport, CloseReturnsUnsettledMessagesInOrderAndRefusesLaterCalls) 
     EXPECT_EQ(memory::in_flight(n, "q"), 2u);
     ASSERT_TRUE(t.close(std::chrono::steady_clock::now() + 1s));
     EXPECT_TRUE(t.close(std::chrono::steady_clock::now()));  // no-op
-    EXPECT_EQ(t.publish("q", "x").code(), errc::closed);
-    EXPECT_EQ(t.receive("q", 0ms).code(), errc::closed);
-    EXPECT_EQ(t.ack(m1).code(), errc::closed);
+    EXPECT_EQ(t.publish("q", "x").code(), transport_errc::closed);
+    EXPECT_EQ(t.receive("q", 0ms).code(), transport_errc::closed);
+    EXPECT_EQ(t.ack(m1).code(), transport_errc::closed);
   }
   memory::memory_transport t(n);
   std::vector<std::string> order;
@@ -140,8 +140,8 @@ TEST(MemoryTransport, DestructorReturnsUnsettledMessages) {
 
 TEST(MemoryTransport, EmptyQueueNamesAreRefused) {
   memory::memory_transport t(name("empty"));
-  EXPECT_EQ(t.publish("", "x").code(), errc::invalid_argument);
-  EXPECT_EQ(t.receive("", 0ms).code(), errc::invalid_argument);
+  EXPECT_EQ(t.publish("", "x").code(), condition::invalid_argument);
+  EXPECT_EQ(t.receive("", 0ms).code(), condition::invalid_argument);
 }
 
 TEST(MemoryTransport, BatchPublishKeepsOrder) {

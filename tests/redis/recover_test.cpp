@@ -8,7 +8,9 @@
 #include <thread>
 
 using namespace std::chrono_literals;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 using bqtest::envelope_n;
 using bqtest::envelope_text;
 
@@ -105,7 +107,7 @@ TEST_F(RedisRecover, LateAckOfARecoveredMessageTouchesNothing) {
   ASSERT_TRUE(second && second->has_value());
   EXPECT_EQ((*second)->body, (*first)->body);
   // The slow consumer's late ack is refused and must not remove the other copy.
-  EXPECT_EQ(sync->ack(**first).code(), errc::invalid_argument);
+  EXPECT_EQ(sync->ack(**first).code(), condition::invalid_argument);
   EXPECT_EQ(raw_->llen("late:processing"), 1);
   ASSERT_TRUE(slow->ack(**second));
   ASSERT_TRUE(slow->flush());

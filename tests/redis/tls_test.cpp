@@ -11,7 +11,9 @@
 #include <filesystem>
 
 using namespace std::chrono_literals;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 using babelqueue::test::shell_quote;
 
 namespace {
@@ -119,12 +121,12 @@ TEST_F(RedisTls, AnUntrustedCertificateIsRefused) {
   o.tls_ca_file = cert_dir() + "/other-ca.crt";
   auto t = babelqueue::redis::redis_transport::open(o);
   ASSERT_FALSE(t);
-  EXPECT_EQ(t.code(), errc::transport);
+  EXPECT_EQ(t.code(), transport_errc::unavailable);
   EXPECT_NE(t.error().message.find("certificate verify failed"), std::string::npos)
       << t.error().message;
   // The system trust store does not know the test CA either.
   o.tls_ca_file.clear();
-  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), errc::transport);
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), transport_errc::unavailable);
   // Verification off: encrypted but unauthenticated (a test-only setting) connects.
   o.tls_verify = false;
   EXPECT_TRUE(babelqueue::redis::redis_transport::open(o));
@@ -147,12 +149,12 @@ TEST_F(RedisTls, BadFilesAreInvalidArgumentsAtOnce) {
   auto o = tls_opts();
   o.tls_ca_file = cert_dir() + "/missing.crt";
   auto started = std::chrono::steady_clock::now();
-  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), errc::invalid_argument);
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), condition::invalid_argument);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 500ms);  // not retried to the timeout
   o = tls_opts();
   o.tls_cert_file = cert_dir() + "/client.crt";
   o.tls_key_file = cert_dir() + "/server.key";  // not the certificate's key
-  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), errc::invalid_argument);
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), condition::invalid_argument);
 }
 
 TEST_F(RedisTls, PlainClientOnTheTlsPortFailsWithinItsTimeout) {
@@ -185,9 +187,9 @@ TEST(RedisTlsOptions, TlsKeysNeedTheRedissScheme) {
   EXPECT_EQ(o->tls_ca_file, "/etc/ca.pem");
   EXPECT_EQ(o->db, 1);
   EXPECT_FALSE(parse("redis://h").value().tls);
-  EXPECT_EQ(parse("redis://h?tls_ca_file=/etc/ca.pem").code(), errc::invalid_argument);
-  EXPECT_EQ(parse("rediss://h?tls_cert_file=/c.pem").code(), errc::invalid_argument);
-  EXPECT_EQ(parse("rediss://h?tls_nonsense=1").code(), errc::invalid_argument);
+  EXPECT_EQ(parse("redis://h?tls_ca_file=/etc/ca.pem").code(), condition::invalid_argument);
+  EXPECT_EQ(parse("rediss://h?tls_cert_file=/c.pem").code(), condition::invalid_argument);
+  EXPECT_EQ(parse("rediss://h?tls_nonsense=1").code(), condition::invalid_argument);
 }
 
 class RedisMutualTls : public RedisTls {

@@ -8,7 +8,9 @@
 #include <thread>
 
 using namespace std::chrono_literals;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 using bqtest::envelope_n;
 using bqtest::envelope_text;
 
@@ -213,13 +215,13 @@ TEST_F(RedisTransport, SettleErrors) {
   ASSERT_TRUE(a->publish("s", envelope_text(1)));
   auto got = a->receive("s", 1s);
   ASSERT_TRUE(got && got->has_value());
-  EXPECT_EQ(b->ack(**got).code(), errc::invalid_argument);  // not received by b
-  EXPECT_EQ(a->release(**got, 1s).code(), errc::not_supported);
+  EXPECT_EQ(b->ack(**got).code(), condition::invalid_argument);  // not received by b
+  EXPECT_EQ(a->release(**got, 1s).code(), transport_errc::not_supported);
   ASSERT_TRUE(a->ack(**got));
-  EXPECT_EQ(a->ack(**got).code(), errc::invalid_argument);  // already settled
+  EXPECT_EQ(a->ack(**got).code(), condition::invalid_argument);  // already settled
   ASSERT_TRUE(a->close(std::chrono::steady_clock::now() + 1s));
-  EXPECT_EQ(a->publish("s", "x").code(), errc::closed);
-  EXPECT_EQ(a->receive("s", 0ms).code(), errc::closed);
+  EXPECT_EQ(a->publish("s", "x").code(), transport_errc::closed);
+  EXPECT_EQ(a->receive("s", 0ms).code(), transport_errc::closed);
   EXPECT_TRUE(a->close(std::chrono::steady_clock::now()));
 }
 
@@ -237,7 +239,7 @@ TEST_F(RedisTransport, ReleaseMovesTheSameBytesToTheEnd) {
   auto list = raw_->list("r");
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[1], stored_first);  // same framed bytes, at the tail
-  EXPECT_EQ(t->release(**got).code(), errc::invalid_argument);
+  EXPECT_EQ(t->release(**got).code(), condition::invalid_argument);
 }
 
 TEST_F(RedisTransport, OptionsFromUrl) {
@@ -271,7 +273,7 @@ TEST_F(RedisTransport, OptionsFromUrl) {
     auto b = babelqueue::redis::options_from_url(*babelqueue::broker_url::parse(bad));
     EXPECT_FALSE(b) << bad;
     if (!b) {
-      EXPECT_EQ(b.code(), errc::invalid_argument) << bad;
+      EXPECT_EQ(b.code(), condition::invalid_argument) << bad;
     }
   }
 }
@@ -288,7 +290,7 @@ TEST_F(RedisTransport, RegisteredSchemeOpensThroughTheFactory) {
   EXPECT_EQ(raw_->llen("db2"), 1);
   // rediss:// is registered too (TLS, tls_test.cpp); nothing listens on port 1.
   auto tls = babelqueue::open_transport("rediss://127.0.0.1:1?connect_timeout=200ms");
-  EXPECT_EQ(tls.code(), errc::transport);
+  EXPECT_EQ(tls.code(), transport_errc::unavailable);
 }
 
 TEST_F(RedisTransport, WrongPasswordIsATypedError) {
@@ -297,7 +299,7 @@ TEST_F(RedisTransport, WrongPasswordIsATypedError) {
   o.password = "wrong";
   auto t = babelqueue::redis::redis_transport::open(o);
   EXPECT_FALSE(t);
-  EXPECT_EQ(t.code(), errc::invalid_argument);
+  EXPECT_EQ(t.code(), condition::invalid_argument);
   o.password = "pw";
   auto good = babelqueue::redis::redis_transport::open(o);
   EXPECT_TRUE(good) << good.error().message;
@@ -314,7 +316,7 @@ TEST_F(RedisTransport, UnreachableServerFailsFastWithTransportError) {
   auto start = std::chrono::steady_clock::now();
   auto t = babelqueue::redis::redis_transport::open(o);
   EXPECT_FALSE(t);
-  EXPECT_EQ(t.code(), errc::transport);
+  EXPECT_EQ(t.code(), transport_errc::unavailable);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
@@ -352,7 +354,7 @@ TEST_F(RedisTransport, PrefetchReservesSeveralPerRoundTripAndHandsBackOnClose) {
   auto bad = opts();
   bad.prefetch = 2;
   bad.track_reservations = false;
-  EXPECT_EQ(babelqueue::redis::redis_transport::open(bad).code(), errc::invalid_argument);
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(bad).code(), condition::invalid_argument);
 }
 
 TEST_F(RedisTransport, BinaryBodyWithHeadersIsStoredBare) {

@@ -126,7 +126,7 @@ TEST_F(Concurrency, ConsumesSeveralQueuesAndRefusesASecondConcurrentConsume) {
   ASSERT_TRUE(wait_for([&] { return a_count.load() == 50 && b_count.load() == 50; }, 30s));
   // consume() is running: a second one on the same app is refused at once.
   auto second = a.consume();
-  EXPECT_EQ(second.code(), errc::invalid_argument);
+  EXPECT_EQ(second.code(), condition::invalid_argument);
   a.stop();
   consumer.join();
   EXPECT_TRUE(a.consume());  // sticky stop: returns at once

@@ -291,7 +291,7 @@ TEST_F(AppRules, InvalidOptionsAndUrlsThrowOrFailWithoutCrashing) {
   app_options o;
   o.workers = 0;
   EXPECT_THROW(app(url(), o), error);
-  EXPECT_EQ(app::open(url(), o).code(), errc::invalid_argument);
-  EXPECT_EQ(app::open("nosuch://x").code(), errc::unknown_scheme);
-  EXPECT_EQ(app::open("not a url").code(), errc::invalid_argument);
+  EXPECT_EQ(app::open(url(), o).code(), condition::invalid_argument);
+  EXPECT_EQ(app::open("nosuch://x").code(), runtime_errc::unknown_scheme);
+  EXPECT_EQ(app::open("not a url").code(), condition::invalid_argument);
 }

@@ -24,8 +24,8 @@ class counting_transport final : public transport {
  public:
   explicit counting_transport(std::string name) : inner_(name) {}
   result<void> publish(std::string_view q, std::string_view b, const headers& h) override {
-    if (fail_publish_to == q) return fail(errc::transport, "refused by the test");
-    if (refuse_headers_to == q && !h.empty()) return fail(errc::invalid_argument, "no headers here");
+    if (fail_publish_to == q) return fail(transport_errc::unavailable, "refused by the test");
+    if (refuse_headers_to == q && !h.empty()) return fail(transport_errc::invalid_argument, "no headers here");
     return inner_.publish(q, b, h);
   }
   result<std::optional<received_message>> receive(std::string_view q,

@@ -98,4 +98,17 @@ if [ "$HAVE_SQLITE" = 1 ]; then
   rest=$("$BQ" consume --broker "$B" --queue load --timeout 0.5 -q | grep -c . || true)
   [ $((got + rest)) -eq 20 ] || fail "handled $got + left $rest != 20"
 fi
+echo "-- no secret in any output of a failing broker open"
+for url in 'redis://user:s3cretPW@127.0.0.1:1?connect_timeout=200ms' \
+             'nosuch://user:s3cretPW@host/x?password=s3cretPW' 'user:s3cretPW@host'; do
+  for cmd in "consume --max 1 --timeout 0.2" "publish urn:babel:t:x"; do
+    set +e
+    # shellcheck disable=SC2086  # the command's words split on purpose
+    out=$("$BQ" ${cmd%% *} --broker "$url" ${cmd#* } 2>&1)
+    rc=$?
+    set -e
+    [ "$rc" -ne 0 ] || fail "$cmd on $url should fail"
+    if grep -q s3cretPW <<<"$out"; then fail "secret printed by $cmd: $out"; fi
+  done
+done
 echo "PASS"

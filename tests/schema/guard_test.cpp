@@ -12,7 +12,7 @@ namespace {
 class failing_provider final : public schema::provider {
  public:
   bq::result<schema::schema_ptr> find(std::string_view) const override {
-    return bq::fail(bq::errc::io, "disk on fire");
+    return bq::fail(schema::errc::io, "disk on fire");
   }
 };
 
@@ -45,13 +45,13 @@ TEST(Guard, ValidateThrowsTypedErrorWithUrnAndViolations) {
     FAIL() << "no throw";
   } catch (const schema::invalid_payload_error& e) {
     EXPECT_EQ(e.urn(), "urn:babel:orders:created");
-    EXPECT_EQ(e.code_value(), bq::errc::invalid_data);
+    EXPECT_EQ(e.code(), schema::errc::invalid_payload);
     ASSERT_EQ(e.report().violations().size(), 2u);
     EXPECT_EQ(e.report().first()->reason, "missing_required");
     EXPECT_EQ(e.info().message,
               "data for \"urn:babel:orders:created\" does not match its URN schema: "
               "additional property \"x\" is not allowed; missing required property \"order_id\"");
-    EXPECT_EQ(std::string(e.what()).rfind("invalid_data: data for \"urn:babel:orders:created\"", 0),
+    EXPECT_EQ(std::string(e.what()).rfind("invalid_payload: data for \"urn:babel:orders:created\"", 0),
               0u);
   }
   // Caught as the SDK's base error too.
@@ -62,7 +62,7 @@ TEST(Guard, LookupFailureIsAnErrorNotASkip) {
   failing_provider p;
   auto r = schema::check(p, "urn:x", bq::json::object());
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.code(), bq::errc::io);
+  EXPECT_EQ(r.code(), schema::errc::io);
   EXPECT_EQ(r.error().message, "schema: lookup \"urn:x\": disk on fire");
   try {
     schema::validate(p, "urn:x", bq::json::object());
@@ -70,7 +70,7 @@ TEST(Guard, LookupFailureIsAnErrorNotASkip) {
   } catch (const schema::invalid_payload_error&) {
     FAIL() << "a lookup failure is not an invalid payload";
   } catch (const bq::error& e) {
-    EXPECT_EQ(e.code_value(), bq::errc::io);
+    EXPECT_EQ(e.code(), schema::errc::io);
   }
 }
 

@@ -55,14 +55,14 @@ TEST(MapProvider, FindAndNoneRegistered) {
 TEST(MapProvider, BadSchemasAreTypedErrors) {
   auto text = schema::map_provider::from_text({{"urn:a", "[1]"}});
   ASSERT_FALSE(text);
-  EXPECT_EQ(text.code(), bq::errc::invalid_argument);
+  EXPECT_EQ(text.code(), schema::errc::invalid_schema);
   EXPECT_NE(text.error().message.find("urn:a"), std::string::npos);
   auto broken = schema::map_provider::from_text({{"urn:a", "{"}});
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.code(), bq::errc::malformed_json);
   auto value = schema::map_provider::from_json({{"urn:a", bq::json("object")}});
   ASSERT_FALSE(value);
-  EXPECT_EQ(value.code(), bq::errc::invalid_argument);
+  EXPECT_EQ(value.code(), schema::errc::invalid_schema);
 }
 
 TEST(Registry, FixtureRegistryLoads) {
@@ -108,7 +108,7 @@ TEST(Registry, StrictVersusLenientManifests) {
   }
   auto missing = schema::registry::load(dir.path() / "nope.json");
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.code(), bq::errc::io);
+  EXPECT_EQ(missing.code(), schema::errc::io);
   EXPECT_NE(missing.error().message.find("no such file or directory"), std::string::npos);
 }
 
@@ -127,11 +127,11 @@ TEST(DirProvider, LazyCachedAndHealsAfterFix) {
   EXPECT_EQ(p.find("urn:unknown").value(), nullptr);
   auto late = p.find("urn:late");
   ASSERT_FALSE(late);
-  EXPECT_EQ(late.code(), bq::errc::io);
+  EXPECT_EQ(late.code(), schema::errc::io);
   dir.write("reg/s/late.json", "[]");
   auto not_object = p.find("urn:late");
   ASSERT_FALSE(not_object);
-  EXPECT_EQ(not_object.code(), bq::errc::invalid_argument);
+  EXPECT_EQ(not_object.code(), schema::errc::invalid_schema);
   dir.write("reg/s/late.json", R"({"type":"integer"})");
   ASSERT_TRUE(p.find("urn:late").value());
 

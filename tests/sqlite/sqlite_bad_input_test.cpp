@@ -12,7 +12,9 @@
 namespace {
 
 using namespace bq_sqlite_test;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 namespace bs = babelqueue::sqlite;
 
 babelqueue::result<std::unique_ptr<bs::sqlite_transport>> try_open(const std::string& path,
@@ -32,7 +34,12 @@ void write_file(const std::string& path, const std::string& bytes) {
 void expect_io(const babelqueue::result<std::unique_ptr<bs::sqlite_transport>>& r,
                const std::string& what) {
   ASSERT_FALSE(r) << what;
-  EXPECT_EQ(r.code(), errc::io) << what << ": " << r.error().message;
+  // A file that cannot be a queue: a typed, permanent refusal with SQLite's own code kept.
+  EXPECT_TRUE(r.code() == babelqueue::transport_errc::not_found ||
+              r.code() == babelqueue::transport_errc::refused ||
+              r.code() == babelqueue::transport_errc::permission)
+      << what << ": " << r.error().reason() << ": " << r.error().message;
+  EXPECT_FALSE(babelqueue::is_transient(r.code())) << what;
   EXPECT_FALSE(r.error().message.empty());
 }
 
@@ -76,12 +83,14 @@ TEST(SqliteBadInput, CorruptedQueueFile) {
   // Either open fails, or the first operation that reads the damage does: typed, no crash.
   auto t = try_open(path);
   if (!t) {
-    EXPECT_EQ(t.code(), errc::io) << t.error().message;
+    EXPECT_EQ(t.code(), babelqueue::transport_errc::refused) << t.error().message;
     return;
   }
   auto r = (*t)->receive("c", 0ms);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.code(), errc::io) << r.error().message;
+  EXPECT_EQ(r.code(), babelqueue::transport_errc::refused) << r.error().message;
+  ASSERT_TRUE(r.error().native);
+  EXPECT_EQ(r.error().native->source, "sqlite");
 }
 
 TEST(SqliteBadInput, AnotherApplicationsDatabaseIsRefused) {
@@ -135,7 +144,7 @@ TEST(SqliteBadInput, LockHeldTooLongIsATimeout) {
   sqlite3_exec(db, "ROLLBACK;", nullptr, nullptr, nullptr);
   sqlite3_close(db);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.code(), errc::timeout) << r.error().message;
+  EXPECT_EQ(r.code(), transport_errc::timeout) << r.error().message;
   EXPECT_GE(took, 400ms);                // busy_timeout 500 ms was honoured...
   EXPECT_LT(took, 3000ms);               // ...and bounded
   ASSERT_TRUE((*t)->publish("q", "x"));  // usable again once the lock is gone

@@ -7,7 +7,9 @@
 namespace {
 
 using namespace std::chrono_literals;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 namespace bs = babelqueue::sqlite;
 
 babelqueue::result<bs::options> from(std::string_view url) {
@@ -63,7 +65,7 @@ TEST(SqliteOptions, TypedErrors) {
     auto o = from(url);
     EXPECT_FALSE(o) << url;
     if (!o) {
-      EXPECT_EQ(o.code(), errc::invalid_argument) << url << ": " << o.error().message;
+      EXPECT_EQ(o.code(), condition::invalid_argument) << url << ": " << o.error().message;
       EXPECT_FALSE(o.error().message.empty());
     }
   }
@@ -75,10 +77,10 @@ TEST(SqliteOptions, OpenValidatesOptionsBuiltInCode) {
   o.visibility_timeout = 0ms;
   auto t = bs::sqlite_transport::open(o);
   ASSERT_FALSE(t);
-  EXPECT_EQ(t.code(), errc::invalid_argument);
+  EXPECT_EQ(t.code(), condition::invalid_argument);
   o.visibility_timeout = 1s;
   o.path = ":memory:";
-  EXPECT_EQ(bs::sqlite_transport::open(o).code(), errc::invalid_argument);
+  EXPECT_EQ(bs::sqlite_transport::open(o).code(), condition::invalid_argument);
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 namespace {
 
 using namespace bq_sqlite_test;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 using babelqueue::headers;
 using babelqueue::outgoing_message;
 using babelqueue::received_message;
@@ -160,8 +162,8 @@ TEST(SqliteTransport, ReleaseRedeliversAndCounts) {
   EXPECT_EQ(m2.body, "one");
   EXPECT_EQ(*m2.delivery_count, 2);
   // The first handle is settled: neither ack nor release may touch the new reservation.
-  EXPECT_EQ(t->ack(m).code(), errc::invalid_argument);
-  EXPECT_EQ(t->release(m).code(), errc::invalid_argument);
+  EXPECT_EQ(t->ack(m).code(), condition::invalid_argument);
+  EXPECT_EQ(t->release(m).code(), condition::invalid_argument);
   ASSERT_TRUE(t->ack(m2));
   expect_empty(*t, "r");
 }
@@ -191,7 +193,7 @@ TEST(SqliteTransport, ReleaseWithDelay) {
   EXPECT_LT(Clock::now() - released, 1500ms);  // woke when due, not a poll interval late
   EXPECT_EQ(back.body, "later");
   ASSERT_TRUE(t->ack(back));
-  EXPECT_EQ(t->release(back, -1ms).code(), errc::invalid_argument);
+  EXPECT_EQ(t->release(back, -1ms).code(), condition::invalid_argument);
 }
 
 TEST(SqliteTransport, BatchPublishInOrderAndAtomic) {
@@ -285,11 +287,11 @@ TEST(SqliteTransport, CloseIsFinalAndIdempotent) {
   auto m = must_receive(*t, "c");
   ASSERT_TRUE(t->close(Clock::now() + 1s));
   ASSERT_TRUE(t->close(Clock::now() + 1s));
-  EXPECT_EQ(t->publish("c", "y").code(), errc::closed);
-  EXPECT_EQ(t->receive("c", 0ms).code(), errc::closed);
-  EXPECT_EQ(t->ack(m).code(), errc::closed);
-  EXPECT_EQ(t->release(m).code(), errc::closed);
-  EXPECT_EQ(t->stats("c").code(), errc::closed);
+  EXPECT_EQ(t->publish("c", "y").code(), transport_errc::closed);
+  EXPECT_EQ(t->receive("c", 0ms).code(), transport_errc::closed);
+  EXPECT_EQ(t->ack(m).code(), transport_errc::closed);
+  EXPECT_EQ(t->release(m).code(), transport_errc::closed);
+  EXPECT_EQ(t->stats("c").code(), transport_errc::closed);
 }
 
 TEST(SqliteTransport, SettleChecksTheInstanceAndTheHandle) {
@@ -299,15 +301,15 @@ TEST(SqliteTransport, SettleChecksTheInstanceAndTheHandle) {
   ASSERT_TRUE(a && b);
   ASSERT_TRUE(a->publish("s", "x"));
   auto m = must_receive(*a, "s");
-  EXPECT_EQ(b->ack(m).code(), errc::invalid_argument);                   // not b's message
-  EXPECT_EQ(a->ack(received_message{}).code(), errc::invalid_argument);  // no handle
+  EXPECT_EQ(b->ack(m).code(), condition::invalid_argument);                   // not b's message
+  EXPECT_EQ(a->ack(received_message{}).code(), condition::invalid_argument);  // no handle
   received_message foreign = m;
   foreign.handle = std::make_shared<int>(42);  // some other transport's handle
-  EXPECT_EQ(a->ack(foreign).code(), errc::invalid_argument);
+  EXPECT_EQ(a->ack(foreign).code(), condition::invalid_argument);
   ASSERT_TRUE(a->ack(m));
-  EXPECT_EQ(a->ack(m).code(), errc::invalid_argument);  // already settled
-  EXPECT_EQ(a->publish("", "x").code(), errc::invalid_argument);
-  EXPECT_EQ(a->receive("", 0ms).code(), errc::invalid_argument);
+  EXPECT_EQ(a->ack(m).code(), condition::invalid_argument);  // already settled
+  EXPECT_EQ(a->publish("", "x").code(), condition::invalid_argument);
+  EXPECT_EQ(a->receive("", 0ms).code(), condition::invalid_argument);
 }
 
 TEST(SqliteTransport, ReconcileAttemptsKeepsTheBodyCount) {
@@ -334,7 +336,7 @@ TEST(SqliteTransport, OpenThroughTheUrlRegistry) {
   ASSERT_TRUE((*t)->ack(m));
   auto bad = babelqueue::open_transport("sqlite://" + dir.file("u.db") + "?visibility=5s");
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.code(), errc::invalid_argument);
+  EXPECT_EQ(bad.code(), condition::invalid_argument);
 }
 
 // The App gives each worker thread its own instance: every message once, none lost.

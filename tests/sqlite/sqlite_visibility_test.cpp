@@ -9,7 +9,9 @@
 namespace {
 
 using namespace bq_sqlite_test;
+using babelqueue::condition;
 using babelqueue::errc;
+using babelqueue::transport_errc;
 using Clock = std::chrono::steady_clock;
 
 TEST(SqliteVisibility, UnackedMessageComesBackAfterTheTimeout) {
@@ -34,7 +36,7 @@ TEST(SqliteVisibility, UnackedMessageComesBackAfterTheTimeout) {
   // The late first consumer lost its reservation: its ack must not delete the message
   // that the second consumer is now working on.
   auto late = first->ack(**a);
-  EXPECT_EQ(late.code(), errc::invalid_argument);
+  EXPECT_EQ(late.code(), condition::invalid_argument);
   auto s = second->stats("v");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->in_flight, 1);
@@ -71,7 +73,7 @@ TEST(SqliteVisibility, LateReleaseDoesNotDisturbTheNewHolder) {
   ASSERT_TRUE(a && *a);
   auto b = second->receive("v", 2s);  // after first's 100 ms reservation expired
   ASSERT_TRUE(b && *b);
-  EXPECT_EQ(first->release(**a).code(), errc::invalid_argument);
+  EXPECT_EQ(first->release(**a).code(), condition::invalid_argument);
   auto none = first->receive("v", 0ms);  // still reserved by second
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);

@@ -119,7 +119,7 @@ babelqueue::cli::command_registrar bench_command{
           for (unsigned i = 0; i < count; ++i) {
             auto t = babelqueue::open_transport(url);
             if (!t) {
-              std::cerr << "cannot open broker " << url << ": " << t.error().reason() << ": "
+              std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << t.error().reason() << ": "
                         << t.error().message << "\n";
               return false;
             }

@@ -9,6 +9,7 @@
 #include "commands/runtime/broker.hpp"
 
 #include <babelqueue/runtime/app.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <iostream>
 #include <mutex>
@@ -75,7 +76,7 @@ babelqueue::cli::command_registrar consume_command{
         const std::string url = babelqueue::cli::resolve_broker(args->broker);
         auto opened = babelqueue::app::open(url, o);
         if (!opened) {
-          std::cerr << "cannot open broker " << url << ": " << opened.error().reason() << ": "
+          std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << opened.error().reason() << ": "
                     << opened.error().message << "\n";
           status = 2;
           return;

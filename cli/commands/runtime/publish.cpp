@@ -4,6 +4,7 @@
 #include "commands/runtime/broker.hpp"
 
 #include <babelqueue/runtime/app.hpp>
+#include <babelqueue/runtime/url.hpp>
 #include <babelqueue/codec.hpp>
 
 #include <iostream>
@@ -53,7 +54,7 @@ babelqueue::cli::command_registrar publish_command{
         app_opts.queue = args->queue;
         auto app = babelqueue::app::open(url, app_opts);
         if (!app) {
-          std::cerr << "cannot open broker " << url << ": " << app.error().reason() << ": "
+          std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << app.error().reason() << ": "
                     << app.error().message << "\n";
           status = 2;
           return;

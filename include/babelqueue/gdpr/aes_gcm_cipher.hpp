@@ -42,7 +42,7 @@ class aes_gcm_cipher final : public cipher {
  public:
   /// `key` holds raw key bytes (not hex, not base64): 16, 24 or 32 of them, else
   /// errc::invalid_key ("AES key must be 16, 24 or 32 bytes (got N)").
-  static outcome<aes_gcm_cipher> create(std::string_view key,
+  static result<aes_gcm_cipher> create(std::string_view key,
                                         frame_layout layout = frame_layout::standard);
 
   aes_gcm_cipher(const aes_gcm_cipher& other) = default;
@@ -52,11 +52,11 @@ class aes_gcm_cipher final : public cipher {
   ~aes_gcm_cipher() override;
 
   /// errc::encrypt_failed only if OpenSSL or the system RNG fails.
-  outcome<std::string> encrypt(std::string_view plaintext) const override;
+  result<std::string> encrypt(std::string_view plaintext) const override;
   /// errc::malformed_ciphertext for text that is not strict standard padded base64 or that
   /// decodes to fewer than 28 bytes; errc::decrypt_failed when the tag does not verify
   /// (wrong key, tampered value, or a value in the other frame layout).
-  outcome<std::string> decrypt(std::string_view ciphertext) const override;
+  result<std::string> decrypt(std::string_view ciphertext) const override;
 
   frame_layout layout() const noexcept { return layout_; }
   std::size_t key_size() const noexcept { return key_.size(); }
@@ -72,7 +72,7 @@ std::string base64_encode(std::string_view bytes);
 /// Strict inverse of base64_encode: standard alphabet, length a multiple of 4, padding only
 /// at the end, no white space (as Go's StdEncoding; non-zero unused bits are tolerated, as
 /// Go and Python do). errc::malformed_ciphertext otherwise.
-outcome<std::string> base64_decode(std::string_view text);
+result<std::string> base64_decode(std::string_view text);
 
 }  // namespace gdpr
 }  // namespace v1

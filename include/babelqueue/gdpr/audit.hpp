@@ -29,7 +29,7 @@ inline constexpr std::string_view default_pii_pattern =
 /// rejected with errc::invalid_argument. Empty = default_pii_pattern.
 class name_pattern {
  public:
-  static outcome<name_pattern> compile(std::string_view pattern);
+  static result<name_pattern> compile(std::string_view pattern);
   /// True when the pattern matches anywhere in `name`.
   bool matches(std::string_view name) const;
 

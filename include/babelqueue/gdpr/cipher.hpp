@@ -28,9 +28,9 @@ class cipher {
   /// Encrypts `plaintext` (arbitrary bytes) into a string that is valid inside JSON (valid
   /// UTF-8; base64 in the reference cipher). The same input may give a different output on
   /// every call (random nonce).
-  virtual outcome<std::string> encrypt(std::string_view plaintext) const = 0;
+  virtual result<std::string> encrypt(std::string_view plaintext) const = 0;
   /// The exact inverse of encrypt(): the original bytes, or a decrypt error code.
-  virtual outcome<std::string> decrypt(std::string_view ciphertext) const = 0;
+  virtual result<std::string> decrypt(std::string_view ciphertext) const = 0;
 };
 
 /// Adapts two callables to the seam, for binding a KMS client without a subclass. A callable
@@ -39,14 +39,14 @@ class cipher {
 /// @note Thread-safety: as thread-safe as the callables it holds.
 class function_cipher final : public cipher {
  public:
-  using encrypt_fn = std::function<outcome<std::string>(std::string_view)>;
-  using decrypt_fn = std::function<outcome<std::string>(std::string_view)>;
+  using encrypt_fn = std::function<result<std::string>(std::string_view)>;
+  using decrypt_fn = std::function<result<std::string>(std::string_view)>;
 
   function_cipher(encrypt_fn encrypt, decrypt_fn decrypt)
       : encrypt_(std::move(encrypt)), decrypt_(std::move(decrypt)) {}
 
-  outcome<std::string> encrypt(std::string_view plaintext) const override;
-  outcome<std::string> decrypt(std::string_view ciphertext) const override;
+  result<std::string> encrypt(std::string_view plaintext) const override;
+  result<std::string> decrypt(std::string_view ciphertext) const override;
 
  private:
   encrypt_fn encrypt_;

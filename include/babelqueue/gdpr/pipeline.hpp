@@ -13,7 +13,7 @@
 ///
 /// A URN without a registered schema passes through untouched (both steps are opt-in).
 /// Protect plans are compiled once per (URN, schema) and cached; a schema whose marks cannot
-/// be honoured (gdpr::field_plan::build) fails every message of that URN with gdpr::error
+/// be honoured (gdpr::field_plan::build) fails every message of that URN with babelqueue::error (gdpr::errc::invalid_schema)
 /// rather than publishing a field in clear.
 ///
 /// @note Thread-safety: a pipeline is safe to share between threads (the plan cache is
@@ -44,24 +44,26 @@ using cleartext_handler = std::function<void(message& msg, const json& data)>;
 
 class pipeline {
  public:
-  /// Both must be non-null (@throws gdpr::error, errc::invalid_argument).
+  /// Both must be non-null (@throws babelqueue::error, gdpr::errc::invalid_argument).
   pipeline(std::shared_ptr<const schema::provider> schemas, std::shared_ptr<const cipher> c);
 
   /// Producer step: validates `data` (cleartext) against `urn`'s schema, then returns a copy
   /// with the marked fields protected — ready for make()/encode()/publish.
   /// @throws schema::invalid_payload_error when the data does not match;
   /// @throws babelqueue::error when the schema cannot be loaded;
-  /// @throws gdpr::error for unhonourable marks or a cipher failure.
+  /// @throws babelqueue::error with a gdpr::errc code for unhonourable marks or a cipher failure.
   json seal(std::string_view urn, const json& data) const;
 
   /// Consumer step: returns a copy of `data` with the marked fields restored, then validated.
-  /// @throws gdpr::decrypt_error (wrong key, tampered value) — let it fail the handler so the
+  /// @throws babelqueue::error with a decrypt code (gdpr::is_decrypt_error: wrong key, tampered
+  /// value) — let it fail the handler so the
   /// runtime retries and then dead-letters; otherwise as seal().
   json open(std::string_view urn, const json& data) const;
 
   /// validate → protect → encode → publish. Errors are returned, never thrown:
   /// errc::invalid_data (violations, message lists them), the provider's code when the
-  /// schema cannot be loaded, errc::invalid_argument for a gdpr failure, or app::publish's.
+  /// schema cannot be loaded, the gdpr::errc code (and data path) of a gdpr failure, or
+  /// app::publish's.
   result<std::string> publish(app& a, std::string_view urn, const json& data,
                               const publish_options& options = {}) const;
   /// As above for a downstream message that continues `inbound`'s trace.

@@ -32,14 +32,14 @@ namespace gdpr {
 
 /// errc::invalid_argument when `data` is not an object (null is a no-op);
 /// errc::encrypt_failed when the cipher fails or a leaf cannot be written as JSON.
-outcome<void> protect(json& data, const field_plan& plan, const cipher& c);
+result<void> protect(json& data, const field_plan& plan, const cipher& c);
 /// errc::malformed_ciphertext / decrypt_failed / not_json (decrypt codes) per field.
-outcome<void> unprotect(json& data, const field_plan& plan, const cipher& c);
+result<void> unprotect(json& data, const field_plan& plan, const cipher& c);
 
 /// Convenience forms that build the plan from `schema` on every call (errc::invalid_schema).
 /// Build a field_plan once per URN instead on a hot path.
-outcome<void> protect(json& data, const json& schema, const cipher& c);
-outcome<void> unprotect(json& data, const json& schema, const cipher& c);
+result<void> protect(json& data, const json& schema, const cipher& c);
+result<void> unprotect(json& data, const json& schema, const cipher& c);
 
 }  // namespace gdpr
 }  // namespace v1

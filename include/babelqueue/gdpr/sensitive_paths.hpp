@@ -69,7 +69,7 @@ class field_plan {
   /// A marked container with marked descendants is accepted: the container is protected as
   /// one value and the descendants' marks are subsumed (so unprotect round-trips, unlike
   /// the peers). Nested arrays (`a[][]`) are followed to any depth.
-  static outcome<field_plan> build(const json& schema);
+  static result<field_plan> build(const json& schema);
 
   /// The outermost marked fields, in path order; no field is inside another.
   const std::vector<field>& fields() const noexcept { return fields_; }

@@ -64,9 +64,22 @@ struct broker_url {
   /// `sqlite://b.db` → `b.db`, `sqlite://dir/b.db` → `dir/b.db`, `memory://x` → `x`.
   std::string location() const { return host + path; }
 
-  /// The URL re-assembled with the password replaced by `***` (for logs).
+  /// The URL re-assembled with the password and secret query values replaced by `***`
+  /// (for logs and errors). See redact_url().
   std::string redacted() const;
 };
+
+/// The one redaction of the SDK: `url` with the password of `user:password@` and the value
+/// of every secret query option (is_secret_option()) replaced by `***`, and any `#fragment`
+/// dropped. Works on any text, parseable or not (`redis://user:***@host:6379/0`). Every
+/// transport and the CLI print broker URLs only through this (or broker_url::redacted()), so
+/// no error, log record, metric label or span attribute carries a password, token or key.
+std::string redact_url(std::string_view url);
+
+/// True for a query option whose value is a secret: names containing `pass`, `secret`,
+/// `token`, `sas`, `signature`, `credential`, `auth`, `private`, `apikey`, or `key` / `*_key`.
+/// Names ending in `_file` / `_path` (where a secret is kept, e.g. `tls_key_file`) are not.
+bool is_secret_option(std::string_view key);
 
 /// Typed reader over a URL's query string. Each get() consumes its key; finish() fails when
 /// keys remain (unknown options). Values:

@@ -21,6 +21,7 @@
 /// @note Thread-safety: a document is immutable after construction; validate() may be called
 /// concurrently from any number of threads.
 
+#include <babelqueue/schema/error.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 

@@ -16,6 +16,7 @@
 ///
 /// @note Thread-safety: free functions; safe to call concurrently with a thread-safe provider.
 
+#include <babelqueue/schema/error.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/error.hpp>
 #include <babelqueue/json.hpp>
