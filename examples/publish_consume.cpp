@@ -3,8 +3,8 @@
 // and a worker thread stopped gracefully.
 //
 // Build: cmake -S . -B build && cmake --build build --target example_publish_consume
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
+#include <babelqueue/runtime/app.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -20,7 +20,11 @@ int main() {
   options.queue = "orders";
   options.dead_letter = true;  // terminal failures go to orders.dlq instead of being dropped
   options.poll_timeout = std::chrono::milliseconds(100);
-  options.logger = babelqueue::stderr_sink(babelqueue::log_level::info);
+  // Observers see every step (observer.hpp): here log lines on stderr and counters.
+  options.observers.push_back(
+      std::make_shared<babelqueue::stderr_logger>(babelqueue::log_level::info));
+  auto metrics = std::make_shared<babelqueue::atomic_metrics>();
+  options.observers.push_back(metrics);
   babelqueue::app app("memory://example", options);
 
   std::atomic<int> shipped{0};
@@ -58,6 +62,8 @@ int main() {
   worker.join();
 
   const auto dead = babelqueue::memory::depth("example", "orders.dlq");
-  std::cout << "shipped " << shipped.load() << ", dead-lettered " << dead << "\n";
+  const auto counts = metrics->snapshot();
+  std::cout << "shipped " << shipped.load() << ", dead-lettered " << dead << " (consumed "
+            << counts.consumed << ", retried " << counts.retried << ")\n";
   return shipped.load() == 3 && dead == 1 ? 0 : 1;
 }

@@ -37,12 +37,16 @@ transport_source url_source(std::string_view url) {
 app::app(std::string_view url, app_options options) : app(url_source(url), std::move(options)) {}
 
 app::app(transport_source source, app_options options)
-    : options_(std::move(options)), source_(std::move(source)) {
+    : options_(std::move(options)),
+      observer_hub_(std::make_unique<const detail::observer_hub>(options_.observers)),
+      observers_(*observer_hub_),
+      source_(std::move(source)) {
   validate(options_).value();
   if (!source_) throw error(error_info{runtime_errc::invalid_argument, "no transport source"});
   auto t = source_();
   if (!t) throw error(t.error());
   publisher_ = std::move(*t);
+  publisher_headers_ = publisher_->capabilities().headers;
 }
 
 result<std::unique_ptr<app>> app::open(std::string_view url, app_options options) {
@@ -88,15 +92,6 @@ std::string app::dead_letter_queue_for(std::string_view consumed_queue) const {
   return std::string(consumed_queue) + options_.dead_letter_suffix;
 }
 
-void app::log(log_level level, std::string_view text) const noexcept {
-  if (!options_.logger) return;
-  try {
-    options_.logger(level, text);
-  } catch (...) {
-    // A sink must not throw; if it does, the message is lost, the runtime goes on.
-  }
-}
-
 result<std::string> app::publish(std::string_view urn, const json& data,
                                  const publish_options& options) {
   make_options mo;
@@ -114,25 +109,23 @@ result<std::string> app::publish(const envelope& env, const publish_options& opt
   if (queue.empty()) queue = env.queue().empty() ? options_.queue : std::string(env.queue());
   auto body = encode(env);
   if (!body) return fail(body.error());
-  {
-    std::lock_guard lock(publisher_mutex_);
-    if (!publisher_) {
-      auto t = source_();
-      if (!t) return fail(t.error());
-      publisher_ = std::move(*t);
-    }
-    auto r = publisher_->publish(queue, *body, options.hdrs);
-    if (!r) {
-      if (r.code() == transport_errc::closed) publisher_.reset();  // reopen on the next publish
-      return fail(r.error());
-    }
-  }
-  if (auto* m = options_.metrics_sink.get()) {
-    try {
-      m->on_published(queue);
-    } catch (...) {
-    }
-  }
+  // The span hooks run outside the publisher lock (publishing threads do not wait on
+  // each other's observers).
+  auto r = detail::observed_publish(
+      observers_, publish_kind::app, queue, &env, *body, options.hdrs, publisher_headers_,
+      nullptr, [&](const headers& sent) -> result<void> {
+        std::lock_guard lock(publisher_mutex_);
+        if (!publisher_) {
+          auto t = source_();
+          if (!t) return fail(t.error());
+          publisher_ = std::move(*t);
+        }
+        auto sent_r = publisher_->publish(queue, *body, sent);
+        if (!sent_r && sent_r.code() == transport_errc::closed) publisher_.reset();  // reopen next time
+        return sent_r;
+      });
+  if (!r) return fail(r.error());
+  if (!observers_.empty()) observers_.each([&](observer& o) { o.on_published(queue); });
   return std::string(env.id());
 }
 
@@ -179,8 +172,10 @@ result<void> app::consume(std::vector<std::string> queues) {
       worker_queue.push_back(q);
     }
   }
-  log(log_level::info, "consuming " + std::to_string(queues.size()) + " queue(s) with " +
-                           std::to_string(options_.workers) + " worker(s) each");
+  observers_.log(log_level::info, {}, [&] {
+    return "consuming " + std::to_string(queues.size()) + " queue(s) with " +
+           std::to_string(options_.workers) + " worker(s) each";
+  });
 
   auto loop = [this](worker& w, const std::string& queue) {
     using namespace std::chrono_literals;
@@ -191,14 +186,17 @@ result<void> app::consume(std::vector<std::string> queues) {
         backoff = 50ms;
         continue;
       }
-      log(log_level::error, "receive from '" + queue + "' failed (" +
-                                std::string(got.error().reason()) + ": " + got.error().message +
-                                "); retrying in " + std::to_string(backoff.count()) + " ms");
+      observers_.log(log_level::error, detail::log_context::of_queue(queue, &got.error()), [&] {
+        return "receive failed (" + std::string(got.error().reason()) + ": " +
+               got.error().message + "); retrying in " + std::to_string(backoff.count()) + " ms";
+      });
       if (!wait_unless_stopped(backoff)) break;
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, 5000ms);
       if (got.code() == transport_errc::closed) {
         if (auto r = w.reopen(); !r) {
-          log(log_level::error, "reopening the transport failed: " + r.error().message);
+          observers_.log(log_level::error, detail::log_context::of_queue(queue, &r.error()), [&] {
+            return "reopening the transport failed: " + r.error().message;
+          });
         }
       }
     }
@@ -218,7 +216,7 @@ result<void> app::consume(std::vector<std::string> queues) {
   }
   for (auto& t : threads) t.join();
   for (auto& w : workers) w->close();
-  log(log_level::info, "consume stopped");
+  observers_.log(log_level::info, {}, [] { return std::string("consume stopped"); });
   return {};
 }
 

@@ -1,4 +1,7 @@
-// The per-message algorithm of decision D5 / wire-core §5.6 (see app.hpp for the rules).
+// The per-message algorithm of decision D5 / wire-core §5.6 (see app.hpp for the rules),
+// reported through the observer seam (observer.hpp): one process span per delivery, a
+// publish span per retry / dead-letter / message::publish, metrics events, log records
+// formatted only when an observer wants their level.
 #include "runtime/worker.hpp"
 
 #include "runtime/failure_cause.hpp"
@@ -24,7 +27,51 @@ std::int64_t saturating_increment(std::int64_t n) {
   return n == std::numeric_limits<std::int64_t>::max() ? n : n + 1;
 }
 
+std::string in_quotes(std::string_view queue) { return "'" + std::string(queue) + "'"; }
+
 }  // namespace
+
+// --- job -----------------------------------------------------------------------------------
+
+detail::log_context app::worker::job::context() const noexcept {
+  detail::log_context c;
+  c.queue = delivery.queue;
+  if (env != nullptr) {
+    c.urn = env->urn();
+    c.id = env->id();
+    c.trace_id = env->trace_id();
+    c.attempts = attempts;
+  }
+  return c;
+}
+
+void app::worker::job::set_error(error_info e, std::string exception_type) {
+  if (!observed) return;
+  error = std::move(e);
+  exception = std::move(exception_type);
+  result.error = &error;
+  result.exception_type = exception;
+}
+
+void app::worker::job::set_settle_error(const error_info& e) {
+  if (!observed) return;
+  settle_error = e;
+  result.settle_error = &settle_error;
+}
+
+void app::worker::job::set_dead_letter_queue(std::string_view q) {
+  if (!observed) return;
+  dead_letter_queue = q;
+  result.dead_letter_queue = dead_letter_queue;
+}
+
+process_result app::worker::job::final_result() const noexcept {
+  process_result r = result;
+  if (unsettled) r.outcome = process_outcome::unsettled;
+  return r;
+}
+
+// --- receive and dispatch ------------------------------------------------------------------
 
 result<bool> app::worker::poll_once(std::string_view queue) {
   auto got = transport_->receive(queue, app_.options_.poll_timeout);
@@ -32,7 +79,7 @@ result<bool> app::worker::poll_once(std::string_view queue) {
   if (!*got) return false;
   if (drain_guard_ && !released_.empty() &&
       released_.count(std::hash<std::string>{}((*got)->body)) != 0) {
-    release(**got, {});  // seen in this drain already: leave it for a consumer that knows it
+    release_unseen(**got);  // seen in this drain already: leave it for a consumer that knows it
     return false;
   }
   dispatch(**got);
@@ -40,76 +87,103 @@ result<bool> app::worker::poll_once(std::string_view queue) {
 }
 
 void app::worker::dispatch(const received_message& delivery) noexcept {
+  const detail::observer_hub& hub = app_.observers_;
+  notify([&](observer& o) { o.on_consumed(delivery.queue); });
+  // Only allocation failures can throw below (handlers are caught in run()); the delivery
+  // is then left unsettled: the broker returns it (at-least-once) and the loop goes on.
+  std::optional<job> j;
+  std::optional<envelope> env;
+  std::optional<process_info> info;
+  error_info rejection;
+  detail::span_states states(hub.size());
   try {
-    dispatch_impl(delivery);
+    j.emplace(delivery, !hub.empty());
+    // 1. The accept gate (D3), before any routing.
+    decode_options gate;
+    gate.max_bytes = app_.options_.max_body_bytes;
+    if (hub.wants(log_level::warn)) {
+      gate.on_warning = [&](std::string_view w) {
+        hub.log(log_level::warn, detail::log_context::of_queue(delivery.queue),
+                [&] { return std::string(w); });
+      };
+    }
+    auto decoded = decode(std::string_view(delivery.body), gate);
+    if (decoded) {
+      env.emplace(std::move(*decoded));
+      // 2. Reconcile with the broker's native delivery counter (pure, per binding).
+      j->attempts = transport_->reconcile_attempts(env->attempts(), delivery);
+      if (j->attempts != env->attempts()) env->set_attempts(j->attempts);
+      j->env = &*env;
+    } else {
+      rejection = std::move(decoded).error();
+    }
+    if (!hub.empty()) {
+      info.emplace(process_info{delivery.queue, delivery, j->env,
+                                j->env == nullptr ? &rejection : nullptr, j->attempts});
+      hub.process_start(*info, states);
+    }
+    if (env) {
+      run(*j, *env);
+    } else {
+      poison(*j, rejection);
+    }
   } catch (...) {
-    // Only allocation failures can get here (handlers are caught in dispatch_impl). Leave
-    // the delivery unsettled: the broker returns it (at-least-once), the loop goes on.
-    app_.log(log_level::error, "internal error while dispatching a message from '" +
-                                   delivery.queue + "': " + detail::current_failure_cause().error);
+    if (j) j->unsettled = true;
+    hub.log(log_level::error, detail::log_context::of_queue(delivery.queue), [&] {
+      return "internal error while dispatching a message: " +
+             detail::current_failure_cause().error;
+    });
   }
+  if (info) hub.process_end(*info, j->final_result(), states);  // info implies j
 }
 
-void app::worker::dispatch_impl(const received_message& delivery) {
-  notify([&](metrics& m) { m.on_consumed(delivery.queue); });
-
-  // 1. The accept gate (D3), before any routing.
-  decode_options gate;
-  gate.max_bytes = app_.options_.max_body_bytes;
-  gate.on_warning = [&](std::string_view w) {
-    app_.log(log_level::warn, "queue '" + delivery.queue + "': " + std::string(w));
-  };
-  auto decoded = decode(std::string_view(delivery.body), gate);
-  if (!decoded) {
-    poison(delivery, decoded.error());
-    return;
-  }
-  envelope env = std::move(*decoded);
-
-  // 2. Reconcile with the broker's native delivery counter (pure, per binding).
-  const auto attempts = transport_->reconcile_attempts(env.attempts(), delivery);
-  if (attempts != env.attempts()) env.set_attempts(attempts);
-
+void app::worker::run(job& j, envelope& env) {
   // 3. Route.
   auto fn = app_.find_handler(env.urn());
   if (!fn) {
-    unknown_urn(delivery, env);
+    unknown_urn(j, env);
     return;
   }
   std::optional<detail::failure_cause> failure;
   const auto started = std::chrono::steady_clock::now();
   {
-    message msg(delivery, env, this);
+    message msg(j.delivery, env, this);
     try {
       (*fn)(msg);
     } catch (...) {
       failure = detail::current_failure_cause();
     }
   }
-  const auto latency = std::chrono::steady_clock::now() - started;
-  notify([&](metrics& m) {
-    m.on_handled(env.urn(), std::chrono::duration_cast<std::chrono::nanoseconds>(latency),
-                 !failure);
-  });
+  const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - started);
+  j.result.handler_latency = latency;
+  notify([&](observer& o) { o.on_handled(env.urn(), latency, !failure); });
   if (!failure) {
-    ack(delivery);
-    notify([&](metrics& m) { m.on_acked(delivery.queue); });
+    j.result.outcome = process_outcome::acked;
+    if (ack(j)) notify([&](observer& o) { o.on_acked(j.delivery.queue); });
     return;
   }
   // 4. Failure path.
-  failed(
-      delivery, env,
-      cause{dead_letter_reason::failed, std::move(failure->error), std::move(failure->exception)});
+  j.set_error(error_info{runtime_errc::handler_failed, failure->error}, failure->exception);
+  failed(j, env,
+         cause{dead_letter_reason::failed, std::move(failure->error),
+               std::move(failure->exception)});
 }
 
-void app::worker::poison(const received_message& delivery, const error_info& why) {
-  notify([&](metrics& m) { m.on_rejected(delivery.queue, static_cast<errc>(why.code.value())); });
-  const std::string what = std::string(why.reason()) + ": " + why.message;
+void app::worker::poison(job& j, const error_info& why) {
+  const auto& delivery = j.delivery;
+  j.set_error(why);
+  j.result.outcome = process_outcome::rejected;
+  j.result.reason = dead_letter_reason::poison;
+  notify([&](observer& o) { o.on_rejected(delivery.queue, why); });
+  auto ctx = j.context();
+  ctx.error = &why;
+  const auto what = [&why] { return std::string(why.reason()) + ": " + why.message; };
   if (!app_.options_.dead_letter) {
-    app_.log(log_level::warn, "dropping a rejected message from '" + delivery.queue +
-                                  "' (dead-lettering is off): " + what);
-    ack(delivery);
-    notify([&](metrics& m) { m.on_dropped(delivery.queue); });
+    app_.observers_.log(log_level::warn, ctx, [&] {
+      return "dropping a rejected message (dead-lettering is off): " + what();
+    });
+    if (ack(j)) notify([&](observer& o) { o.on_dropped(delivery.queue); });
     return;
   }
   const std::string dlq = app_.dead_letter_queue_for(delivery.queue);
@@ -119,156 +193,236 @@ void app::worker::poison(const received_message& delivery, const error_info& why
     hdrs[std::string(poison_error_header)] = std::string(why.reason());
   }
   // The ORIGINAL bytes, unchanged: a message we cannot understand is never rewritten (D5).
-  if (forward_then_ack(delivery, dlq, delivery.body, hdrs, "dead-letter a rejected message")) {
-    app_.log(log_level::warn, "dead-lettered a rejected message from '" + delivery.queue +
-                                  "' to '" + dlq + "' unchanged: " + what);
-    notify([&](metrics& m) { m.on_dead_lettered(dlq, dead_letter_reason::poison); });
+  if (forward_then_ack(j, publish_kind::dead_letter, nullptr, dlq, delivery.body, hdrs,
+                       "dead-letter a rejected message")) {
+    j.set_dead_letter_queue(dlq);
+    app_.observers_.log(log_level::warn, ctx, [&] {
+      return "dead-lettered a rejected message to " + in_quotes(dlq) + " unchanged: " + what();
+    });
+    notify([&](observer& o) { o.on_dead_lettered(dlq, dead_letter_reason::poison); });
   }
 }
 
-void app::worker::unknown_urn(const received_message& delivery, envelope& env) {
-  switch (app_.options_.on_unknown_urn) {
-    case unknown_urn_strategy::fail:
-      failed(delivery, env,
-             cause{dead_letter_reason::unknown_urn,
-                   "no handler is mapped for the message URN: \"" + std::string(env.urn()) + "\"",
-                   std::string("babelqueue::unknown_urn")});
+void app::worker::unknown_urn(job& j, envelope& env) {
+  const auto strategy = app_.options_.on_unknown_urn;
+  j.result.unknown_urn = strategy;
+  const auto& hub = app_.observers_;
+  switch (strategy) {
+    case unknown_urn_strategy::fail: {
+      std::string why =
+          "no handler is mapped for the message URN: \"" + std::string(env.urn()) + "\"";
+      std::string type = "babelqueue::unknown_urn";
+      j.set_error(error_info{runtime_errc::handler_failed, why}, type);
+      failed(j, env, cause{dead_letter_reason::unknown_urn, std::move(why), std::move(type)});
       return;
+    }
     case unknown_urn_strategy::del:
-      app_.log(log_level::info, "deleting " + describe(delivery, &env) + ": no handler");
-      ack(delivery);
-      notify([&](metrics& m) { m.on_dropped(delivery.queue); });
+      hub.log(log_level::info, j.context(), [] { return std::string("deleting: no handler"); });
+      j.result.outcome = process_outcome::dropped;
+      if (ack(j)) notify([&](observer& o) { o.on_dropped(j.delivery.queue); });
       return;
     case unknown_urn_strategy::release:
-      app_.log(log_level::debug, "releasing " + describe(delivery, &env) +
-                                     " unchanged: no handler (strategy release)");
-      if (drain_guard_) released_.insert(std::hash<std::string>{}(delivery.body));
-      release(delivery, app_.options_.unknown_urn_release_delay);
+      hub.log(log_level::debug, j.context(), [] {
+        return std::string("releasing unchanged: no handler (strategy release)");
+      });
+      if (drain_guard_) released_.insert(std::hash<std::string>{}(j.delivery.body));
+      j.result.outcome = process_outcome::released;
+      release(j, app_.options_.unknown_urn_release_delay);
       return;
     case unknown_urn_strategy::dead_letter:
       if (!app_.options_.dead_letter) {
-        app_.log(log_level::info, "deleting " + describe(delivery, &env) +
-                                      ": no handler (strategy dead_letter, dead-lettering off)");
-        ack(delivery);
-        notify([&](metrics& m) { m.on_dropped(delivery.queue); });
+        hub.log(log_level::info, j.context(), [] {
+          return std::string("deleting: no handler (strategy dead_letter, dead-lettering off)");
+        });
+        j.result.outcome = process_outcome::dropped;
+        if (ack(j)) notify([&](observer& o) { o.on_dropped(j.delivery.queue); });
         return;
       }
       // Current attempts, null cause (Go/Python, wire-core §4.2).
-      dead_letter_or_drop(delivery, env, cause{dead_letter_reason::unknown_urn, {}, {}},
-                          env.attempts());
+      dead_letter_or_drop(j, env, cause{dead_letter_reason::unknown_urn, {}, {}}, env.attempts());
       return;
   }
 }
 
-void app::worker::failed(const received_message& delivery, envelope& env, const cause& c) {
-  const std::int64_t next = saturating_increment(env.attempts());
-  env.set_attempts(next);
+void app::worker::failed(job& j, envelope& env, const cause& c) {
+  const std::int64_t delivered = env.attempts();
+  const std::int64_t next = saturating_increment(delivered);
+  j.result.next_attempts = next;
   if (next >= app_.options_.max_attempts) {
-    dead_letter_or_drop(delivery, env, c, next);
+    env.set_attempts(next);
+    dead_letter_or_drop(j, env, c, next);
+    env.set_attempts(delivered);  // the process span's envelope stays the one delivered
     return;
   }
   // Retry: the same envelope with attempts + 1, nothing else changed (D4), back onto the
   // queue it came from; then ack the original.
+  env.set_attempts(next);
   auto body = encode(env);
+  const auto& hub = app_.observers_;
   if (!body) {
-    app_.log(log_level::error, "cannot re-encode " + describe(delivery, &env) + " for a retry: " +
-                                   body.error().message + "; releasing it unchanged");
-    release(delivery, {});
+    env.set_attempts(delivered);
+    auto ctx = j.context();
+    ctx.error = &body.error();
+    hub.log(log_level::error, ctx, [&] {
+      return "cannot re-encode for a retry: " + body.error().message + "; releasing it unchanged";
+    });
+    j.result.outcome = process_outcome::released;
+    j.set_settle_error(body.error());
+    release(j, {});
     return;
   }
-  if (forward_then_ack(delivery, delivery.queue, *body, forwarded_headers(delivery), "retry")) {
-    app_.log(log_level::info,
-             "retrying " + describe(delivery, &env) + " (attempt " + std::to_string(next) + " of " +
-                 std::to_string(app_.options_.max_attempts) + "): " + c.error.value_or(""));
-    notify([&](metrics& m) { m.on_retried(delivery.queue); });
+  const bool sent = forward_then_ack(j, publish_kind::retry, &env, j.delivery.queue, *body,
+                                     forwarded_headers(j.delivery), "retry");
+  env.set_attempts(delivered);
+  if (sent) {
+    j.result.outcome = process_outcome::retried;
+    auto ctx = j.context();
+    ctx.error = j.result.error;
+    hub.log(log_level::info, ctx, [&] {
+      return "retrying (attempt " + std::to_string(next) + " of " +
+             std::to_string(app_.options_.max_attempts) + "): " + c.error.value_or("");
+    });
+    notify([&](observer& o) { o.on_retried(j.delivery.queue); });
   }
 }
 
-void app::worker::dead_letter_or_drop(const received_message& delivery, envelope& env,
-                                      const cause& c, std::int64_t attempts) {
-  const auto reason_text = std::string(to_string(c.reason));
+void app::worker::dead_letter_or_drop(job& j, envelope& env, const cause& c,
+                                      std::int64_t attempts) {
+  const auto& hub = app_.observers_;
+  j.result.reason = c.reason;
+  j.result.next_attempts = attempts;
+  auto ctx = j.context();
+  ctx.error = j.result.error;
   if (!app_.options_.dead_letter) {
-    app_.log(log_level::warn, "dropping " + describe(delivery, &env) + " after " +
-                                  std::to_string(attempts) + " attempt(s) (" + reason_text +
-                                  ", dead-lettering is off): " + c.error.value_or(""));
-    ack(delivery);
-    notify([&](metrics& m) { m.on_dropped(delivery.queue); });
+    hub.log(log_level::warn, ctx, [&] {
+      return "dropping after " + std::to_string(attempts) + " attempt(s) (" +
+             std::string(to_string(c.reason)) + ", dead-lettering is off): " +
+             c.error.value_or("");
+    });
+    j.result.outcome = process_outcome::dropped;
+    if (ack(j)) notify([&](observer& o) { o.on_dropped(j.delivery.queue); });
     return;
   }
-  const std::string dlq = app_.dead_letter_queue_for(delivery.queue);
+  const std::string dlq = app_.dead_letter_queue_for(j.delivery.queue);
   const std::string_view original_queue =
-      env.queue().empty() ? std::string_view(delivery.queue) : env.queue();
+      env.queue().empty() ? std::string_view(j.delivery.queue) : env.queue();
   std::optional<std::string_view> err, exc;
   if (c.error) err = *c.error;
   if (c.exception) exc = *c.exception;
   const envelope annotated = annotate(env, c.reason, original_queue, attempts, err, exc);
   auto body = encode(annotated);
   if (!body) {
-    app_.log(log_level::error, "cannot encode the dead-letter copy of " + describe(delivery, &env) +
-                                   ": " + body.error().message + "; releasing it unchanged");
-    release(delivery, {});
+    ctx.error = &body.error();
+    hub.log(log_level::error, ctx, [&] {
+      return "cannot encode the dead-letter copy: " + body.error().message +
+             "; releasing it unchanged";
+    });
+    j.result.outcome = process_outcome::released;
+    j.set_settle_error(body.error());
+    release(j, {});
     return;
   }
-  if (forward_then_ack(delivery, dlq, *body, forwarded_headers(delivery), "dead-letter")) {
-    app_.log(log_level::warn, "dead-lettered " + describe(delivery, &env) + " to '" + dlq + "' (" +
-                                  reason_text + ", attempts " + std::to_string(attempts) +
-                                  "): " + c.error.value_or(""));
-    notify([&](metrics& m) { m.on_dead_lettered(dlq, c.reason); });
+  if (forward_then_ack(j, publish_kind::dead_letter, &annotated, dlq, *body,
+                       forwarded_headers(j.delivery), "dead-letter")) {
+    j.result.outcome = process_outcome::dead_lettered;
+    j.set_dead_letter_queue(dlq);
+    hub.log(log_level::warn, ctx, [&] {
+      return "dead-lettered to " + in_quotes(dlq) + " (" + std::string(to_string(c.reason)) +
+             ", attempts " + std::to_string(attempts) + "): " + c.error.value_or("");
+    });
+    notify([&](observer& o) { o.on_dead_lettered(dlq, c.reason); });
   }
 }
 
-bool app::worker::forward_then_ack(const received_message& delivery, std::string_view queue,
-                                   std::string_view body, const headers& hdrs,
-                                   std::string_view what) {
-  auto r = transport_->publish(queue, body, hdrs);
-  if (!r && !is_transient(r.code()) && !hdrs.empty()) {
-    // A permanent refusal may come from the out-of-band headers (e.g. a body a frame cannot
-    // carry): the body is what must not be lost, so try once without them.
-    app_.log(log_level::warn, std::string(what) + " to '" + std::string(queue) + "' refused (" +
-                                  std::string(r.error().reason()) + "); retrying without headers");
-    r = transport_->publish(queue, body, {});
-  }
+// --- settling --------------------------------------------------------------------------------
+
+bool app::worker::forward_then_ack(job& j, publish_kind kind, const envelope* env,
+                                   std::string_view queue, std::string_view body,
+                                   const headers& hdrs, std::string_view what) {
+  const auto& hub = app_.observers_;
+  auto r = detail::observed_publish(
+      hub, kind, queue, env, body, hdrs, transport_->capabilities().headers, &j.delivery,
+      [&](const headers& sent) {
+        auto first = transport_->publish(queue, body, sent);
+        if (!first && !is_transient(first.code()) && !sent.empty()) {
+          // A permanent refusal may come from the out-of-band headers (e.g. a body a frame
+          // cannot carry): the body is what must not be lost, so try once without them.
+          auto ctx = j.context();
+          ctx.error = &first.error();
+          hub.log(log_level::warn, ctx, [&] {
+            return std::string(what) + " to " + in_quotes(queue) + " refused (" +
+                   std::string(first.error().reason()) + "); retrying without headers";
+          });
+          return transport_->publish(queue, body, {});
+        }
+        return first;
+      });
   if (!r) {
-    app_.log(log_level::error, std::string(what) + " to '" + std::string(queue) + "' failed (" +
-                                   std::string(r.error().reason()) + ": " + r.error().message +
-                                   "); putting the message back on '" + delivery.queue +
-                                   "' unchanged");
+    auto ctx = j.context();
+    ctx.error = &r.error();
+    hub.log(log_level::error, ctx, [&] {
+      return std::string(what) + " to " + in_quotes(queue) + " failed (" +
+             std::string(r.error().reason()) + ": " + r.error().message +
+             "); putting the message back unchanged";
+    });
     if (!is_transient(r.code())) {
       // The same message will fail the same way: back off so a permanent failure cannot
       // spin this worker (never ack: the message must not be lost).
       std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(app_.options_.poll_timeout,
                                                                        std::chrono::seconds(1)));
     }
-    release(delivery, {});
+    j.result.outcome = process_outcome::released;
+    j.set_settle_error(r.error());
+    release(j, {});
     return false;
   }
-  ack(delivery);
+  ack(j);
   return true;
 }
 
-void app::worker::ack(const received_message& delivery) {
-  if (auto r = transport_->ack(delivery); !r) {
-    // The broker keeps it and redelivers it (at-least-once); nothing else to do here.
-    app_.log(log_level::error, "ack on '" + delivery.queue + "' failed (" +
-                                   std::string(r.error().reason()) + ": " + r.error().message +
-                                   "); the broker may deliver the message again");
-  }
+bool app::worker::ack(job& j) {
+  auto r = transport_->ack(j.delivery);
+  if (r) return true;
+  // The broker keeps it and redelivers it (at-least-once); nothing else to do here.
+  auto ctx = j.context();
+  ctx.error = &r.error();
+  app_.observers_.log(log_level::error, ctx, [&] {
+    return "ack failed (" + std::string(r.error().reason()) + ": " + r.error().message +
+           "); the broker may deliver the message again";
+  });
+  j.unsettled = true;
+  j.set_settle_error(r.error());
+  return false;
 }
 
-void app::worker::release(const received_message& delivery, std::chrono::milliseconds delay) {
-  auto r = transport_->release(delivery, delay);
+bool app::worker::release(job& j, std::chrono::milliseconds delay) {
+  const auto& hub = app_.observers_;
+  auto r = transport_->release(j.delivery, delay);
   if (!r && r.code() == transport_errc::not_supported && delay.count() > 0) {
-    app_.log(log_level::warn, "transport '" + std::string(transport_->scheme()) +
-                                  "' cannot delay a release; releasing at once");
-    r = transport_->release(delivery, {});
+    hub.log(log_level::warn, j.context(), [&] {
+      return "transport '" + std::string(transport_->scheme()) +
+             "' cannot delay a release; releasing at once";
+    });
+    r = transport_->release(j.delivery, {});
   }
   if (!r) {
-    app_.log(log_level::error, "release on '" + delivery.queue + "' failed (" +
-                                   std::string(r.error().reason()) + ": " + r.error().message +
-                                   "); the broker keeps the message unsettled");
-    return;
+    auto ctx = j.context();
+    ctx.error = &r.error();
+    hub.log(log_level::error, ctx, [&] {
+      return "release failed (" + std::string(r.error().reason()) + ": " + r.error().message +
+             "); the broker keeps the message unsettled";
+    });
+    j.unsettled = true;
+    j.set_settle_error(r.error());
+    return false;
   }
-  notify([&](metrics& m) { m.on_released(delivery.queue); });
+  notify([&](observer& o) { o.on_released(j.delivery.queue); });
+  return true;
+}
+
+void app::worker::release_unseen(const received_message& delivery) {
+  job j(delivery, false);
+  (void)release(j, {});
 }
 
 headers app::worker::forwarded_headers(const received_message& delivery) const {
@@ -276,15 +430,7 @@ headers app::worker::forwarded_headers(const received_message& delivery) const {
   return delivery.hdrs;
 }
 
-std::string app::worker::describe(const received_message& delivery, const envelope* env) const {
-  std::string out = "message";
-  if (env != nullptr) {
-    out += " " + std::string(env->urn());
-    if (!env->id().empty()) out += " id=" + std::string(env->id());
-  }
-  out += " from '" + delivery.queue + "'";
-  return out;
-}
+// --- message::publish, lifecycle -------------------------------------------------------------
 
 result<std::string> app::worker::publish_continuing(const message& inbound, std::string_view urn,
                                                     const json& data,
@@ -295,8 +441,12 @@ result<std::string> app::worker::publish_continuing(const message& inbound, std:
   if (!env) return fail(env.error());
   auto body = encode(*env);
   if (!body) return fail(body.error());
-  if (auto r = transport_->publish(mo.queue, *body, options.hdrs); !r) return fail(r.error());
-  notify([&](metrics& m) { m.on_published(mo.queue); });
+  auto r = detail::observed_publish(
+      app_.observers_, publish_kind::message, mo.queue, &*env, *body, options.hdrs,
+      transport_->capabilities().headers, &inbound.delivery(),
+      [&](const headers& sent) { return transport_->publish(mo.queue, *body, sent); });
+  if (!r) return fail(r.error());
+  notify([&](observer& o) { o.on_published(mo.queue); });
   return std::string(env->id());
 }
 
@@ -312,7 +462,11 @@ void app::worker::close() noexcept {
   if (!transport_) return;
   auto r = transport_->close(std::chrono::steady_clock::now() + app_.options_.close_timeout);
   if (!r) {
-    app_.log(log_level::warn, "closing the transport failed: " + r.error().message);
+    detail::log_context ctx;
+    ctx.error = &r.error();
+    app_.observers_.log(log_level::warn, ctx, [&] {
+      return "closing the transport failed: " + r.error().message;
+    });
   }
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // One consumer: a transport instance plus the per-message algorithm of D5 (app.hpp).
 // Used by exactly one thread (a consume() worker thread or the thread calling drain()).
-#include <babelqueue/runtime/app.hpp>
+#include "runtime/observe.hpp"
+
 #include <babelqueue/codec.hpp>
+#include <babelqueue/runtime/app.hpp>
 
 #include <optional>
 #include <unordered_set>
@@ -18,8 +20,8 @@ class app::worker final : public detail::message_publisher {
   /// true = a message was dispatched, false = nothing arrived; an error = the receive failed.
   result<bool> poll_once(std::string_view queue);
 
-  /// The D5 algorithm for one delivery; always settles it (or leaves it to the broker when
-  /// settling itself fails). Never throws.
+  /// The D5 algorithm for one delivery inside its process span; always settles it (or
+  /// leaves it to the broker when settling itself fails). Never throws.
   void dispatch(const received_message& delivery) noexcept;
 
   result<std::string> publish_continuing(const message& inbound, std::string_view urn,
@@ -40,30 +42,50 @@ class app::worker final : public detail::message_publisher {
     std::optional<std::string> error, exception;
   };
 
-  void dispatch_impl(const received_message& delivery);
-  void poison(const received_message& delivery, const error_info& why);
-  void unknown_urn(const received_message& delivery, envelope& env);
-  void failed(const received_message& delivery, envelope& env, const cause& c);
-  void dead_letter_or_drop(const received_message& delivery, envelope& env, const cause& c,
-                           std::int64_t attempts);
+  /// One delivery in flight: what the observers' process span reports at its end, and the
+  /// storage its views point into.
+  struct job {
+    job(const received_message& d, bool observed_) : delivery(d), observed(observed_) {}
+    const received_message& delivery;
+    /// Some observer will see the result: only then are the strings below filled in (no
+    /// copies for nobody).
+    bool observed;
+    envelope* env = nullptr;        // decoded and reconciled; null for poison
+    std::int64_t attempts = 0;      // reconciled attempts of the delivery
+    process_result result;          // outcome etc.; `unsettled` wins at the end
+    bool unsettled = false;         // an ack/release failed, or an internal error
+    error_info error;               // behind result.error
+    std::string exception;          // behind result.exception_type
+    error_info settle_error;        // behind result.settle_error
+    std::string dead_letter_queue;  // behind result.dead_letter_queue
+    detail::log_context context() const noexcept;
+    void set_error(error_info e, std::string exception_type = {});
+    void set_settle_error(const error_info& e);
+    void set_dead_letter_queue(std::string_view q);
+    process_result final_result() const noexcept;
+  };
 
-  /// Publishes `body` (with the delivery's headers where carried) to `queue`, then acks
-  /// the delivery; on a publish failure releases the delivery instead. True when acked.
-  bool forward_then_ack(const received_message& delivery, std::string_view queue,
+  void run(job& j, envelope& env);
+  void poison(job& j, const error_info& why);
+  void unknown_urn(job& j, envelope& env);
+  void failed(job& j, envelope& env, const cause& c);
+  void dead_letter_or_drop(job& j, envelope& env, const cause& c, std::int64_t attempts);
+
+  /// Publishes `body` (with the delivery's headers where carried) to `queue` inside a
+  /// publish span, then acks the delivery; on a publish failure releases the delivery
+  /// instead (outcome released, settle_error). True when the publish succeeded.
+  bool forward_then_ack(job& j, publish_kind kind, const envelope* env, std::string_view queue,
                         std::string_view body, const headers& hdrs, std::string_view what);
-  void ack(const received_message& delivery);
-  void release(const received_message& delivery, std::chrono::milliseconds delay);
+  /// Settle calls; on failure they log, mark the job unsettled and return false.
+  bool ack(job& j);
+  bool release(job& j, std::chrono::milliseconds delay);
+  /// release() for a delivery that has no job (the drain guard).
+  void release_unseen(const received_message& delivery);
   headers forwarded_headers(const received_message& delivery) const;
-  std::string describe(const received_message& delivery, const envelope* env) const;
 
   template <class F>
   void notify(F&& f) const noexcept {
-    if (auto* m = app_.options_.metrics_sink.get()) {
-      try {
-        f(*m);
-      } catch (...) {
-      }
-    }
+    if (!app_.observers_.empty()) app_.observers_.each(std::forward<F>(f));
   }
 
   app& app_;

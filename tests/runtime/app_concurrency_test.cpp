@@ -35,7 +35,7 @@ TEST_F(Concurrency, FourWorkersHandleEveryMessageExactlyOnceIncludingRetries) {
   o.workers = 4;
   o.dead_letter = true;
   auto metrics = std::make_shared<atomic_metrics>();
-  o.metrics_sink = metrics;
+  o.observers.push_back(metrics);
   app a(url(), o);
   std::mutex mutex;
   std::multiset<std::int64_t> ok;

@@ -34,7 +34,7 @@ TEST_F(Poison, UndecodableBodiesReachTheDlqByteForByte) {
   auto o = bqtest::fast_options(&logs);
   o.dead_letter = true;
   auto metrics = std::make_shared<atomic_metrics>();
-  o.metrics_sink = metrics;
+  o.observers.push_back(metrics);
   app a(url(), o);
   int calls = 0;
   a.handle("urn:a:b:c", [&](message&) { ++calls; });

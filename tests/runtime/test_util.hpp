@@ -1,5 +1,5 @@
 #pragma once
-// Shared helpers of the runtime tests: unique memory:// brokers, a capturing log sink, a
+// Shared helpers of the runtime tests: unique memory:// brokers, a capturing logger, a
 // raw transport for peeking at queues byte for byte.
 #include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
@@ -22,11 +22,14 @@ inline std::string unique_broker(const std::string& prefix = "rt") {
 struct log_capture {
   std::mutex mutex;
   std::vector<std::string> lines;
-  babelqueue::log_sink sink() {
-    return [this](babelqueue::log_level level, std::string_view text) {
-      std::lock_guard lock(mutex);
-      lines.push_back(std::string(babelqueue::to_string(level)) + ": " + std::string(text));
-    };
+  /// A logging observer (every level) appending `<level>: <formatted record>` lines.
+  std::shared_ptr<babelqueue::observer> observer() {
+    return babelqueue::observer_from_log_sink(
+        [this](babelqueue::log_level level, std::string_view text) {
+          std::lock_guard lock(mutex);
+          lines.push_back(std::string(babelqueue::to_string(level)) + ": " + std::string(text));
+        },
+        babelqueue::log_level::debug);
   }
   bool contains(std::string_view needle) {
     std::lock_guard lock(mutex);
@@ -57,11 +60,11 @@ inline void put_raw(const std::string& name, const std::string& queue, std::stri
   t.publish(queue, body, hdrs).value();
 }
 
-/// Options for fast tests: short polls, the capture sink.
+/// Options for fast tests: short polls, the capturing logger.
 inline babelqueue::app_options fast_options(log_capture* logs = nullptr) {
   babelqueue::app_options o;
   o.poll_timeout = std::chrono::milliseconds(20);
-  if (logs != nullptr) o.logger = logs->sink();
+  if (logs != nullptr) o.observers.push_back(logs->observer());
   return o;
 }
 

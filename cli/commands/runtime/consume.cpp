@@ -66,8 +66,8 @@ babelqueue::cli::command_registrar consume_command{
         o.max_attempts = args->max_attempts;
         o.dead_letter = args->dead_letter;
         o.workers = args->workers;
-        o.logger = babelqueue::stderr_sink(args->quiet ? babelqueue::log_level::warn
-                                                       : babelqueue::log_level::info);
+        o.observers.push_back(std::make_shared<babelqueue::stderr_logger>(
+            args->quiet ? babelqueue::log_level::warn : babelqueue::log_level::info));
         const auto idle = duration_cast<milliseconds>(duration<double>(args->timeout));
         // Short polls keep SIGINT responsive; the idle limit is tracked across them below.
         o.poll_timeout = args->timeout > 0 ? std::min<milliseconds>(idle, 1000ms) : 1000ms;

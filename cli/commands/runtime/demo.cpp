@@ -65,11 +65,14 @@ int run_demo(const std::string& given_broker) {
   o.max_attempts = 3;
   o.dead_letter = true;
   o.poll_timeout = std::chrono::milliseconds(100);
-  o.logger = [](babelqueue::log_level level, std::string_view text) {
-    if (level >= babelqueue::log_level::info) std::cout << "   [runtime] " << text << "\n";
-  };
+  // Two observers: the runtime's log lines (info and up) on stdout, and the counters.
+  o.observers.push_back(babelqueue::observer_from_log_sink(
+      [](babelqueue::log_level, std::string_view line) {
+        std::cout << "   [runtime] " << line << "\n";
+      },
+      babelqueue::log_level::info));
   auto metrics = std::make_shared<babelqueue::atomic_metrics>();
-  o.metrics_sink = metrics;
+  o.observers.push_back(metrics);
   auto opened = babelqueue::app::open(url, o);
   if (!opened) {
     std::cerr << "cannot open " << url << ": " << opened.error().message << "\n";

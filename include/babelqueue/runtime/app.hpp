@@ -28,6 +28,11 @@
 ///  so nothing is lost (at-least-once); if that fails too it stays unsettled and the
 ///  broker's own visibility/lock rules return it.
 ///
+/// Observability: everything above is reported through the observer seam (observer.hpp):
+/// log records, metrics events, a PROCESS span around each delivery and a PUBLISH span
+/// around each publish (app::publish, message::publish, retries, dead-letters). Attach
+/// observers in app_options::observers; none = no observer work at all.
+///
 /// Handlers signal failure by THROWING (any exception type; `throw 42` is reported with
 /// error "unknown exception" and exception "unknown"). Returning normally means success.
 ///
@@ -36,7 +41,8 @@
 /// serialises on one publisher transport). consume() runs `workers` threads per queue,
 /// each with its own transport from the factory; handlers run on those worker threads,
 /// concurrently when workers > 1 or several queues are consumed, so handlers must be
-/// thread-safe themselves. drain() runs handlers on the calling thread. stop() may be
+/// thread-safe themselves. drain() runs handlers on the calling thread. Which thread calls
+/// which observer hook: observer.hpp. stop() may be
 /// called from any thread (not from a signal handler: use a watcher thread).
 /// The app must outlive every consume()/drain() call.
 
@@ -45,6 +51,7 @@
 #include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/message.hpp>
 #include <babelqueue/runtime/metrics.hpp>
+#include <babelqueue/runtime/observer.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
@@ -65,6 +72,10 @@
 
 namespace babelqueue {
 inline namespace v1 {
+
+namespace detail {
+class observer_hub;
+}  // namespace detail
 
 /// Runtime options. Defaults as D5 / Go's App.
 struct app_options {
@@ -89,10 +100,11 @@ struct app_options {
   std::chrono::milliseconds close_timeout{5000};
   /// Largest body the accept gate parses; larger bodies are poison (malformed_json).
   std::size_t max_body_bytes = 64u * 1024u * 1024u;
-  /// Logging seam (see logging.hpp). Empty = silent.
-  log_sink logger;
-  /// Metrics seam (see metrics.hpp). Null = none. Shared so the caller can read it.
-  std::shared_ptr<metrics> metrics_sink;
+  /// The observer seam (observer.hpp): logging, metrics and tracing, in this order (null
+  /// entries are ignored). Empty = silent and free. Shared so the caller keeps access
+  /// (e.g. atomic_metrics::snapshot()). Ready-made: stderr_logger, observer_from_log_sink()
+  /// (logging.hpp), atomic_metrics (metrics.hpp).
+  std::vector<std::shared_ptr<observer>> observers;
 };
 
 /// A handler: throw to fail (see the file comment), return to succeed.
@@ -105,7 +117,7 @@ class app {
  public:
   /// Opens transports from `url` through the registry (url.hpp): register the transport's
   /// scheme first. @throws babelqueue::error when the URL or the first transport (the
-  /// publisher) cannot be opened, or the options are invalid (errc::invalid_argument).
+  /// publisher) cannot be opened, or the options are invalid (runtime_errc::invalid_argument).
   explicit app(std::string_view url, app_options options = {});
   /// As above with a custom source of transport instances.
   explicit app(transport_source source, app_options options = {});
@@ -137,7 +149,7 @@ class app {
   /// loop (broker errors are logged and retried with backoff). After stop(), in-flight
   /// handlers finish and their messages are settled; then the transports are closed.
   /// Errors: a worker transport could not be opened at start (nothing is consumed then),
-  /// or consume() is already running (errc::invalid_argument).
+  /// or consume() is already running (runtime_errc::invalid_argument).
   result<void> consume(std::vector<std::string> queues = {});
 
   /// Processes messages from `queue` (empty = the app's queue) on the calling thread until
@@ -159,14 +171,18 @@ class app {
   class worker;
   friend class worker;
 
-  void log(log_level level, std::string_view text) const noexcept;
   std::shared_ptr<const handler> find_handler(std::string_view urn) const;
   std::string dead_letter_queue_for(std::string_view consumed_queue) const;
   /// Sleeps up to `d`, waking early on stop(); returns false when stopping.
   bool wait_unless_stopped(std::chrono::milliseconds d);
 
   app_options options_;
+  /// The non-null entries of options_.observers, with the level gate (src/runtime).
+  std::unique_ptr<const detail::observer_hub> observer_hub_;
+  const detail::observer_hub& observers_;
   transport_source source_;
+  /// The publisher transport carries headers (read once when it is first opened).
+  bool publisher_headers_ = false;
   mutable std::shared_mutex routes_mutex_;
   std::map<std::string, std::shared_ptr<const handler>, std::less<>> routes_;
   std::shared_ptr<const handler> unmatched_;

@@ -33,7 +33,7 @@ struct publish_options {
   /// trace). Blank mints a fresh UUIDv4.
   std::string trace_id;
   /// Out-of-band headers (`traceparent`, ...). Blank keys/values are dropped. A transport
-  /// that cannot carry headers refuses a non-empty set (errc::not_supported).
+  /// that cannot carry headers refuses a non-empty set (transport_errc::not_supported).
   headers hdrs;
 };
 
@@ -98,7 +98,8 @@ class message {
 
   /// Publishes a downstream message that continues this message's trace: same `trace_id`,
   /// fresh `meta.id`. Goes to `options.queue`, else the app's queue, through this worker's
-  /// transport; returns the new `meta.id`. `options.trace_id` is ignored.
+  /// transport; returns the new `meta.id`. `options.trace_id` is ignored. Observers see it
+  /// as a publish span of kind `message` inside this delivery's process span (observer.hpp).
   result<std::string> publish(std::string_view urn, const json& data,
                               const publish_options& options = {}) const;
 

@@ -14,7 +14,7 @@
 ///  - ack settles a success (Redis LREM, SQS DeleteMessage, AMQP accepted, Kafka commit);
 ///  - release hands the same bytes back to the broker, optionally after a delay (SQS
 ///    ChangeMessageVisibility, AMQP modified{delivery-failed}, Pulsar nack, sqlite/memory
-///    re-enqueue); a binding that cannot delay answers errc::not_supported;
+///    re-enqueue); a binding that cannot delay answers transport_errc::not_supported;
 ///  - the broker's native delivery counter (SQS ApproximateReceiveCount, ASB DeliveryCount,
 ///    Pulsar redeliveryCount, Artemis delivery-count, Kafka `bq-attempts`) is surfaced raw in
 ///    received_message::delivery_count, and reconcile_attempts() — a pure function per
@@ -76,7 +76,7 @@ struct transport_capabilities {
   /// release() honours a non-zero delay.
   bool native_delay = false;
   /// publish() carries out-of-band headers and receive() returns them. When false, a
-  /// publish with non-empty (sanitised) headers fails with errc::not_supported instead of
+  /// publish with non-empty (sanitised) headers fails with transport_errc::not_supported instead of
   /// silently dropping them.
   bool headers = false;
   /// receive() fills received_message::delivery_count.
@@ -93,9 +93,10 @@ class transport {
 
   /// Publishes one body to `queue`, with optional headers (sanitised; empty headers mean
   /// "publish exactly as without headers"). Returns once the broker accepted the message.
-  /// Errors: errc::transport (broker refused / connection failed), errc::timeout,
-  /// errc::closed, errc::not_supported (headers given but capabilities().headers is false),
-  /// errc::invalid_argument (e.g. an empty queue name).
+  /// Errors are transport_errc codes (docs/errors.md has each binding's mapping):
+  /// unavailable (connection failed), timeout, refused, permission, not_found, too_large,
+  /// closed, not_supported (headers given but capabilities().headers is false),
+  /// invalid_argument (e.g. an empty queue name).
   virtual result<void> publish(std::string_view queue, std::string_view body,
                                const headers& hdrs = {}) = 0;
 
@@ -118,19 +119,19 @@ class transport {
   virtual result<std::optional<received_message>> receive(std::string_view queue,
                                                           std::chrono::milliseconds timeout) = 0;
 
-  /// Settles a message as done: the broker forgets it. errc::invalid_argument when the
+  /// Settles a message as done: the broker forgets it. transport_errc::invalid_argument when the
   /// message was not received by this instance or was already settled.
   virtual result<void> ack(const received_message& message) = 0;
 
   /// Returns a message to its queue unchanged (same bytes, same headers), visible again
   /// after `delay` (0 = now). Whether the broker's delivery counter grows is binding-specific.
-  /// errc::not_supported when `delay` > 0 and capabilities().native_delay is false.
+  /// transport_errc::not_supported when `delay` > 0 and capabilities().native_delay is false.
   virtual result<void> release(const received_message& message,
                                std::chrono::milliseconds delay = {}) = 0;
 
   /// Stops the transport: flushes what the binding buffers, gives back unsettled messages
   /// where the broker allows it, closes connections. Does not wait past `deadline`. After
-  /// close, every other call fails with errc::closed; close() again is a no-op. The
+  /// close, every other call fails with transport_errc::closed; close() again is a no-op. The
   /// destructor closes without waiting.
   virtual result<void> close(std::chrono::steady_clock::time_point deadline) = 0;
 
