@@ -42,12 +42,13 @@
 /// ## Consume cost: one round trip per message
 /// With `pipeline_acks` (default on) ack() does not wait: the settle travels in the same
 /// round trip as the next receive's reservation (one EVALSHA that settles message N and
-/// reserves N+1), or as the next publish/release, and is flushed by close(), flush() and
-/// the destructor, or synchronously once `max_pending_acks` are queued. At-least-once
-/// holds: until the flush the message simply stays in `:processing`; if the process dies
-/// first, the message is redelivered after recover() (a duplicate, never a loss). An ack's
-/// outcome (e.g. "already recovered") is therefore not reported to its caller; with
-/// `pipeline_acks=false` ack() waits and reports it (errc::invalid_argument).
+/// reserves N+1) or of the next publish; a release or recover flushes it first, and so do
+/// close(), flush() and the destructor, or synchronously once `max_pending_acks` are
+/// queued. At-least-once holds: until the flush the message simply stays in `:processing`;
+/// if the process dies first, the message is redelivered after recover() (a duplicate,
+/// never a loss). An ack's outcome (e.g. "already recovered") is therefore not reported to
+/// its caller; with `pipeline_acks=false` ack() waits and reports it
+/// (errc::invalid_argument).
 ///
 /// With `prefetch` N > 1 one round trip settles the deferred acks and reserves up to N
 /// messages (see options::prefetch).
