@@ -1,12 +1,8 @@
 #include "redis/connection.hpp"
 
+#include "redis/failure.hpp"
 #include "redis/socket_io.hpp"
 
-// hiredis 0.14 includes sds.h outside its extern "C" block, so sds functions would get C++
-// linkage: include sds.h first, wrapped.
-extern "C" {
-#include <hiredis/sds.h>
-}
 #include <hiredis/hiredis.h>
 #include <sys/socket.h>
 
@@ -32,10 +28,55 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-std::string reply_text(const redisReply* r) {
-  if (r == nullptr || r->str == nullptr) return {};
-  return std::string(r->str, r->len);
+std::string reply_text(const redisReply& r) {
+  if (r.str == nullptr) return {};
+  return std::string(r.str, r.len);
 }
+
+// The handshake on every connect — AUTH, SELECT, SCRIPT LOAD × n, one round trip — and,
+// without AUTH/SELECT, the script reload after a NOSCRIPT reply. Sans-I/O like the
+// transport's operations; run once through exchange() (the reconnect policy is ensure()'s).
+class handshake final : public operation {
+ public:
+  enum kind : std::uint8_t { k_auth, k_select, k_script };
+
+  handshake(const options& o, const script_set& scripts, bool login)
+      : opts_(o), scripts_(scripts), login_(login), db_(std::to_string(o.db)) {}
+
+  void compose(request& req, script_shas) override {
+    if (login_ && !opts_.password.empty()) {
+      if (opts_.username.empty()) {
+        req.push({"AUTH", opts_.password}, {k_auth});
+      } else {
+        req.push({"AUTH", opts_.username, opts_.password}, {k_auth});
+      }
+    }
+    if (login_ && opts_.db != 0) req.push({"SELECT", db_}, {k_select});
+    for (const char* body : scripts_.bodies) req.push({"SCRIPT", "LOAD", body}, {k_script});
+  }
+  void on_reply(const command_meta& cmd, const redisReply& reply) override {
+    if (cmd.kind == k_script) shas.push_back(reply_text(reply));
+  }
+  error_info on_error_reply(const command_meta& cmd, std::string_view text) const override {
+    switch (cmd.kind) {
+      case k_auth:
+        return redis_error(fault::auth_refused, "redis AUTH refused", text);
+      case k_select:
+        return redis_error(fault::select_refused, "redis SELECT " + db_ + " refused", text);
+      default:
+        return redis_error(fault::server_error, "redis SCRIPT LOAD refused (is EVAL disabled?)",
+                           text);
+    }
+  }
+
+  std::vector<std::string> shas;
+
+ private:
+  const options& opts_;
+  const script_set& scripts_;
+  bool login_;
+  std::string db_;
+};
 
 }  // namespace
 
@@ -55,7 +96,6 @@ void connection::drop(std::string why) {
     redisFree(ctx_);
     ctx_ = nullptr;
   }
-  awaiting_ = false;
   current_timeout_ = std::chrono::milliseconds(-1);
   last_error_ = std::move(why);
   // The first reconnect after losing a working connection is immediate: the server may
@@ -72,13 +112,14 @@ result<void> connection::ensure(clock::time_point deadline) {
         // receive()/publish() cannot spin during an outage.
         std::this_thread::sleep_until(deadline);
         now = clock::now();
-        return fail(transport_errc::unavailable,
-                    "redis at " + endpoint() + " is unavailable (" + last_error_ +
-                        "); next reconnect attempt in " +
-                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           next_attempt_ - now)
-                                           .count()) +
-                        " ms");
+        return fail(redis_error(
+            fault::unreachable,
+            "redis at " + endpoint() + " is unavailable (" + last_error_ +
+                "); next reconnect attempt in " +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(next_attempt_ - now)
+                        .count()) +
+                " ms"));
       }
       std::this_thread::sleep_until(next_attempt_);
       now = clock::now();
@@ -92,8 +133,8 @@ result<void> connection::ensure(clock::time_point deadline) {
       if (ever_connected_) ++reconnects;
       ever_connected_ = true;
       return {};
-    } else if (r.code() == transport_errc::invalid_argument) {
-      return r;  // AUTH/SELECT refused: retrying cannot help
+    } else if (is_permanent(r.error())) {
+      return r;  // AUTH/SELECT refused, unusable TLS files: retrying cannot help
     }
     // Exponential backoff with jitter in [0.5, 1.5) of the current step.
     backoff_ = backoff_.count() == 0 ? opts_.reconnect_backoff_min
@@ -102,7 +143,8 @@ result<void> connection::ensure(clock::time_point deadline) {
     next_attempt_ = clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(
                                        static_cast<double>(backoff_.count()) * jitter(rng_)));
     if (clock::now() >= deadline) {
-      return fail(transport_errc::unavailable, "redis at " + endpoint() + " is unavailable: " + last_error_);
+      return fail(redis_error(fault::unreachable, "redis at " + endpoint() + " is unavailable",
+                              last_error_));
     }
   }
   return {};
@@ -112,16 +154,15 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
   redisContext* c = redisConnectWithTimeout(opts_.host.c_str(), opts_.port, to_timeval(budget));
   if (c == nullptr) {
     last_error_ = "cannot allocate a hiredis context";
-    return fail(transport_errc::unavailable, last_error_);
+    return fail(redis_error(fault::unreachable, last_error_));
   }
   if (c->err != 0) {
     last_error_ = std::string("connect: ") + c->errstr;
     redisFree(c);
-    return fail(transport_errc::unavailable, last_error_);
+    return fail(redis_error(fault::unreachable, last_error_));
   }
   ctx_ = c;
   current_timeout_ = std::chrono::milliseconds(-1);
-  awaiting_ = false;
   if (auto r = set_timeout(budget); !r) return r;
   redisEnableKeepAlive(ctx_);
   if (opts_.tls) {
@@ -129,53 +170,16 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
   }
 
   // Handshake, pipelined: AUTH, SELECT, SCRIPT LOAD × n — one round trip.
-  std::size_t expected = 0;
-  bool auth = !opts_.password.empty();
-  if (auth) {
-    if (opts_.username.empty()) {
-      std::string_view a[] = {"AUTH", opts_.password};
-      append(a);
-    } else {
-      std::string_view a[] = {"AUTH", opts_.username, opts_.password};
-      append(a);
-    }
-    ++expected;
+  handshake hs(opts_, scripts_, /*login=*/true);
+  setup_.clear();
+  hs.compose(setup_, {});
+  round_outcome out;
+  if (auto r = exchange(setup_, hs, out); !r) return r;
+  if (out.error) {
+    drop("handshake refused: " + out.error->message);
+    return fail(std::move(*out.error));
   }
-  std::string db = std::to_string(opts_.db);
-  bool select = opts_.db != 0;
-  if (select) {
-    std::string_view a[] = {"SELECT", db};
-    append(a);
-    ++expected;
-  }
-  for (const char* body : scripts_.bodies) {
-    std::string_view a[] = {"SCRIPT", "LOAD", body};
-    append(a);
-    ++expected;
-  }
-  std::vector<std::string> shas;
-  for (std::size_t i = 0; i < expected; ++i) {
-    auto r = get_reply();
-    if (!r) return fail(r.error());
-    redisReply* rep = r->get();
-    bool is_auth = auth && i == 0;
-    bool is_select = select && i == (auth ? 1u : 0u);
-    if (rep->type == REDIS_REPLY_ERROR) {
-      std::string text = reply_text(rep);
-      // Read the remaining replies so nothing is left half-consumed, then give up.
-      drop("handshake refused: " + text);
-      // WRONGPASS / ERR invalid password / NOPERM: a credential problem, not a bad argument.
-      if (is_auth)
-        return fail(transport_errc::permission, "redis AUTH refused: " + text,
-                    native_error{"redis", 0, text});
-      if (is_select)
-        return fail(transport_errc::invalid_argument, "redis SELECT " + db + " refused: " + text,
-                    native_error{"redis", 0, text});
-      return fail(transport_errc::unavailable, "redis SCRIPT LOAD refused (is EVAL disabled?): " + text);
-    }
-    if (!is_auth && !is_select) shas.push_back(reply_text(rep));
-  }
-  shas_ = std::move(shas);
+  shas_ = std::move(hs.shas);
   return {};
 }
 
@@ -236,95 +240,84 @@ long connection::recv_some(char* data, std::size_t size, std::string& why, bool&
 }
 
 result<void> connection::reload_scripts() {
-  std::vector<std::string> shas;
-  for (const char* body : scripts_.bodies) {
-    std::string_view a[] = {"SCRIPT", "LOAD", body};
-    append(a);
-  }
-  for (std::size_t i = 0; i < scripts_.bodies.size(); ++i) {
-    auto r = get_reply();
-    if (!r) return fail(r.error());
-    if ((*r)->type == REDIS_REPLY_ERROR) {
-      return fail(transport_errc::unavailable, "redis SCRIPT LOAD refused: " + reply_text(r->get()));
-    }
-    shas.push_back(reply_text(r->get()));
-  }
-  shas_ = std::move(shas);
+  handshake hs(opts_, scripts_, /*login=*/false);
+  setup_.clear();
+  hs.compose(setup_, {});
+  round_outcome out;
+  if (auto r = exchange(setup_, hs, out); !r) return r;
+  if (out.error) return fail(std::move(*out.error));
+  shas_ = std::move(hs.shas);
   return {};
 }
 
-void connection::append(std::span<const std::string_view> argv) {
-  if (ctx_ == nullptr) return;
-  argv_.clear();
-  lens_.clear();
-  for (auto a : argv) {
-    argv_.push_back(a.data());
-    lens_.push_back(a.size());
-  }
-  redisAppendCommandArgv(ctx_, static_cast<int>(argv_.size()), argv_.data(), lens_.data());
-  if (!awaiting_) {
-    awaiting_ = true;
-    ++round_trips;
-  }
-}
-
 result<void> connection::set_timeout(std::chrono::milliseconds t) {
-  if (ctx_ == nullptr) return fail(transport_errc::unavailable, "not connected");
+  if (ctx_ == nullptr) return fail(redis_error(fault::io, "not connected"));
   if (t == current_timeout_) return {};
   if (redisSetTimeout(ctx_, to_timeval(t)) != REDIS_OK) {
     std::string why = std::string("setting the socket timeout failed: ") + ctx_->errstr;
     drop(why);
-    return fail(transport_errc::unavailable, why);
+    return fail(redis_error(fault::io, std::move(why)));
   }
   current_timeout_ = t;
   return {};
 }
 
-// hiredis formats commands and parses replies; the socket I/O is done here, with
-// send(MSG_NOSIGNAL), because hiredis 0.14 writes with write(2), which raises SIGPIPE (and
-// kills a process that does not ignore it) when the server has gone away — and because
-// TLS (rediss://) sits between the two.
-result<reply_ptr> connection::get_reply() {
-  if (ctx_ == nullptr) return fail(transport_errc::unavailable, "redis connection lost: " + last_error_);
-  auto io_failure = [&](std::string why, bool timed_out) -> result<reply_ptr> {
-    auto waited = current_timeout_;
-    drop(why);
-    if (timed_out) {
-      return fail(transport_errc::timeout, "redis at " + endpoint() + " did not answer in time (" +
-                                     std::to_string(waited.count()) + " ms)");
-    }
-    return fail(transport_errc::unavailable, "redis at " + endpoint() + ": " + why);
-  };
+result<void> connection::exchange(const request& req, operation& op, round_outcome& out) {
+  if (auto w = write(req.payload()); !w) return w;
+  for (std::size_t i = 0; i < req.size(); ++i) {
+    auto reply = read_reply();
+    if (!reply) return fail(reply.error());
+    interpret(op, req.meta(i), **reply, out);
+  }
+  return {};
+}
+
+error_info connection::io_failure(std::string why, bool timed_out) {
+  auto waited = current_timeout_;
+  drop(why);
+  if (timed_out) {
+    return redis_error(fault::timed_out, "redis at " + endpoint() + " did not answer in time (" +
+                                             std::to_string(waited.count()) + " ms)");
+  }
+  return redis_error(fault::io, "redis at " + endpoint(), why);
+}
+
+// The socket I/O is done here, with send(MSG_NOSIGNAL), not by hiredis: hiredis 0.14 writes
+// with write(2), which raises SIGPIPE (and kills a process that does not ignore it) when the
+// server has gone away — and TLS (rediss://) sits between the two. hiredis parses replies.
+result<void> connection::write(std::string_view bytes) {
+  if (ctx_ == nullptr) return fail(redis_error(fault::io, "redis connection lost", last_error_));
+  ++round_trips;
+  std::string why;
+  bool timed_out = false;
+  for (std::size_t off = 0; off < bytes.size();) {
+    long n = send_some(bytes.data() + off, bytes.size() - off, why, timed_out);
+    if (n < 0) return fail(io_failure(std::move(why), timed_out));
+    off += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+result<reply_ptr> connection::read_reply() {
+  if (ctx_ == nullptr) return fail(redis_error(fault::io, "redis connection lost", last_error_));
   void* raw = nullptr;
   if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
-    return io_failure(std::string("protocol error: ") + ctx_->errstr, false);
+    return fail(io_failure(std::string("protocol error: ") + ctx_->errstr, false));
   }
   if (raw == nullptr) {
-    const std::size_t len = sdslen(ctx_->obuf);
-    std::size_t off = 0;
     std::string why;
     bool timed_out = false;
-    while (off < len) {
-      long n = send_some(ctx_->obuf + off, len - off, why, timed_out);
-      if (n < 0) return io_failure(why, timed_out);
-      off += static_cast<std::size_t>(n);
-    }
-    if (len > 0) {
-      sdsfree(ctx_->obuf);
-      ctx_->obuf = sdsempty();
-    }
     if (rbuf_.size() < 65536) rbuf_.resize(65536);
     while (raw == nullptr) {
       long n = recv_some(rbuf_.data(), rbuf_.size(), why, timed_out);
-      if (n == 0) return io_failure("server closed the connection", false);
-      if (n < 0) return io_failure(why, timed_out);
+      if (n == 0) return fail(io_failure("server closed the connection", false));
+      if (n < 0) return fail(io_failure(std::move(why), timed_out));
       if (redisReaderFeed(ctx_->reader, rbuf_.data(), static_cast<std::size_t>(n)) != REDIS_OK ||
           redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
-        return io_failure(std::string("protocol error: ") + ctx_->errstr, false);
+        return fail(io_failure(std::string("protocol error: ") + ctx_->errstr, false));
       }
     }
   }
-  awaiting_ = false;
   return reply_ptr(static_cast<redisReply*>(raw));
 }
 

@@ -1,10 +1,14 @@
 #pragma once
-// One hiredis connection with reconnect-with-backoff, pipelining, bounded socket timeouts,
-// SIGPIPE-free socket I/O (send with MSG_NOSIGNAL) and optional TLS (tls.hpp). Private to
-// the redis transport.
+// One Redis connection: reconnect with backoff, the handshake (AUTH, SELECT, SCRIPT LOAD),
+// bounded socket timeouts, SIGPIPE-free socket I/O (send with MSG_NOSIGNAL) and optional TLS
+// (tls.hpp). hiredis makes the TCP connection and parses replies; requests are RESP encoded
+// by request.hpp and written here. Its exchange() is the I/O of one round trip; the retry
+// policy around it is engine::run() (engine.hpp). Private to the redis transport.
 //
 // Thread-safety: not thread-safe; owned by one redis_transport (one thread at a time).
 
+#include "redis/operation.hpp"
+#include "redis/request.hpp"
 #include "redis/tls.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
@@ -32,11 +36,6 @@ struct reply_deleter {
 /// An owned hiredis reply.
 using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 
-/// Script bodies loaded (SCRIPT LOAD) on every connect; their SHA1s are in shas().
-struct script_set {
-  std::vector<const char*> bodies;
-};
-
 class connection {
  public:
   connection(const options& opts, script_set scripts);
@@ -53,17 +52,17 @@ class connection {
   /// Drops the connection (after an I/O error or a timeout: hiredis cannot resync).
   void drop(std::string why);
 
-  /// Queues one command (no I/O).
-  void append(std::span<const std::string_view> argv);
   /// Sets the socket send/receive timeout when it differs from the current one.
   result<void> set_timeout(std::chrono::milliseconds t);
-  /// Reads the next reply, flushing queued commands first. An I/O error or timeout drops the
-  /// connection and fails with transport_errc::unavailable / transport_errc::timeout. Error replies are returned
-  /// as replies (type REDIS_REPLY_ERROR).
-  result<reply_ptr> get_reply();
 
-  /// SHA1 of script `i` as loaded on the current connection.
-  const std::string& sha(std::size_t i) const { return shas_.at(i); }
+  /// One round trip: writes every command of `req`, then reads one reply per command and
+  /// hands each to interpret(op, …, out), in order. An I/O error or timeout drops the
+  /// connection and fails (fault::io / fault::timed_out); the replies read before it
+  /// have been handed over.
+  result<void> exchange(const request& req, operation& op, round_outcome& out);
+
+  /// SHA1s of the scripts as loaded on the current connection.
+  script_shas shas() const noexcept { return shas_; }
   /// Reloads the scripts (after a NOSCRIPT reply).
   result<void> reload_scripts();
 
@@ -76,6 +75,10 @@ class connection {
  private:
   result<void> try_connect(std::chrono::milliseconds budget);
   result<void> start_tls();
+  result<void> write(std::string_view bytes);
+  result<reply_ptr> read_reply();
+  // Drops the connection after a failed send/recv and says why.
+  error_info io_failure(std::string why, bool timed_out);
   // One send/recv on the socket, through TLS when it is on; -1 sets `why`/`timed_out`.
   long send_some(const char* data, std::size_t size, std::string& why, bool& timed_out);
   long recv_some(char* data, std::size_t size, std::string& why, bool& timed_out);
@@ -86,13 +89,11 @@ class connection {
   redisContext* ctx_ = nullptr;
   std::chrono::milliseconds current_timeout_{-1};
   bool ever_connected_ = false;
-  bool awaiting_ = false;  // commands were appended since the last reply read
   clock::time_point next_attempt_{};
   std::chrono::milliseconds backoff_{0};
   std::string last_error_;
   std::minstd_rand rng_;
-  std::vector<const char*> argv_;
-  std::vector<std::size_t> lens_;
+  request setup_;           // the handshake's and script reload's commands
   std::vector<char> rbuf_;  // socket read buffer
   std::unique_ptr<tls_client> tls_;     // rediss://: made on the first connect, then reused
   std::unique_ptr<tls_stream> stream_;  // the TLS session of the current socket

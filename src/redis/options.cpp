@@ -1,4 +1,7 @@
-// redis:// URL → options (1:1 with the query keys; see redis_transport.hpp).
+// redis:// URL → options (1:1 with the query keys; see redis_transport.hpp), and the one
+// validation of options (validate.hpp) shared with redis_transport::open().
+#include "redis/validate.hpp"
+
 #include <babelqueue/redis/redis_transport.hpp>
 
 #include <algorithm>
@@ -8,13 +11,63 @@ namespace babelqueue::inline v1::redis {
 
 namespace {
 
+constexpr const char* k_tls_needs_rediss =
+    "redis tls_* options need TLS: a rediss:// URL, or options::tls (redis:// is plain TCP)";
+
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
   if (v.count() <= 0)
     return fail(transport_errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
   return {};
 }
 
+result<void> within(std::string_view key, std::int64_t v, std::int64_t min, std::int64_t max) {
+  if (v < min || v > max) {
+    return fail(transport_errc::invalid_argument, "redis option " + std::string(key) + " must be " +
+                                            std::to_string(min) + ".." + std::to_string(max) +
+                                            " (got " + std::to_string(v) + ")");
+  }
+  return {};
+}
+
 }  // namespace
+
+namespace detail {
+
+result<void> validate(const options& o) {
+  if (o.host.empty()) return fail(transport_errc::invalid_argument, "redis option host must not be empty");
+  if (o.port == 0) return fail(transport_errc::invalid_argument, "redis option port must be 1..65535");
+  if (auto r = positive("connect_timeout", o.connect_timeout); !r) return r;
+  if (auto r = positive("command_timeout", o.command_timeout); !r) return r;
+  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
+  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
+    return fail(transport_errc::invalid_argument,
+                "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
+  }
+  if (auto r = within("max_pending_acks", o.max_pending_acks, 1, 100000); !r) return r;
+  if (auto r = within("prefetch", o.prefetch, 1, 255); !r) return r;
+  if (o.prefetch > 1 && !o.track_reservations) {
+    return fail(transport_errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
+  }
+  if (o.retry_after && o.retry_after->count() < 0) {
+    return fail(transport_errc::invalid_argument, "redis option retry_after must be >= 0 (or never)");
+  }
+  if (auto r = within("db (the URL path /N)", o.db, 0, 1'000'000); !r) return r;
+  if (o.processing_suffix.empty()) {
+    return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
+  }
+  if (!o.tls && (!o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty() ||
+                 !o.tls_server_name.empty() || !o.tls_verify)) {
+    return fail(transport_errc::invalid_argument, k_tls_needs_rediss);
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "redis options tls_cert_file and tls_key_file go together (a client certificate "
+                "and its key)");
+  }
+  return {};
+}
+
+}  // namespace detail
 
 result<options> options_from_url(const broker_url& url) {
   options o;
@@ -31,7 +84,7 @@ result<options> options_from_url(const broker_url& url) {
     std::string_view db = std::string_view(url.path).substr(1);
     std::int64_t n = -1;
     auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), n);
-    if (ec != std::errc() || p != db.data() + db.size() || n < 0 || n > 1'000'000) {
+    if (ec != std::errc() || p != db.data() + db.size() || db.empty()) {
       return fail(transport_errc::invalid_argument,
                   "redis URL path must be a database number (/0, /1, …), got '" + url.path + "'");
     }
@@ -59,16 +112,16 @@ result<options> options_from_url(const broker_url& url) {
     }
   }
   if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
-  if (auto r = q.get("max_pending_acks", o.max_pending_acks, 1, 100000); !r) return fail(r.error());
-  if (auto r = q.get("prefetch", o.prefetch, 1, 255); !r) return fail(r.error());
+  // Ranges are validate()'s, below: the same rule and message as for options built in code.
+  if (auto r = q.get("max_pending_acks", o.max_pending_acks); !r) return fail(r.error());
+  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
   const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
                                     [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
-  if (tls_keys && !o.tls) {
-    return fail(transport_errc::invalid_argument,
-                "redis tls_* options need a rediss:// URL (redis:// is plain TCP)");
-  }
+  // Any tls_* key on redis://, even one that repeats a default, so that a typo in the scheme
+  // cannot silently drop TLS (validate() sees only values that differ from the defaults).
+  if (tls_keys && !o.tls) return fail(transport_errc::invalid_argument, k_tls_needs_rediss);
   if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
   if (auto r = q.get("tls_cert_file", o.tls_cert_file); !r) return fail(r.error());
   if (auto r = q.get("tls_key_file", o.tls_key_file); !r) return fail(r.error());
@@ -76,25 +129,7 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
   if (auto r = q.finish(o.tls ? "rediss" : "redis"); !r) return fail(r.error());
 
-  if (auto r = positive("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = positive("command_timeout", o.command_timeout); !r) return fail(r.error());
-  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r)
-    return fail(r.error());
-  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
-    return fail(transport_errc::invalid_argument,
-                "redis option reconnect_backoff_max must be >= reconnect_backoff_min");
-  }
-  if (o.prefetch > 1 && !o.track_reservations) {
-    return fail(transport_errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
-  }
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return fail(transport_errc::invalid_argument,
-                "redis options tls_cert_file and tls_key_file go together (a client certificate "
-                "and its key)");
-  }
-  if (o.processing_suffix.empty()) {
-    return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
-  }
+  if (auto r = detail::validate(o); !r) return fail(r.error());
   return o;
 }
 

@@ -1,5 +1,6 @@
 #include "redis/tls.hpp"
 
+#include "redis/failure.hpp"
 #include "redis/socket_io.hpp"
 
 #include <arpa/inet.h>
@@ -83,7 +84,7 @@ result<std::unique_ptr<tls_client>> tls_client::create(const options& opts) {
   ERR_clear_error();
   c->ctx_ = SSL_CTX_new(TLS_client_method());
   if (c->ctx_ == nullptr) {
-    return fail(transport_errc::unavailable, "TLS setup failed: " + openssl_reason("SSL_CTX_new"));
+    return fail(redis_error(fault::tls, "TLS setup failed", openssl_reason("SSL_CTX_new")));
   }
   SSL_CTX_set_min_proto_version(c->ctx_, TLS1_2_VERSION);
   SSL_CTX_set_mode(c->ctx_, SSL_MODE_AUTO_RETRY);
@@ -123,14 +124,14 @@ tls_client::~tls_client() {
 
 result<std::unique_ptr<tls_stream>> tls_client::handshake(int fd) const {
   const BIO_METHOD* method = socket_bio_method();
-  if (method == nullptr) return fail(transport_errc::unavailable, "TLS setup failed: BIO_meth_new");
+  if (method == nullptr) return fail(redis_error(fault::tls, "TLS setup failed", "BIO_meth_new"));
   std::unique_ptr<tls_stream> s(new tls_stream());
   s->io_->fd = fd;
   ERR_clear_error();
   s->ssl_ = SSL_new(ctx_);
   BIO* bio = s->ssl_ != nullptr ? BIO_new(method) : nullptr;
   if (bio == nullptr) {
-    return fail(transport_errc::unavailable, "TLS setup failed: " + openssl_reason("SSL_new"));
+    return fail(redis_error(fault::tls, "TLS setup failed", openssl_reason("SSL_new")));
   }
   BIO_set_data(bio, s->io_.get());
   SSL_set_bio(s->ssl_, bio, bio);  // the SSL owns the BIO from here
@@ -150,11 +151,12 @@ result<std::unique_ptr<tls_stream>> tls_client::handshake(int fd) const {
   if (r == 1) return s;
   long verify = SSL_get_verify_result(s->ssl_);
   if (opts_.tls_verify && verify != X509_V_OK) {
-    return fail(transport_errc::unavailable, "TLS handshake with " + opts_.host + ": certificate verify failed (" +
-                                     X509_verify_cert_error_string(verify) + ")");
+    return fail(redis_error(
+        fault::tls, "TLS handshake with " + opts_.host,
+        std::string("certificate verify failed (") + X509_verify_cert_error_string(verify) + ")"));
   }
   s->fail(r, "TLS handshake");
-  return fail(transport_errc::unavailable, "TLS handshake with " + opts_.host + " failed: " + s->error());
+  return fail(redis_error(fault::tls, "TLS handshake with " + opts_.host + " failed", s->error()));
 }
 
 // -- tls_stream --------------------------------------------------------------------------

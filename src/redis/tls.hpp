@@ -1,7 +1,7 @@
 #pragma once
 // TLS for the redis connection (`rediss://`) on OpenSSL. Debian's hiredis 0.14 has no TLS,
-// but the connection already does its own socket I/O and uses hiredis only to format
-// commands and parse replies, so TLS slots in between: hiredis makes the TCP connection,
+// but the connection already does its own socket I/O and uses hiredis only to make the TCP
+// connection and parse replies, so TLS slots in between: hiredis makes the TCP connection,
 // tls_client runs the handshake on its socket, and tls_stream replaces send/recv.
 //
 // The socket BIO is this file's own: it writes with send(MSG_NOSIGNAL) (OpenSSL's socket BIO

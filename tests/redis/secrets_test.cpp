@@ -4,6 +4,7 @@
 #include "redis/redis_fixture.hpp"
 
 #include <babelqueue/runtime/app.hpp>
+#include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/url.hpp>
 
 #include <mutex>
@@ -67,10 +68,12 @@ TEST_F(RedisSecrets, ReconnectAfterPasswordChangeLogsNoSecret) {
   babelqueue::app_options o;
   o.queue = "secrets";
   o.poll_timeout = 100ms;
-  o.logger = [&](babelqueue::log_level, std::string_view line) {
-    std::lock_guard lock(m);
-    logged.append(line).append("\n");
-  };
+  o.observers.push_back(babelqueue::observer_from_log_sink(
+      [&](babelqueue::log_level, std::string_view line) {
+        std::lock_guard lock(m);
+        logged.append(line).append("\n");
+      },
+      babelqueue::log_level::debug));
   babelqueue::app a(url(secret), o);
   a.handle("urn:babel:test:item", [](babelqueue::message&) {});
   ASSERT_TRUE(a.publish("urn:babel:test:item", {{"n", 1}}));

@@ -111,9 +111,18 @@ TEST_F(RedisTls, TheUrlSchemeSelectsTls) {
   babelqueue::redis::register_transport();
   auto t = babelqueue::open_transport(tls_url("&tls_server_name=localhost"));
   ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ((*t)->scheme(), "redis");
+  EXPECT_EQ((*t)->scheme(), "rediss");
   ASSERT_TRUE((*t)->publish("viaurl", bqtest::envelope_text(7)));
   EXPECT_EQ(raw_->llen("viaurl"), 1);
+}
+
+TEST_F(RedisTls, TheSchemeSaysWhetherTlsIsOn) {
+  auto tls = open(tls_opts());
+  ASSERT_TRUE(tls);
+  EXPECT_EQ(tls->scheme(), "rediss");
+  auto plain = open(opts());  // the same server's plain port
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->scheme(), "redis");
 }
 
 TEST_F(RedisTls, AnUntrustedCertificateIsRefused) {

@@ -5,6 +5,7 @@
 #include <babelqueue/bindings/redis.hpp>
 #include <babelqueue/runtime/url.hpp>
 
+#include <functional>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -225,6 +226,38 @@ TEST_F(RedisTransport, SettleErrors) {
   EXPECT_TRUE(a->close(std::chrono::steady_clock::now()));
 }
 
+// SCRIPT FLUSH on the server: the next script call gets NOSCRIPT; the engine reloads the
+// scripts and resends — except a publish, whose RPUSH ran: it is not resent (no duplicate),
+// and the deferred ack that rode in front of it waits for the next round trip.
+TEST_F(RedisTransport, ScriptsFlushedOnTheServerAreReloaded) {
+  auto t = open();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->publish("sf", envelope_text(i)));
+  raw_->str({"SCRIPT", "FLUSH"});
+  auto a = t->receive("sf", 1s);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(a->has_value());
+  EXPECT_EQ(envelope_n((*a)->body), 0);
+  ASSERT_TRUE(t->ack(**a));  // deferred
+  raw_->str({"SCRIPT", "FLUSH"});
+  ASSERT_TRUE(t->publish("sf", envelope_text(3)));
+  EXPECT_EQ(raw_->llen("sf"), 3);             // published once
+  EXPECT_EQ(raw_->llen("sf:processing"), 1);  // the settle did not run yet
+  ASSERT_TRUE(t->flush());
+  EXPECT_EQ(raw_->llen("sf:processing"), 0);
+  EXPECT_EQ(t->stats().stale_acks, 0);
+
+  auto b = t->receive("sf", 1s);
+  ASSERT_TRUE(b && b->has_value());
+  raw_->str({"SCRIPT", "FLUSH"});
+  ASSERT_TRUE(t->release(**b));
+  EXPECT_EQ(raw_->llen("sf:processing"), 0);
+  EXPECT_EQ(raw_->llen("sf"), 3);
+  raw_->str({"SCRIPT", "FLUSH"});
+  auto r = t->recover("sf", 0ms);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->remaining, 0);
+}
+
 TEST_F(RedisTransport, ReleaseMovesTheSameBytesToTheEnd) {
   auto t = open();
   std::string first = envelope_text(1), second = envelope_text(2);
@@ -278,6 +311,76 @@ TEST_F(RedisTransport, OptionsFromUrl) {
   }
 }
 
+// One validation (src/redis/validate.hpp) for options from a URL and options built in code:
+// the same rule refuses both, with the same error, before any connection is tried.
+TEST(RedisOptions, InvalidOptionsAreRefusedAlikeDirectlyAndThroughTheUrl) {
+  using babelqueue::redis::options;
+  struct invalid {
+    std::string query;
+    std::function<void(options&)> set;
+  };
+  const invalid cases[] = {
+      {"connect_timeout=0", [](options& o) { o.connect_timeout = 0ms; }},
+      {"command_timeout=0", [](options& o) { o.command_timeout = 0ms; }},
+      {"reconnect_backoff_min=0", [](options& o) { o.reconnect_backoff_min = 0ms; }},
+      {"reconnect_backoff_min=500ms&reconnect_backoff_max=100ms",
+       [](options& o) {
+         o.reconnect_backoff_min = 500ms;
+         o.reconnect_backoff_max = 100ms;
+       }},
+      {"max_pending_acks=0", [](options& o) { o.max_pending_acks = 0; }},
+      {"max_pending_acks=100001", [](options& o) { o.max_pending_acks = 100001; }},
+      {"prefetch=0", [](options& o) { o.prefetch = 0; }},
+      {"prefetch=256", [](options& o) { o.prefetch = 256; }},
+      {"prefetch=4&track_reservations=false",
+       [](options& o) {
+         o.prefetch = 4;
+         o.track_reservations = false;
+       }},
+      {"processing_suffix=", [](options& o) { o.processing_suffix.clear(); }},
+      {"tls_ca_file=/etc/ca.pem", [](options& o) { o.tls_ca_file = "/etc/ca.pem"; }},
+  };
+  babelqueue::redis::register_transport();
+  for (const auto& c : cases) {
+    // Port 1: nothing listens there, so only validation can answer quickly and typed.
+    const std::string url = "redis://127.0.0.1:1?" + c.query;
+    auto via_url = babelqueue::redis::options_from_url(babelqueue::broker_url::parse(url).value());
+    ASSERT_FALSE(via_url) << url;
+    EXPECT_EQ(via_url.code(), condition::invalid_argument) << url;
+
+    options o;
+    o.port = 1;
+    c.set(o);
+    auto direct = babelqueue::redis::redis_transport::open(o);
+    ASSERT_FALSE(direct) << url;
+    EXPECT_EQ(direct.code(), condition::invalid_argument) << url;
+    EXPECT_EQ(direct.error().message, via_url.error().message) << url;
+
+    auto factory = babelqueue::open_transport(url);
+    ASSERT_FALSE(factory) << url;
+    EXPECT_EQ(factory.error().message, via_url.error().message) << url;
+  }
+  // A database number out of range, as a URL path and as a field.
+  auto path = babelqueue::redis::options_from_url(
+      babelqueue::broker_url::parse("redis://127.0.0.1:1/2000000").value());
+  ASSERT_FALSE(path);
+  options o;
+  o.port = 1;
+  o.db = 2'000'000;
+  auto direct = babelqueue::redis::redis_transport::open(o);
+  ASSERT_FALSE(direct);
+  EXPECT_EQ(direct.error().message, path.error().message);
+  o.db = -1;
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), condition::invalid_argument);
+  // Fields a URL cannot leave unusable (its parser refuses port 0, and the host defaults).
+  o = options();
+  o.port = 0;
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), condition::invalid_argument);
+  o = options();
+  o.host.clear();
+  EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), condition::invalid_argument);
+}
+
 TEST_F(RedisTransport, RegisteredSchemeOpensThroughTheFactory) {
   babelqueue::redis::register_transport();
   auto t = babelqueue::open_transport(server_->url() + "/2?command_timeout=1s");
@@ -299,7 +402,7 @@ TEST_F(RedisTransport, WrongPasswordIsATypedError) {
   o.password = "wrong";
   auto t = babelqueue::redis::redis_transport::open(o);
   EXPECT_FALSE(t);
-  EXPECT_EQ(t.code(), condition::invalid_argument);
+  EXPECT_EQ(t.code(), transport_errc::permission);  // WRONGPASS: credentials, not arguments
   o.password = "pw";
   auto good = babelqueue::redis::redis_transport::open(o);
   EXPECT_TRUE(good) << good.error().message;

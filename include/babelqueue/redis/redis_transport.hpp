@@ -42,12 +42,13 @@
 /// ## Consume cost: one round trip per message
 /// With `pipeline_acks` (default on) ack() does not wait: the settle travels in the same
 /// round trip as the next receive's reservation (one EVALSHA that settles message N and
-/// reserves N+1), or as the next publish/release, and is flushed by close(), flush() and
-/// the destructor, or synchronously once `max_pending_acks` are queued. At-least-once
-/// holds: until the flush the message simply stays in `:processing`; if the process dies
-/// first, the message is redelivered after recover() (a duplicate, never a loss). An ack's
-/// outcome (e.g. "already recovered") is therefore not reported to its caller; with
-/// `pipeline_acks=false` ack() waits and reports it (errc::invalid_argument).
+/// reserves N+1) or of the next publish; a release or recover flushes it first, and so do
+/// close(), flush() and the destructor, or synchronously once `max_pending_acks` are
+/// queued. At-least-once holds: until the flush the message simply stays in `:processing`;
+/// if the process dies first, the message is redelivered after recover() (a duplicate,
+/// never a loss). An ack's outcome (e.g. "already recovered") is therefore not reported to
+/// its caller; with `pipeline_acks=false` ack() waits and reports it
+/// (errc::invalid_argument).
 ///
 /// With `prefetch` N > 1 one round trip settles the deferred acks and reserves up to N
 /// messages (see options::prefetch).
@@ -75,6 +76,7 @@
 /// ## URL
 /// `redis[s]://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
 /// (durations `250ms`/`5s`/`1m`, bare = ms). Unknown keys are errc::invalid_argument.
+/// Options built in code are checked by open() with the same rules and messages.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
 /// hiredis connection used by one thread at a time. Any number of instances (threads,
@@ -119,7 +121,7 @@ struct options {
   std::optional<std::chrono::seconds> retry_after{std::chrono::seconds(90)};
   /// Defer ack() into the next round trip (see "Consume cost").
   bool pipeline_acks = true;
-  /// Flush synchronously once this many acks are deferred (≥ 1).
+  /// Flush synchronously once this many acks are deferred (1..100000).
   std::int64_t max_pending_acks = 64;
   /// Messages reserved per round trip (1..255; > 1 needs track_reservations). The extra
   /// ones wait in this instance and are handed out by the next receive() calls without a
@@ -163,9 +165,9 @@ struct transport_stats {
 /// The `redis` transport. See the file comment for guarantees and thread-safety.
 class redis_transport final : public transport {
  public:
-  /// Connects once to validate the options and the server (errc::transport when the
-  /// server cannot be reached within connect_timeout, errc::invalid_argument for bad
-  /// options or a refused AUTH/SELECT).
+  /// Checks the options (the same rules and messages as options_from_url()), then connects
+  /// once to check the server (errc::transport when it cannot be reached within
+  /// connect_timeout, errc::invalid_argument for bad options or a refused AUTH/SELECT).
   static result<std::unique_ptr<redis_transport>> open(options opts);
 
   ~redis_transport() override;
@@ -198,7 +200,8 @@ class redis_transport final : public transport {
   /// Unsettled messages stay in `:processing` (recover() returns them).
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
 
-  std::string_view scheme() const noexcept override { return "redis"; }
+  /// "rediss" when the connection uses TLS (options::tls), else "redis".
+  std::string_view scheme() const noexcept override { return opts_.tls ? "rediss" : "redis"; }
   transport_capabilities capabilities() const noexcept override {
     return {.native_delay = false, .headers = true, .delivery_count = false};
   }
@@ -221,7 +224,8 @@ class redis_transport final : public transport {
  private:
   struct impl;
   explicit redis_transport(options opts);
-  result<void> unreserve_prefetched();
+  result<void> flush_until(std::chrono::steady_clock::time_point deadline);
+  result<void> unreserve_prefetched(std::chrono::steady_clock::time_point deadline);
   result<void> publish_values(std::string_view queue, std::span<const std::string_view> values);
   options opts_;
   std::unique_ptr<impl> impl_;

@@ -1,0 +1,74 @@
+#include "redis/engine.hpp"
+
+#include "redis/failure.hpp"
+
+#include <hiredis/hiredis.h>
+
+namespace babelqueue::inline v1::redis::detail {
+
+namespace {
+
+std::chrono::milliseconds until(clock::time_point t) {
+  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock::now());
+  return d.count() < 0 ? std::chrono::milliseconds(0) : d;
+}
+
+bool is_noscript(const redisReply& r) {
+  return r.len >= 8 && std::string_view(r.str, 8) == "NOSCRIPT";
+}
+
+}  // namespace
+
+error_info operation::on_error_reply(const command_meta&, std::string_view text) const {
+  std::string context(what);
+  context += subject;
+  return redis_error(fault::server_error, std::move(context), text);
+}
+
+void interpret(operation& op, const command_meta& cmd, const redisReply& reply,
+               round_outcome& out) {
+  if (reply.type != REDIS_REPLY_ERROR) {
+    op.on_reply(cmd, reply);
+    return;
+  }
+  if (is_noscript(reply)) {
+    out.noscript = true;
+  } else if (cmd.report_errors && !out.error) {
+    out.error = op.on_error_reply(cmd, std::string_view(reply.str, reply.len));
+  }
+}
+
+result<void> engine::run(operation& op, clock::time_point deadline) {
+  for (;;) {
+    if (auto r = conn_.ensure(deadline); !r) return r;
+    // A failed setsockopt drops the connection; the next ensure() reconnects or gives up.
+    if (auto r = conn_.set_timeout(op.begin_attempt(until(deadline))); !r) continue;
+    req_.clear();
+    op.compose(req_, conn_.shas());
+    round_outcome out;
+    if (auto r = conn_.exchange(req_, op, out); !r) {
+      // Unknown which commands ran: the operation takes back what it took, and everything
+      // is resent while time remains (settles and scripts are gated, so resending them is
+      // harmless; a resent publish may duplicate a message, never lose one).
+      op.undo();
+      if (clock::now() < deadline) continue;
+      if (op.outage_is_unreachable) {
+        return fail(redis_error(fault::unreachable, r.error().message));
+      }
+      return r;
+    }
+    if (out.noscript) {
+      op.undo();
+      auto reloaded = conn_.reload_scripts();
+      if (op.resend_after_noscript) {
+        if (!reloaded) return reloaded;
+        continue;
+      }
+    }
+    if (op.finish(out.error) == next_step::again) continue;
+    if (out.error) return fail(std::move(*out.error));
+    return {};
+  }
+}
+
+}  // namespace babelqueue::inline v1::redis::detail

@@ -1,0 +1,225 @@
+#pragma once
+// The redis transport's operations, sans-I/O (operation.hpp): each one writes the commands
+// of one transport call and reads its replies; engine::run() does the I/O and the retries.
+//
+//   publish_op    deferred settles + RPUSH chunks               publish, publish_batch
+//   reserve_op    settles + [BLMOVE wait] + reserving script    receive
+//   settle_op     deferred settles                              ack (sync), flush, close
+//   release_op    gated release script                          release
+//   unreserve_op  prefetched reservations back to the head      receive (other queue), close
+//   recover_op    the recover script                            recover
+//   length_op     LLEN                                          list_length
+//
+// Deferred acks ride in front of a publish or inside a receive's reserving script: the
+// operation takes them from transport_state::pending in compose(), gives them back in undo()
+// (their settle is gated, so resending is harmless), and drops them once settled.
+//
+// Thread-safety: like the transport, one thread at a time.
+
+#include "redis/operation.hpp"
+#include "redis/request.hpp"
+
+#include <babelqueue/redis/redis_transport.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace babelqueue::inline v1::redis::detail {
+
+/// One reservation: the handle of a received message.
+struct reservation {
+  const void* owner = nullptr;
+  std::string queue;
+  std::string raw;    // the stored value: the LREM/ZREM handle
+  std::string token;  // tracking token; empty when reserved untracked
+  bool settled = false;
+};
+using reservation_ptr = std::shared_ptr<reservation>;
+
+/// Indices of the scripts (scripts.hpp) in the set every connection loads.
+enum script_index : std::size_t {
+  k_settle_reserve = 0,
+  k_release = 1,
+  k_release_untracked = 2,
+  k_recover = 3,
+  k_unreserve = 4
+};
+/// The scripts every connection loads, in script_index order.
+script_set transport_scripts();
+
+/// State of one transport that its operations share: option-derived script arguments, the
+/// deferred acks, and scratch space reused from call to call so that the hot paths
+/// (receive, ack, publish) allocate nothing of their own.
+class transport_state {
+ public:
+  explicit transport_state(const options& o);
+
+  const options& opts;
+  // Script arguments derived from the options once: retry_after in seconds (-1 = +inf) and
+  // the number of messages one reservation takes.
+  const std::string retry_after_arg;
+  const std::string prefetch_arg;
+
+  std::vector<reservation_ptr> pending;  ///< deferred acks, in ack order
+  std::int64_t stale_acks = 0;           ///< acks/releases whose reservation was gone
+
+  struct queue_keys {
+    std::string queue;
+    std::string processing;
+    std::string deadlines;
+  };
+  /// The processing and deadlines keys of `queue` (bindings/redis.hpp), cached for the
+  /// last queue asked: valid until the next call with another queue.
+  const queue_keys& keys(std::string_view queue);
+  /// `out.size()` random lowercase hex digits.
+  void random_hex(std::span<char> out);
+
+  // -- used by the operations --
+  /// Moves the deferred acks into `taken` (emptied first); both keep their capacity.
+  void take_pending();
+  /// Puts `taken` back in front of the deferred acks (a round that did not complete).
+  void give_back();
+  std::vector<reservation_ptr> taken;              // acks the current round carries
+  std::vector<const reservation*> ack_scratch;     // settle grouping
+  std::vector<const reservation*> merged_scratch;  // acks merged into a reservation
+  std::vector<reservation_ptr> got;                // reservations of the current round
+
+ private:
+  queue_keys keys_;
+  bool keys_valid_ = false;
+  std::mt19937_64 rng_;
+};
+
+/// Appends the settle commands of the acks in `st.ack_scratch` (consumed), per queue in
+/// first-seen order: one settling script call (reserving nothing) for tracked reservations,
+/// one LREM per untracked one. Their replies are read by count_stale().
+void compose_settles(request& req, script_shas shas, transport_state& st, std::string_view random12,
+                     bool report_errors);
+
+/// Kinds of command_meta shared by the operations.
+enum command_kind : std::uint8_t {
+  k_settle_tracked = 1,  // count = acks in the script call
+  k_settle_untracked,    // one LREM
+  k_push,                // RPUSH
+  k_wait,                // BLMOVE q q LEFT LEFT t (waits, takes nothing)
+  k_reserve_tracked,     // the settle-and-reserve script; count = acks merged into it
+  k_reserve_untracked,   // LMOVE / BLMOVE into :processing
+  k_single,              // the one command of release/unreserve/recover/LLEN
+};
+
+/// How many acks of a settle command (or a reserving script) found their reservation gone.
+std::int64_t count_stale(const command_meta& cmd, const redisReply& reply);
+
+class publish_op final : public operation {
+ public:
+  publish_op(transport_state& st, std::string_view queue, std::span<const std::string_view> values);
+  std::chrono::milliseconds begin_attempt(std::chrono::milliseconds) override;
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  void undo() override { st_.give_back(); }
+  next_step finish(std::optional<error_info>& error) override;
+
+ private:
+  transport_state& st_;
+  std::string_view queue_;
+  std::span<const std::string_view> values_;
+};
+
+class reserve_op final : public operation {
+ public:
+  reserve_op(transport_state& st, const void* owner, std::string_view queue,
+             clock::time_point deadline);
+  std::chrono::milliseconds begin_attempt(std::chrono::milliseconds remaining) override;
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  void undo() override { st_.give_back(); }
+  next_step finish(std::optional<error_info>& error) override;
+  /// The reservations of the finished round (transport_state::got), in queue order.
+  std::vector<reservation_ptr>& reserved() { return st_.got; }
+
+ private:
+  void add(std::string_view raw, std::string_view token);
+
+  transport_state& st_;
+  const void* owner_;
+  std::string_view queue_;
+  clock::time_point deadline_;
+  bool first_ = true;
+  bool block_ = false;
+  std::chrono::milliseconds remaining_{0};
+};
+
+class settle_op final : public operation {
+ public:
+  explicit settle_op(transport_state& st);
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  void undo() override { st_.give_back(); }
+  next_step finish(std::optional<error_info>& error) override;
+
+ private:
+  transport_state& st_;
+};
+
+class release_op final : public operation {
+ public:
+  release_op(transport_state& st, reservation& r);
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  next_step finish(std::optional<error_info>& error) override;
+
+ private:
+  transport_state& st_;
+  reservation& r_;
+  bool gone_ = false;
+};
+
+class unreserve_op final : public operation {
+ public:
+  unreserve_op(transport_state& st, std::deque<reservation_ptr>& prefetched);
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta&, const redisReply&) override {}
+  next_step finish(std::optional<error_info>& error) override;
+
+ private:
+  transport_state& st_;
+  std::deque<reservation_ptr>& prefetched_;
+};
+
+class recover_op final : public operation {
+ public:
+  recover_op(transport_state& st, std::string_view queue, std::chrono::milliseconds older_than);
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  next_step finish(std::optional<error_info>& error) override;
+  recover_report report;
+
+ private:
+  transport_state& st_;
+  std::string_view queue_;
+  std::string older_;
+  bool ok_ = false;
+};
+
+class length_op final : public operation {
+ public:
+  explicit length_op(std::string_view key);
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  next_step finish(std::optional<error_info>& error) override;
+  std::int64_t length = 0;
+
+ private:
+  std::string_view key_;
+  bool ok_ = false;
+};
+
+}  // namespace babelqueue::inline v1::redis::detail
