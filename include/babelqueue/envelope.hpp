@@ -48,14 +48,16 @@ struct dead_letter_info {
 struct make_options {
   /// Logical queue written to `meta.queue`; empty means "default".
   std::string queue;
-  /// Trace to continue. Trimmed; blank means "mint a fresh UUIDv4" (spec producer rule 2).
+  /// Trace to continue. Trimmed of ASCII white space; blank (empty or ASCII white space
+  /// only, D3a) means "mint a fresh UUIDv4" (spec producer rule 2).
   std::string trace_id;
 };
 
 class envelope;
 
-/// Builds a fresh envelope (spec "Producer rules", wire-core §2): the URN is trimmed of
-/// Unicode white space and must not be blank (errc::empty_urn); `data` must be a JSON object
+/// Builds a fresh envelope (spec "Producer rules", wire-core §2): the URN is trimmed of ASCII
+/// white space and must not be blank (errc::empty_urn; D3a: U+00A0, U+3000 ... are content,
+/// not blank, and are kept); `data` must be a JSON object
 /// (null is taken as `{}`) whose strings are valid UTF-8 and whose numbers are finite
 /// (errc::invalid_utf8, errc::non_finite_number, errc::invalid_data); `meta.id` is a fresh
 /// UUIDv4, `meta.lang` "cpp", `created_at` the current Unix time in ms, `attempts` 0.
@@ -68,10 +70,10 @@ result<envelope> continue_trace(const envelope& inbound, std::string_view urn, c
 
 class envelope {
  public:
-  /// The routed identity: `job` when it is a non-blank string, else the `urn` alias,
-  /// trimmed of Unicode white space (D3).
+  /// The routed identity: `job` when it is a non-blank string (D3a: not empty or ASCII
+  /// white space only), else the `urn` alias — exactly as received, never trimmed.
   std::string_view urn() const noexcept;
-  /// `trace_id` exactly as carried (it is non-blank by construction).
+  /// `trace_id` exactly as carried, never trimmed (it is non-blank by construction).
   std::string_view trace_id() const noexcept;
   /// `meta.id`, or empty when the producer left it out or it is not a string.
   std::string_view id() const noexcept;

@@ -4,7 +4,7 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/dead_letter.hpp>
-#include <babelqueue/urn.hpp>
+#include <babelqueue/text.hpp>
 #include <babelqueue/uuid.hpp>
 
 #include <algorithm>
@@ -20,7 +20,7 @@ result<envelope> build_fresh(std::string_view urn_in, const json& data, std::str
                              std::string_view trace_in) {
   using A = envelope_access;
   if (!detail::valid_utf8(urn_in)) return fail(errc::invalid_utf8, "URN is not valid UTF-8");
-  std::string_view urn = trim_unicode(urn_in);
+  std::string_view urn = trim_ascii(urn_in);  // producer side only (D3a)
   if (urn.empty()) return fail(errc::empty_urn, "a message needs a non-blank URN");
   if (!data.is_object() && !data.is_null()) {
     return fail(errc::invalid_data, "data must be a JSON object");
@@ -28,7 +28,7 @@ result<envelope> build_fresh(std::string_view urn_in, const json& data, std::str
   std::string_view queue = queue_in.empty() ? default_queue : queue_in;
   if (!detail::valid_utf8(queue)) return fail(errc::invalid_utf8, "queue is not valid UTF-8");
   if (!detail::valid_utf8(trace_in)) return fail(errc::invalid_utf8, "trace_id is not valid UTF-8");
-  std::string_view trace = trim_unicode(trace_in);
+  std::string_view trace = trim_ascii(trace_in);
 
   envelope env;
   std::string& t = A::text(env);

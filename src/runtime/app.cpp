@@ -63,7 +63,10 @@ app::~app() {
 }
 
 void app::handle(std::string urn, handler fn) {
+  // Producer side (D3a): the programmer's string is trimmed of ASCII white space; a received
+  // URN never is, so a padded one on the wire matches no route.
   std::string key(trim_ascii(urn));
+  if (key.empty()) throw error(error_info{errc::empty_urn, "handle() needs a non-blank URN"});
   auto shared = std::make_shared<const handler>(std::move(fn));
   std::unique_lock lock(routes_mutex_);
   routes_[std::move(key)] = std::move(shared);

@@ -26,21 +26,44 @@ TEST(Make, WritesTheCanonicalFrame) {
 }
 
 TEST(Make, TrimsUrnAndTraceAndDefaultsQueue) {
-  auto env = make(" \t urn:babel:orders:created\u3000", json::object(), {"", "  trace-123 "});
+  auto env = make(" \t\v urn:babel:orders:created\r\n\f", json::object(), {"", "  trace-123 \t"});
   ASSERT_TRUE(env);
   EXPECT_EQ(env->urn(), "urn:babel:orders:created");
   EXPECT_EQ(env->trace_id(), "trace-123");
   EXPECT_EQ(env->queue(), "default");
 }
 
-TEST(Make, BlankTraceMintsAFreshOne) {
-  auto env = make("urn:x", json::object(), {"", " \n "});
+// D3a: the producer trims ASCII white space only; Unicode spaces are part of the value.
+TEST(Make, TrimsOnlyAsciiWhiteSpace) {
+  auto env = make("\u00a0urn:babel:orders:created\u3000 ", json::object(), {"", " \u2003t\u2003 "});
   ASSERT_TRUE(env);
-  EXPECT_TRUE(is_uuid(env->trace_id()));
+  EXPECT_EQ(env->urn(), "\u00a0urn:babel:orders:created\u3000");
+  EXPECT_EQ(env->trace_id(), "\u2003t\u2003");
+  // What make() wrote is what a consumer routes (the decoder does not trim either).
+  auto back = decode(encode(*env).value()).value();
+  EXPECT_EQ(back.urn(), env->urn());
+  EXPECT_EQ(back.trace_id(), env->trace_id());
+  // A URN of only U+00A0 is not blank: made, and accepted by the decoder.
+  auto nbsp = make("\xC2\xA0", json::object());
+  ASSERT_TRUE(nbsp) << nbsp.error().message;
+  EXPECT_EQ(nbsp->urn(), "\xC2\xA0");
+  EXPECT_TRUE(accepts(encode(*nbsp).value()));
+  // A trace of only U+2003 is not blank: kept, not replaced by a fresh UUID.
+  auto em = make("urn:x", json::object(), {"", "\xE2\x80\x83"});
+  ASSERT_TRUE(em);
+  EXPECT_EQ(em->trace_id(), "\xE2\x80\x83");
+}
+
+TEST(Make, BlankTraceMintsAFreshOne) {
+  for (const char* t : {"", " \n ", "\t\v\f\r"}) {
+    auto env = make("urn:x", json::object(), {"", t});
+    ASSERT_TRUE(env);
+    EXPECT_TRUE(is_uuid(env->trace_id())) << env->trace_id();
+  }
 }
 
 TEST(Make, BlankUrnIsATypedError) {
-  for (const char* u : {"", "   ", "\t\n", "\xC2\xA0"}) {
+  for (const char* u : {"", "   ", "\t\n", "\v\f\r "}) {
     auto env = make(u, json::object());
     ASSERT_FALSE(env);
     EXPECT_EQ(env.error().code, errc::empty_urn) << u;

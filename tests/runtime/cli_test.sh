@@ -38,6 +38,8 @@ expect_rc 2 "$BQ" publish --queue q urn:a:b:c --header novalue
 expect_rc 2 "$BQ" publish --broker nosuch://x --queue q urn:a:b:c
 grep -q unknown_scheme "$WORK/err" || fail "no unknown_scheme reason"
 expect_rc 2 "$BQ" consume --queue q --on-unknown explode
+expect_rc 2 "$BQ" consume --queue q --handle " " --max 1
+grep -q empty_urn "$WORK/err" || fail "no empty_urn reason for a blank --handle"
 expect_rc 2 "$BQ" consume --broker 'memory://x?bogus=1' --queue q --max 1
 expect_rc 2 "$BQ" publish urn:a:b:c  # --queue is required
 

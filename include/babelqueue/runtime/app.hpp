@@ -117,7 +117,10 @@ class app {
   app(const app&) = delete;
   app& operator=(const app&) = delete;
 
-  /// Registers (or replaces) the handler of `urn` (exact string, trimmed like the decoder).
+  /// Registers (or replaces) the handler of `urn`, trimmed of ASCII white space (D3a). A
+  /// received URN is matched exactly as it arrived, untrimmed: `"  urn:a:b:c "` on the wire
+  /// reaches no handler and takes the unknown-URN path.
+  /// @throws babelqueue::error (errc::empty_urn) when `urn` is blank.
   void handle(std::string urn, handler fn);
 
   /// Registers (or replaces; an empty function removes) a catch-all handler for every URN
