@@ -100,16 +100,33 @@ void app::log(log_level level, std::string_view text) const noexcept {
   }
 }
 
+namespace {
+
+// The fresh envelope of app::publish(urn, data, options): meta.queue is the target queue.
+template <class Data>
+result<envelope> make_for(const app_options& defaults, std::string_view urn, const Data& data,
+                          const publish_options& options) {
+  make_options mo;
+  mo.queue = options.queue.empty() ? defaults.queue : options.queue;
+  mo.trace_id = options.trace_id;
+  return make(urn, data, mo);
+}
+
+}  // namespace
+
+// publish(env, options) then sends to options.queue, else env.queue() — the same queue.
 result<std::string> app::publish(std::string_view urn, const json& data,
                                  const publish_options& options) {
-  make_options mo;
-  mo.queue = options.queue.empty() ? options_.queue : options.queue;
-  mo.trace_id = options.trace_id;
-  auto env = make(urn, data, mo);
+  auto env = make_for(options_, urn, data, options);
   if (!env) return fail(env.error());
-  publish_options po = options;
-  po.queue = mo.queue;
-  return publish(*env, po);
+  return publish(*env, options);
+}
+
+result<std::string> app::publish(std::string_view urn, json_text data,
+                                 const publish_options& options) {
+  auto env = make_for(options_, urn, data, options);
+  if (!env) return fail(env.error());
+  return publish(*env, options);
 }
 
 result<std::string> app::publish(const envelope& env, const publish_options& options) {

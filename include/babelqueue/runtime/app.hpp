@@ -132,6 +132,10 @@ class app {
   /// queue; returns its `meta.id` once the broker accepted it.
   result<std::string> publish(std::string_view urn, const json& data,
                               const publish_options& options = {});
+  /// As above with `data` as JSON text, kept losslessly: every number keeps its exact text
+  /// (make(urn, json_text, ...); errc::invalid_data / errc::malformed_json for bad text).
+  result<std::string> publish(std::string_view urn, json_text data,
+                              const publish_options& options = {});
   /// Publishes an already built envelope (encoded losslessly); returns its `meta.id`.
   result<std::string> publish(const envelope& env, const publish_options& options = {});
 
