@@ -78,6 +78,13 @@ class json_text {
 /// decode_options' default max_depth, so what make() writes always decodes.
 inline constexpr std::size_t max_data_text_depth = 511;
 
+/// Options of continue_trace(). There is no trace_id: a continuing message always carries
+/// the inbound message's trace.
+struct continue_options {
+  /// Logical queue written to `meta.queue`; empty means "default".
+  std::string queue;
+};
+
 class envelope;
 
 /// Builds a fresh envelope (spec "Producer rules", wire-core §2): the URN is trimmed of ASCII
@@ -95,12 +102,13 @@ result<envelope> make(std::string_view urn, const json& data, const make_options
 result<envelope> make(std::string_view urn, json_text data, const make_options& options = {});
 
 /// Builds a downstream envelope that continues `inbound`'s trace: same `trace_id`, fresh
-/// `meta.id` (spec "id vs trace_id"). `options.trace_id` is ignored; `options.queue` as make().
+/// `meta.id` (spec "id vs trace_id"); the URN and `data` as make(), `options.queue` as
+/// make_options::queue.
 result<envelope> continue_trace(const envelope& inbound, std::string_view urn, const json& data,
-                                const make_options& options = {});
+                                const continue_options& options = {});
 /// As above with `data` given as JSON text (the rules of make(urn, json_text, ...)).
 result<envelope> continue_trace(const envelope& inbound, std::string_view urn, json_text data,
-                                const make_options& options = {});
+                                const continue_options& options = {});
 
 class envelope {
  public:

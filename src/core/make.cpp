@@ -188,12 +188,12 @@ result<envelope> make(std::string_view urn, json_text data, const make_options& 
 }
 
 result<envelope> continue_trace(const envelope& inbound, std::string_view urn, const json& data,
-                                const make_options& options) {
+                                const continue_options& options) {
   return guarded(urn, json_data{data}, options.queue, inbound.trace_id());
 }
 
 result<envelope> continue_trace(const envelope& inbound, std::string_view urn, json_text data,
-                                const make_options& options) {
+                                const continue_options& options) {
   return guarded(urn, text_data{data.text()}, options.queue, inbound.trace_id());
 }
 

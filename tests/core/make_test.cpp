@@ -85,7 +85,7 @@ TEST(Make, EscapesUserStringsInTheFrame) {
 
 TEST(Make, ContinueTraceKeepsTraceAndMintsNewId) {
   auto inbound = make("urn:babel:orders:created", json::object(), {"orders", "trace-abc"}).value();
-  auto next = continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing", "ignored"});
+  auto next = continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing"});
   ASSERT_TRUE(next);
   EXPECT_EQ(next->trace_id(), "trace-abc");
   EXPECT_NE(next->id(), inbound.id());
@@ -182,6 +182,25 @@ TEST(MakeFromText, BracedDataStillMeansJson) {
   const std::string owned = R"({"n":1})";
   EXPECT_EQ(make("urn:x", json_text(owned)).value().data_text(), owned);
   static_assert(!std::is_convertible_v<std::string_view, json_text>);  // explicit only
+}
+
+// continue_trace() always carries the inbound trace: no options type it takes has a
+// trace_id to pass (and make_options, which has one, is not accepted).
+template <class Options>
+concept continue_trace_takes = requires(const envelope& e, const json& d, const Options& o) {
+  continue_trace(e, "urn:x", d, o);
+};
+template <class T>
+concept has_trace_id = requires(T t) { t.trace_id; };
+
+TEST(Make, ContinueTraceOptionsHaveNoTraceId) {
+  static_assert(continue_trace_takes<continue_options>);
+  static_assert(!continue_trace_takes<make_options>);
+  static_assert(!has_trace_id<continue_options>);
+  static_assert(has_trace_id<make_options>);
+  auto inbound = make("urn:a", json::object(), {"", "trace-1"}).value();
+  EXPECT_EQ(continue_trace(inbound, "urn:b", json::object(), {.queue = "q"}).value().queue(), "q");
+  EXPECT_EQ(continue_trace(inbound, "urn:b", json::object()).value().queue(), "default");
 }
 
 TEST(Make, ProducedEnvelopeRefusesUrnMember) {
