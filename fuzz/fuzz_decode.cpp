@@ -31,8 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   }
 
   // The read accessors must be safe on anything decode() accepted.
-  FUZZ_CHECK(!bq::trim_unicode(first->urn()).empty(), "accepted envelope without a URN");
-  FUZZ_CHECK(!first->trace_id().empty(), "accepted envelope without a trace_id");
+  FUZZ_CHECK(!bq::is_blank(first->urn()), "accepted envelope without a URN");
+  FUZZ_CHECK(!bq::is_blank(first->trace_id()), "accepted envelope without a trace_id");
   (void)first->id();
   (void)first->queue();
   (void)first->lang();

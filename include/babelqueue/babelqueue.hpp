@@ -8,6 +8,7 @@
 #include <babelqueue/error.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/text.hpp>
 #include <babelqueue/urn.hpp>
 #include <babelqueue/uuid.hpp>
 #include <babelqueue/version.hpp>

@@ -16,10 +16,12 @@
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace babelqueue {
@@ -48,30 +50,72 @@ struct dead_letter_info {
 struct make_options {
   /// Logical queue written to `meta.queue`; empty means "default".
   std::string queue;
-  /// Trace to continue. Trimmed; blank means "mint a fresh UUIDv4" (spec producer rule 2).
+  /// Trace to continue. Trimmed of ASCII white space; blank (empty or ASCII white space
+  /// only, D3a) means "mint a fresh UUIDv4" (spec producer rule 2).
   std::string trace_id;
+};
+
+/// JSON text given as `data` (rather than a `json` value), e.g. a `--data` argument or a
+/// payload read from a file. make() validates it strictly, as decode() validates a received
+/// body, and keeps it losslessly: every number keeps its exact text (`-12345678901234567890`,
+/// `1.10`, `1E2`), key order and duplicate keys stay, strings are re-escaped per D2.
+/// A non-owning view: the text must outlive the call it is passed to. The constructor is
+/// explicit and never takes a braced list, so `make(urn, {{"k", 1}})` still means `json`.
+class json_text {
+ public:
+  template <class Text>
+    requires std::is_convertible_v<const Text&, std::string_view>
+  constexpr explicit json_text(const Text& text) noexcept(
+      std::is_nothrow_convertible_v<const Text&, std::string_view>)
+      : text_(text) {}
+  constexpr std::string_view text() const noexcept { return text_; }
+
+ private:
+  std::string_view text_;
+};
+
+/// Deepest `data` nesting make() accepts from json_text (`{}` is 1): one less than
+/// decode_options' default max_depth, so what make() writes always decodes.
+inline constexpr std::size_t max_data_text_depth = 511;
+
+/// Options of continue_trace(). There is no trace_id: a continuing message always carries
+/// the inbound message's trace.
+struct continue_options {
+  /// Logical queue written to `meta.queue`; empty means "default".
+  std::string queue;
 };
 
 class envelope;
 
-/// Builds a fresh envelope (spec "Producer rules", wire-core §2): the URN is trimmed of
-/// Unicode white space and must not be blank (errc::empty_urn); `data` must be a JSON object
+/// Builds a fresh envelope (spec "Producer rules", wire-core §2): the URN is trimmed of ASCII
+/// white space and must not be blank (errc::empty_urn; D3a: U+00A0, U+3000 ... are content,
+/// not blank, and are kept); `data` must be a JSON object
 /// (null is taken as `{}`) whose strings are valid UTF-8 and whose numbers are finite
 /// (errc::invalid_utf8, errc::non_finite_number, errc::invalid_data); `meta.id` is a fresh
 /// UUIDv4, `meta.lang` "cpp", `created_at` the current Unix time in ms, `attempts` 0.
 result<envelope> make(std::string_view urn, const json& data, const make_options& options = {});
+/// As above with `data` given as JSON text, kept losslessly (see json_text). It must be one
+/// JSON object, or `[]`, which is read as `{}` as decode() reads it; anything else is
+/// errc::invalid_data. Text that is not strict RFC 8259 JSON (invalid UTF-8, a lone
+/// surrogate, trailing data, NaN, nesting deeper than max_data_text_depth) is
+/// errc::malformed_json. No number range limit applies: the text is never read as doubles.
+result<envelope> make(std::string_view urn, json_text data, const make_options& options = {});
 
 /// Builds a downstream envelope that continues `inbound`'s trace: same `trace_id`, fresh
-/// `meta.id` (spec "id vs trace_id"). `options.trace_id` is ignored; `options.queue` as make().
+/// `meta.id` (spec "id vs trace_id"); the URN and `data` as make(), `options.queue` as
+/// make_options::queue.
 result<envelope> continue_trace(const envelope& inbound, std::string_view urn, const json& data,
-                                const make_options& options = {});
+                                const continue_options& options = {});
+/// As above with `data` given as JSON text (the rules of make(urn, json_text, ...)).
+result<envelope> continue_trace(const envelope& inbound, std::string_view urn, json_text data,
+                                const continue_options& options = {});
 
 class envelope {
  public:
-  /// The routed identity: `job` when it is a non-blank string, else the `urn` alias,
-  /// trimmed of Unicode white space (D3).
+  /// The routed identity: `job` when it is a non-blank string (D3a: not empty or ASCII
+  /// white space only), else the `urn` alias — exactly as received, never trimmed.
   std::string_view urn() const noexcept;
-  /// `trace_id` exactly as carried (it is non-blank by construction).
+  /// `trace_id` exactly as carried, never trimmed (it is non-blank by construction).
   std::string_view trace_id() const noexcept;
   /// `meta.id`, or empty when the producer left it out or it is not a string.
   std::string_view id() const noexcept;

@@ -36,9 +36,5 @@ urn_verdict check_urn(std::string_view urn);
 /// Stable name of a rule: `ok`, `empty`, `not_ascii_lowercase`, ...
 std::string_view to_string(urn_rule rule) noexcept;
 
-/// Trims Unicode white space (as Go's strings.TrimSpace / Python's str.strip) from both ends.
-/// Invalid UTF-8 is left as it is.
-std::string_view trim_unicode(std::string_view text) noexcept;
-
 }  // namespace v1
 }  // namespace babelqueue

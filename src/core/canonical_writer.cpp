@@ -1,4 +1,5 @@
 // json -> canonical text (D2), and text -> canonical text (D4: numbers keep their text).
+#include "envelope_access.hpp"
 #include "json_scanner.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -116,15 +117,10 @@ result<std::string> to_canonical_json(const json& value) {
 }
 
 result<std::string> canonicalize(std::string_view json_text, std::size_t max_depth) {
-  detail::json_reader reader(json_text, max_depth);
   std::string out;
   out.reserve(json_text.size());
-  canonical_sink sink{out};
-  if (!reader.walk(sink)) return fail(errc::malformed_json, reader.error());
-  reader.skip_ws();
-  if (!reader.at_end()) {
-    reader.fail("trailing data after the JSON value");
-    return fail(errc::malformed_json, reader.error());
+  if (error_info e = detail::canonicalize_into(json_text, out, max_depth); e.code != errc::ok) {
+    return fail(std::move(e));
   }
   return out;
 }
@@ -132,6 +128,18 @@ result<std::string> canonicalize(std::string_view json_text, std::size_t max_dep
 }  // namespace v1
 
 namespace detail {
+v1::error_info canonicalize_into(std::string_view json_text, std::string& out, std::size_t max_depth) {
+  json_reader reader(json_text, max_depth);
+  v1::canonical_sink sink{out};
+  if (!reader.walk(sink)) return {v1::errc::malformed_json, reader.error()};
+  reader.skip_ws();
+  if (!reader.at_end()) {
+    reader.fail("trailing data after the JSON value");
+    return {v1::errc::malformed_json, reader.error()};
+  }
+  return {};
+}
+
 // Appends the canonical form of one already-validated value. Used by the envelope decoder
 // when a received body is not canonical.
 void canonicalize_value_into(std::string_view value_text, std::string& out) {

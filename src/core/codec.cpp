@@ -3,7 +3,7 @@
 #include "json_scanner.hpp"
 
 #include <babelqueue/codec.hpp>
-#include <babelqueue/urn.hpp>
+#include <babelqueue/text.hpp>
 
 #include <algorithm>
 #include <forward_list>
@@ -273,12 +273,13 @@ bool parse_int64(std::string_view text, std::int64_t& out) {
   return r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
 
-// Non-blank after Unicode trimming.
+// A string that is not blank (D3a: blank = empty or ASCII white space only). Judged on the
+// value, so `"\u0020"` is blank like `" "` and `"\u00a0"` is not, like its raw UTF-8 bytes.
 bool non_blank_string(const scanned_member& m) {
   if (m.kind != '"') return false;
-  if (!m.str.has_escapes) return !trim_unicode(m.str.raw).empty();
+  if (!m.str.has_escapes) return !is_blank(m.str.raw);
   std::string v = string_value(m);
-  return !trim_unicode(v).empty();
+  return !is_blank(v);
 }
 
 // Scans the body and applies the accept rules (D3) in PHP's reason order.
@@ -431,20 +432,18 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
     top.push_back({span_of(m.key.raw),
                    span_of(std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
   }
-  auto set_string = [&](envelope_access::text_field& field, const scanned_member& m, bool trim) {
+  // Every string field exactly as received (D3a: the routed URN and trace_id are not trimmed).
+  auto set_string = [&](envelope_access::text_field& field, const scanned_member& m) {
     if (!m.str.has_escapes) {
-      std::string_view v = trim ? trim_unicode(m.str.raw) : m.str.raw;
-      A::set_field_span(field, span_of(v));
+      A::set_field_span(field, span_of(m.str.raw));
     } else {
-      std::string plain = string_value(m);
-      if (trim) plain = std::string(trim_unicode(plain));
-      A::set_field_owned(env, field, std::move(plain));
+      A::set_field_owned(env, field, string_value(m));
     }
   };
-  set_string(A::urn(env), f.top[static_cast<std::size_t>(f.urn_from_job ? f.last_top[k_job] : f.last_top[k_urn])], true);
-  set_string(A::trace_id(env), f.top[static_cast<std::size_t>(f.last_top[k_trace_id])], false);
+  set_string(A::urn(env), f.top[static_cast<std::size_t>(f.urn_from_job ? f.last_top[k_job] : f.last_top[k_urn])]);
+  set_string(A::trace_id(env), f.top[static_cast<std::size_t>(f.last_top[k_trace_id])]);
   auto meta_string = [&](envelope_access::text_field& field, int i) {
-    if (i >= 0 && f.meta[static_cast<std::size_t>(i)].kind == '"') set_string(field, f.meta[static_cast<std::size_t>(i)], false);
+    if (i >= 0 && f.meta[static_cast<std::size_t>(i)].kind == '"') set_string(field, f.meta[static_cast<std::size_t>(i)]);
   };
   meta_string(A::id(env), f.last_meta[k_id]);
   meta_string(A::queue(env), f.last_meta[k_queue]);

@@ -1,5 +1,7 @@
 #include "json_scanner.hpp"
 
+#include "shared_helpers.hpp"
+
 #include <array>
 #include <cstring>
 
@@ -9,13 +11,6 @@
 
 namespace babelqueue::detail {
 namespace {
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool lower_hex4(const char* p) noexcept {
   for (int i = 0; i < 4; ++i) {

@@ -75,7 +75,7 @@ result<std::string> pipeline::publish(app& a, std::string_view urn, const json& 
 }
 
 result<std::string> pipeline::publish(message& inbound, std::string_view urn, const json& data,
-                                      const publish_options& options) const {
+                                      const continue_publish_options& options) const {
   return guarded(
       [&]() -> result<std::string> { return inbound.publish(urn, seal(urn, data), options); });
 }

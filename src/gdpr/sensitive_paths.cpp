@@ -1,6 +1,8 @@
 // Reading x-gdpr-sensitive marks: the peers' inventory listing and the checked protect plan.
 #include <babelqueue/gdpr/sensitive_paths.hpp>
 
+#include "core/shared_helpers.hpp"
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -44,18 +46,7 @@ void collect(const json& node, const std::string& path, std::size_t depth,
     collect(*items, path + "[]", depth + 1, out);
 }
 
-std::string pointer_escape(std::string_view token) {
-  std::string out;
-  for (char ch : token) {
-    if (ch == '~')
-      out += "~0";
-    else if (ch == '/')
-      out += "~1";
-    else
-      out += ch;
-  }
-  return out;
-}
+using ::babelqueue::detail::pointer_escape;
 
 // Keywords whose values are sub-schemas the walk does NOT follow. A mark below one of them is
 // invisible to every SDK's protect(), so the field would travel in clear.

@@ -67,7 +67,10 @@ app::~app() {
 }
 
 void app::handle(std::string urn, handler fn) {
+  // Producer side (D3a): the programmer's string is trimmed of ASCII white space; a received
+  // URN never is, so a padded one on the wire matches no route.
   std::string key(trim_ascii(urn));
+  if (key.empty()) throw error(error_info{errc::empty_urn, "handle() needs a non-blank URN"});
   auto shared = std::make_shared<const handler>(std::move(fn));
   std::unique_lock lock(routes_mutex_);
   routes_[std::move(key)] = std::move(shared);
@@ -92,19 +95,36 @@ std::string app::dead_letter_queue_for(std::string_view consumed_queue) const {
   return std::string(consumed_queue) + options_.dead_letter_suffix;
 }
 
-result<std::string> app::publish(std::string_view urn, const json& data,
-                                 const publish_options& options) {
+namespace {
+
+// The fresh envelope of app::publish(urn, data, options): meta.queue is the target queue.
+template <class Data>
+result<envelope> make_for(const app_options& defaults, std::string_view urn, const Data& data,
+                          const publish_options& options) {
   make_options mo;
-  mo.queue = options.queue.empty() ? options_.queue : options.queue;
+  mo.queue = options.queue.empty() ? defaults.queue : options.queue;
   mo.trace_id = options.trace_id;
-  auto env = make(urn, data, mo);
-  if (!env) return fail(env.error());
-  publish_options po = options;
-  po.queue = mo.queue;
-  return publish(*env, po);
+  return make(urn, data, mo);
 }
 
-result<std::string> app::publish(const envelope& env, const publish_options& options) {
+}  // namespace
+
+// publish(env, options) then sends to options.queue, else env.queue() — the same queue.
+result<std::string> app::publish(std::string_view urn, const json& data,
+                                 const publish_options& options) {
+  auto env = make_for(options_, urn, data, options);
+  if (!env) return fail(env.error());
+  return publish(*env, envelope_publish_options{options.queue, options.hdrs});
+}
+
+result<std::string> app::publish(std::string_view urn, json_text data,
+                                 const publish_options& options) {
+  auto env = make_for(options_, urn, data, options);
+  if (!env) return fail(env.error());
+  return publish(*env, envelope_publish_options{options.queue, options.hdrs});
+}
+
+result<std::string> app::publish(const envelope& env, const envelope_publish_options& options) {
   std::string queue = options.queue;
   if (queue.empty()) queue = env.queue().empty() ? options_.queue : std::string(env.queue());
   auto body = encode(env);

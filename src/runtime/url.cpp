@@ -1,6 +1,8 @@
 // Broker URL parsing and typed query options (url.hpp).
 #include <babelqueue/runtime/url.hpp>
 
+#include "core/shared_helpers.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,12 +12,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using detail::hex_value;
 
 // Percent-decodes one URL component. `+` stays `+` (this is not form encoding).
 result<std::string> percent_decode(std::string_view in, std::string_view what) {

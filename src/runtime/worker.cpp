@@ -434,8 +434,8 @@ headers app::worker::forwarded_headers(const received_message& delivery) const {
 
 result<std::string> app::worker::publish_continuing(const message& inbound, std::string_view urn,
                                                     const json& data,
-                                                    const publish_options& options) {
-  make_options mo;
+                                                    const continue_publish_options& options) {
+  continue_options mo;
   mo.queue = options.queue.empty() ? app_.options_.queue : options.queue;
   auto env = continue_trace(inbound.env(), urn, data, mo);
   if (!env) return fail(env.error());

@@ -25,7 +25,8 @@ class app::worker final : public detail::message_publisher {
   void dispatch(const received_message& delivery) noexcept;
 
   result<std::string> publish_continuing(const message& inbound, std::string_view urn,
-                                         const json& data, const publish_options& options) override;
+                                         const json& data,
+                                         const continue_publish_options& options) override;
 
   /// drain() mode: a message this worker released unchanged (unknown-URN `release`) that
   /// comes back during the same drain is put back again and ends the drain, instead of

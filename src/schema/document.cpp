@@ -3,6 +3,8 @@
 #include "node.hpp"
 #include "value_compare.hpp"
 
+#include "core/shared_helpers.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/document.hpp>
 
@@ -83,15 +85,7 @@ std::string join(const std::string& path, const std::string& key) {
 std::string pointer_join(const std::string& pointer, const std::string& token) {
   std::string out = pointer;
   out += '/';
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
+  ::babelqueue::detail::append_pointer_token(token, out);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "go_format.hpp"
 
+#include "core/shared_helpers.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -15,31 +17,9 @@ namespace schema {
 namespace detail {
 namespace {
 
-// Shortest round-trip decimal digits of |value| and the decimal point position: value =
-// 0.d1d2d3… × 10^point (Go's decimalSlice `d`, `dp`).
-struct decimal_digits {
-  bool negative = false;
-  std::string digits;  // no leading/trailing zeros; "0" for zero
-  int point = 0;
-};
-
-decimal_digits shortest(double value) {
-  decimal_digits out;
-  out.negative = std::signbit(value);
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, std::fabs(value), std::chars_format::scientific);
-  std::string_view text(buf, static_cast<std::size_t>(res.ptr - buf));  // d[.ddd]e±XX
-  const auto e = text.find('e');
-  std::string mantissa(text.substr(0, e));
-  mantissa.erase(std::remove(mantissa.begin(), mantissa.end(), '.'), mantissa.end());
-  int exponent = 0;
-  std::from_chars(text.data() + e + 1 + (text[e + 1] == '+' ? 1 : 0), text.data() + text.size(),
-                  exponent);
-  while (mantissa.size() > 1 && mantissa.back() == '0') mantissa.pop_back();
-  out.digits = mantissa;
-  out.point = mantissa == "0" ? 1 : exponent + 1;
-  return out;
-}
+// Shortest round-trip digits, shared with the wire's double layout (core).
+using decimal_digits = ::babelqueue::detail::shortest_digits;
+using ::babelqueue::detail::shortest;
 
 // strconv's %e layout of the shortest digits: d[.ddd]e±XX (at least two exponent digits).
 std::string layout_e(const decimal_digits& d) {

@@ -61,18 +61,79 @@ TEST(Decode, ReasonsFollowPhpOrder) {
 }
 
 TEST(Decode, UrnResolution) {
-  // blank job falls back to urn; non-string job counts as absent; both trimmed.
+  // blank job (empty or ASCII white space) falls back to urn; non-string job counts as
+  // absent; the routed value is never trimmed (D3a).
   auto a = decode(with(R"("job":"urn:babel:orders:created")", R"("job":"  ","urn":" urn:x ")"));
   ASSERT_TRUE(a);
-  EXPECT_EQ(a->urn(), "urn:x");
+  EXPECT_EQ(a->urn(), " urn:x ");
   auto b = decode(with(R"("job":"urn:babel:orders:created")", R"("job":123,"urn":"urn:y")"));
   ASSERT_TRUE(b);
   EXPECT_EQ(b->urn(), "urn:y");
   auto c = decode(with(R"("job":"urn:babel:orders:created")", R"("job":"\u00a0urn:z\u3000")"));
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->urn(), "urn:z");  // Unicode white space (NBSP, ideographic space) trimmed
+  EXPECT_EQ(c->urn(), "\u00a0urn:z\u3000");  // NBSP, ideographic space: kept, not trimmed
   EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":"")")), errc::missing_urn);
   EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":null,"urn":7)")), errc::missing_urn);
+}
+
+// D3a: "blank" is empty or ASCII white space only; Unicode spaces are content.
+TEST(Decode, BlankIsAsciiWhiteSpaceOnly) {
+  const std::string job = R"("job":"urn:babel:orders:created")";
+  // A job of U+00A0 alone: escaped in the JSON text, or as raw UTF-8 bytes. Both accepted,
+  // and the URN is that one character (Python/PHP/Go accept it too).
+  for (const char* v : {R"("job":"\u00a0")", "\"job\":\"\xC2\xA0\""}) {
+    auto env = decode(with(job, v));
+    ASSERT_TRUE(env) << v << ": " << env.error().message;
+    EXPECT_EQ(env->urn(), "\xC2\xA0") << v;
+  }
+  // With a `urn` alias beside it, the U+00A0 job still wins (peers route to the job); the
+  // alias is dropped as usual.
+  for (const char* v : {R"("job":"\u00a0","urn":"urn:babel:other:thing")",
+                        "\"job\":\"\xC2\xA0\",\"urn\":\"urn:babel:other:thing\""}) {
+    auto env = decode(with(job, v));
+    ASSERT_TRUE(env) << v;
+    EXPECT_EQ(env->urn(), "\xC2\xA0") << v;
+    EXPECT_EQ(env->dropped_keys(), std::vector<std::string>{"/urn"}) << v;
+  }
+  // Other Unicode spaces are not blank either (U+2003, U+3000, U+2028, NEL).
+  for (const char* v : {R"("job":"\u2003")", R"("job":"\u3000")", R"("job":"\u2028")",
+                        R"("job":"\u0085")", "\"job\":\"\xE2\x80\x83\""}) {
+    EXPECT_EQ(check(with(job, v)), errc::ok) << v;
+  }
+  // Every ASCII white-space character is blank, raw or escaped: the alias is used ...
+  for (const char* v : {R"("job":" ","urn":"urn:y")", R"("job":"\t\n\r\f","urn":"urn:y")",
+                        R"("job":"\u000b","urn":"urn:y")", R"("job":"\u0020\u0009","urn":"urn:y")",
+                        R"("job":"\u000C\u000D","urn":"urn:y")"}) {
+    auto env = decode(with(job, v));
+    ASSERT_TRUE(env) << v;
+    EXPECT_EQ(env->urn(), "urn:y") << v;
+  }
+  // ... and without one the message has no URN.
+  for (const char* v : {R"("job":"   ")", R"("job":"\u000b")", R"("job":"\t \n")",
+                        R"("job":"","urn":" \u000c ")"}) {
+    EXPECT_EQ(check(with(job, v)), errc::missing_urn) << v;
+  }
+  // Only an alias, of U+2003: that is the URN.
+  auto alias = decode(with(job, R"("urn":"\u2003")"));
+  ASSERT_TRUE(alias);
+  EXPECT_EQ(alias->urn(), "\u2003");
+}
+
+// D3a: the routed URN is the received string exactly, padding included.
+TEST(Decode, RoutedUrnIsExactlyAsReceived) {
+  const std::string job = R"("job":"urn:babel:orders:created")";
+  auto padded = decode(with(job, R"("job":"  urn:babel:t:x  ")"));
+  ASSERT_TRUE(padded);
+  EXPECT_EQ(padded->urn(), "  urn:babel:t:x  ");
+  auto escaped = decode(with(job, R"("job":"\t urn:babel:t:x\u0020")"));
+  ASSERT_TRUE(escaped);
+  EXPECT_EQ(escaped->urn(), "\t urn:babel:t:x ");
+  auto alias = decode(with(job, R"("urn":" urn:babel:t:x\n")"));
+  ASSERT_TRUE(alias);
+  EXPECT_EQ(alias->urn(), " urn:babel:t:x\n");
+  // Re-emitted as received (D4), canonically escaped.
+  EXPECT_NE(encode(*padded).value().find(R"("job":"  urn:babel:t:x  ")"), std::string::npos);
+  EXPECT_NE(encode(*escaped).value().find(R"("job":"\t urn:babel:t:x ")"), std::string::npos);
 }
 
 TEST(Decode, SchemaVersionMustBeIntegerOne) {
@@ -94,11 +155,32 @@ TEST(Decode, DataMustBeObjectButEmptyArrayReadsAsObject) {
 }
 
 TEST(Decode, TraceIdMustBeNonBlankString) {
-  for (const char* v : {R"("")", R"("   ")", "null", "7", R"("\t\u3000")"}) {
-    EXPECT_EQ(check(with(R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")", v)), errc::missing_trace_id) << v;
+  const std::string trace = R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")";
+  for (const char* v : {R"("")", R"("   ")", "null", "7", R"("\t\n")", R"("\u000b\u0020")",
+                        R"("\f\r")"}) {
+    EXPECT_EQ(check(with(trace, v)), errc::missing_trace_id) << v;
   }
   // Not a UUID is fine (peers' tests use "trace-123").
-  EXPECT_EQ(check(with(R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")", R"("trace-123")")), errc::ok);
+  EXPECT_EQ(check(with(trace, R"("trace-123")")), errc::ok);
+  // Unicode white space is not blank (D3a): U+2003, U+3000, U+00A0, escaped or raw.
+  for (const char* v : {R"("\u2003")", R"("\t\u3000")", R"("\u00a0")", "\"\xE2\x80\x83\""}) {
+    EXPECT_EQ(check(with(trace, v)), errc::ok) << v;
+  }
+  auto em = decode(with(trace, R"("\u2003")"));
+  ASSERT_TRUE(em);
+  EXPECT_EQ(em->trace_id(), "\xE2\x80\x83");
+}
+
+// D3a/D4: trace_id is kept exactly as received, padding included, and re-emitted as such.
+TEST(Decode, TraceIdIsKeptExactlyAsReceived) {
+  const std::string trace = R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")";
+  auto env = decode(with(trace, R"(" trace-1\t")"));
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->trace_id(), " trace-1\t");
+  env->set_attempts(env->attempts() + 1);  // a retry re-emit
+  std::string out = encode(*env).value();
+  EXPECT_NE(out.find(R"("trace_id":" trace-1\t")"), std::string::npos) << out;
+  EXPECT_EQ(decode(out).value().trace_id(), " trace-1\t");
 }
 
 TEST(Decode, AttemptsMustBeInteger) {

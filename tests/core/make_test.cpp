@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <type_traits>
 
 using namespace babelqueue;
 
@@ -26,21 +27,44 @@ TEST(Make, WritesTheCanonicalFrame) {
 }
 
 TEST(Make, TrimsUrnAndTraceAndDefaultsQueue) {
-  auto env = make(" \t urn:babel:orders:created\u3000", json::object(), {"", "  trace-123 "});
+  auto env = make(" \t\v urn:babel:orders:created\r\n\f", json::object(), {"", "  trace-123 \t"});
   ASSERT_TRUE(env);
   EXPECT_EQ(env->urn(), "urn:babel:orders:created");
   EXPECT_EQ(env->trace_id(), "trace-123");
   EXPECT_EQ(env->queue(), "default");
 }
 
-TEST(Make, BlankTraceMintsAFreshOne) {
-  auto env = make("urn:x", json::object(), {"", " \n "});
+// D3a: the producer trims ASCII white space only; Unicode spaces are part of the value.
+TEST(Make, TrimsOnlyAsciiWhiteSpace) {
+  auto env = make("\u00a0urn:babel:orders:created\u3000 ", json::object(), {"", " \u2003t\u2003 "});
   ASSERT_TRUE(env);
-  EXPECT_TRUE(is_uuid(env->trace_id()));
+  EXPECT_EQ(env->urn(), "\u00a0urn:babel:orders:created\u3000");
+  EXPECT_EQ(env->trace_id(), "\u2003t\u2003");
+  // What make() wrote is what a consumer routes (the decoder does not trim either).
+  auto back = decode(encode(*env).value()).value();
+  EXPECT_EQ(back.urn(), env->urn());
+  EXPECT_EQ(back.trace_id(), env->trace_id());
+  // A URN of only U+00A0 is not blank: made, and accepted by the decoder.
+  auto nbsp = make("\xC2\xA0", json::object());
+  ASSERT_TRUE(nbsp) << nbsp.error().message;
+  EXPECT_EQ(nbsp->urn(), "\xC2\xA0");
+  EXPECT_TRUE(accepts(encode(*nbsp).value()));
+  // A trace of only U+2003 is not blank: kept, not replaced by a fresh UUID.
+  auto em = make("urn:x", json::object(), {"", "\xE2\x80\x83"});
+  ASSERT_TRUE(em);
+  EXPECT_EQ(em->trace_id(), "\xE2\x80\x83");
+}
+
+TEST(Make, BlankTraceMintsAFreshOne) {
+  for (const char* t : {"", " \n ", "\t\v\f\r"}) {
+    auto env = make("urn:x", json::object(), {"", t});
+    ASSERT_TRUE(env);
+    EXPECT_TRUE(is_uuid(env->trace_id())) << env->trace_id();
+  }
 }
 
 TEST(Make, BlankUrnIsATypedError) {
-  for (const char* u : {"", "   ", "\t\n", "\xC2\xA0"}) {
+  for (const char* u : {"", "   ", "\t\n", "\v\f\r "}) {
     auto env = make(u, json::object());
     ASSERT_FALSE(env);
     EXPECT_EQ(env.error().code, errc::empty_urn) << u;
@@ -61,11 +85,122 @@ TEST(Make, EscapesUserStringsInTheFrame) {
 
 TEST(Make, ContinueTraceKeepsTraceAndMintsNewId) {
   auto inbound = make("urn:babel:orders:created", json::object(), {"orders", "trace-abc"}).value();
-  auto next = continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing", "ignored"});
+  auto next = continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing"});
   ASSERT_TRUE(next);
   EXPECT_EQ(next->trace_id(), "trace-abc");
   EXPECT_NE(next->id(), inbound.id());
   EXPECT_EQ(next->queue(), "billing");
+}
+
+// make() with `data` as JSON text: every number survives exactly, as decode() keeps it.
+TEST(MakeFromText, KeepsEveryNumberExactly) {
+  const std::string data =
+      R"({"neg20":-12345678901234567890,"below_int64":-9223372036854775809,)"
+      R"("u64max":18446744073709551615,"pos20":12345678901234567890,"big":123456789012345678901234567890,)"
+      R"("f":1.10,"e":1E2,"huge":1e400,"nz":-0.0,"list":[-9223372036854775809,0.1e-3]})";
+  auto env = make("urn:babel:t:numbers", json_text(data), {"q", "trace-1"});
+  ASSERT_TRUE(env) << env.error().message;
+  EXPECT_EQ(env->data_text(), data);
+  const std::string wire = encode(*env).value();
+  EXPECT_NE(wire.find(R"("data":)" + data + R"(,"meta")"), std::string::npos) << wire;
+  auto back = decode(wire).value();
+  EXPECT_EQ(back.data_text(), data);
+  EXPECT_EQ(back.urn(), "urn:babel:t:numbers");
+  EXPECT_EQ(back.trace_id(), "trace-1");
+  // The json overload cannot hold these (parse_json refuses them): the reason for the text one.
+  EXPECT_EQ(parse_json(R"({"a":-12345678901234567890})").code(), errc::number_out_of_range);
+}
+
+TEST(MakeFromText, WritesTheCanonicalFormAndReEscapesStrings) {
+  const std::string data = "{ \"s\" : \"caf\\u00e9 \\/ \\u2028 \xE2\x80\xA9\",\n \"n\" : [ 1 , 2.50 ],"
+                           " \"k\\u0041\" : { } , \"a\" : 1, \"a\" : 2 }";
+  auto env = make("urn:x", json_text(data));
+  ASSERT_TRUE(env) << env.error().message;
+  // As decode() writes a received data block: compact, D2 escapes, duplicates and order kept.
+  EXPECT_EQ(env->data_text(),
+            "{\"s\":\"caf\xC3\xA9 / \\u2028 \\u2029\",\"n\":[1,2.50],\"kA\":{},\"a\":1,\"a\":2}");
+  EXPECT_EQ(env->data_text(), canonicalize(data).value());
+  EXPECT_TRUE(accepts(encode(*env).value()));
+}
+
+TEST(MakeFromText, EmptyArrayReadsAsEmptyObject) {
+  for (const char* v : {"[]", " [ ] ", "{}", "\n{ }\t"}) {
+    auto env = make("urn:x", json_text(v));
+    ASSERT_TRUE(env) << v;
+    EXPECT_EQ(env->data_text(), "{}") << v;
+  }
+}
+
+TEST(MakeFromText, RejectsWithTypedErrors) {
+  for (const char* v : {"[1]", "null", "\"x\"", "1", "true", "[[]]", "-12345678901234567890"}) {
+    EXPECT_EQ(make("urn:x", json_text(v)).code(), errc::invalid_data) << v;
+  }
+  for (const char* v : {"", " ", "{", "{} x", "{}{}", "{\"a\":NaN}", "{\"a\":01}", "{\"a\":1.}",
+                        "{\"a\":\"\xFF\"}", "{\"a\":\"\\ud800\"}", "\xEF\xBB\xBF{}", "{'a':1}"}) {
+    auto r = make("urn:x", json_text(v));
+    EXPECT_EQ(r.code(), errc::malformed_json) << v;
+    if (!r) {
+      EXPECT_EQ(r.error().message.rfind("data: ", 0), 0u) << r.error().message;
+    }
+  }
+  // The URN is checked first, as with json data.
+  EXPECT_EQ(make("  ", json_text("[1]")).code(), errc::empty_urn);
+}
+
+TEST(MakeFromText, DepthStaysWithinWhatDecodeAccepts) {
+  auto nested = [](std::size_t depth) {
+    std::string s;
+    for (std::size_t i = 1; i < depth; ++i) s += "{\"a\":";
+    s += "{}";
+    s.append(depth - 1, '}');
+    return s;
+  };
+  auto deepest = make("urn:x", json_text(nested(max_data_text_depth)));
+  ASSERT_TRUE(deepest) << deepest.error().message;
+  EXPECT_TRUE(accepts(encode(*deepest).value()));
+  EXPECT_EQ(make("urn:x", json_text(nested(max_data_text_depth + 1))).code(), errc::malformed_json);
+}
+
+TEST(MakeFromText, ContinueTraceTakesTextToo) {
+  auto inbound = make("urn:a", json::object(), {"", "trace-abc"}).value();
+  auto next = continue_trace(inbound, " urn:b ", json_text(R"({"id":-9223372036854775809})"));
+  ASSERT_TRUE(next) << next.error().message;
+  EXPECT_EQ(next->trace_id(), "trace-abc");
+  EXPECT_EQ(next->urn(), "urn:b");
+  EXPECT_EQ(next->data_text(), R"({"id":-9223372036854775809})");
+}
+
+TEST(MakeFromText, BracedDataStillMeansJson) {
+  // json_text never takes a braced list: these pick the json overload, as before.
+  auto one = make("urn:x", {{"a", 1}});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->data_text(), R"({"a":1})");
+  auto two = make("urn:x", {{"a", "b"}, {"c", 2}});
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->data_text(), R"({"a":"b","c":2})");
+  EXPECT_EQ(make("urn:x", {}).value().data_text(), "{}");
+  const std::string owned = R"({"n":1})";
+  EXPECT_EQ(make("urn:x", json_text(owned)).value().data_text(), owned);
+  static_assert(!std::is_convertible_v<std::string_view, json_text>);  // explicit only
+}
+
+// continue_trace() always carries the inbound trace: no options type it takes has a
+// trace_id to pass (and make_options, which has one, is not accepted).
+template <class Options>
+concept continue_trace_takes = requires(const envelope& e, const json& d, const Options& o) {
+  continue_trace(e, "urn:x", d, o);
+};
+template <class T>
+concept has_trace_id = requires(T t) { t.trace_id; };
+
+TEST(Make, ContinueTraceOptionsHaveNoTraceId) {
+  static_assert(continue_trace_takes<continue_options>);
+  static_assert(!continue_trace_takes<make_options>);
+  static_assert(!has_trace_id<continue_options>);
+  static_assert(has_trace_id<make_options>);
+  auto inbound = make("urn:a", json::object(), {"", "trace-1"}).value();
+  EXPECT_EQ(continue_trace(inbound, "urn:b", json::object(), {.queue = "q"}).value().queue(), "q");
+  EXPECT_EQ(continue_trace(inbound, "urn:b", json::object()).value().queue(), "default");
 }
 
 TEST(Make, ProducedEnvelopeRefusesUrnMember) {

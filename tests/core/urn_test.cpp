@@ -37,13 +37,3 @@ TEST(Urn, ConventionVerdicts) {
     }
   }
 }
-
-TEST(Urn, TrimUnicode) {
-  EXPECT_EQ(trim_unicode("  a b \t"), "a b");
-  EXPECT_EQ(trim_unicode("\xC2\xA0x\xE3\x80\x80"), "x");            // NBSP, U+3000
-  EXPECT_EQ(trim_unicode("\xE2\x80\xA8x\xE2\x80\x89"), "x");        // U+2028, U+2009
-  EXPECT_EQ(trim_unicode("\xC2\x85x\x0B"), "x");                    // NEL, VT
-  EXPECT_EQ(trim_unicode("\xE2\x80\x8Bx"), "\xE2\x80\x8Bx");        // ZWSP is not white space
-  EXPECT_EQ(trim_unicode("\xFF "), "\xFF");                          // invalid bytes stay
-  EXPECT_EQ(trim_unicode("   "), "");
-}

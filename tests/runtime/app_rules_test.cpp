@@ -295,3 +295,17 @@ TEST_F(AppRules, InvalidOptionsAndUrlsThrowOrFailWithoutCrashing) {
   EXPECT_EQ(app::open("nosuch://x").code(), runtime_errc::unknown_scheme);
   EXPECT_EQ(app::open("not a url").code(), condition::invalid_argument);
 }
+
+TEST_F(AppRules, PublishingJsonTextKeepsEveryNumberExactly) {
+  app a(url(), bqtest::fast_options(&logs));
+  const std::string data = R"({"neg":-12345678901234567890,"low":-9223372036854775809,"f":1.10})";
+  std::string seen;
+  a.handle("urn:babel:t:numbers", [&](message& m) { seen = m.data_text(); });
+  auto id = a.publish("urn:babel:t:numbers", json_text(data), {.queue = {}, .trace_id = "t-1", .hdrs = {}});
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(a.drain().value(), 1u);
+  EXPECT_EQ(seen, data);
+  EXPECT_EQ(a.publish("urn:a:b:c", json_text("[1]")).code(), errc::invalid_data);
+  EXPECT_EQ(a.publish("urn:a:b:c", json_text("{")).code(), errc::malformed_json);
+  EXPECT_EQ(memory::depth(broker, "default"), 0u);
+}

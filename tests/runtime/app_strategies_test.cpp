@@ -138,3 +138,41 @@ TEST_F(Strategies, StrategyNamesParse) {
   EXPECT_EQ(to_string(unknown_urn_strategy::del), "delete");
   EXPECT_EQ(to_string(unknown_urn_strategy::dead_letter), "dead_letter");
 }
+
+// D3a: a received URN is routed exactly as it arrived. A padded `job` matches no handler —
+// not even the one registered for its trimmed form — and takes the unknown-URN path, while
+// app.handle() trims (ASCII) what the programmer passed.
+TEST_F(Strategies, PaddedUrnIsRoutedUntrimmedAndTakesTheUnknownUrnPath) {
+  app a(url(), options(unknown_urn_strategy::dead_letter, true));
+  std::vector<std::string> handled;
+  a.handle("  urn:babel:t:x ", [&](message& m) { handled.emplace_back(m.urn()); });
+  const std::string padded =
+      R"({"job":"  urn:babel:t:x  ","trace_id":" t-1 ","data":{},"meta":{"id":"m-1","schema_version":1},"attempts":0})";
+  const std::string exact =
+      R"({"job":"urn:babel:t:x","trace_id":"t-2","data":{},"meta":{"id":"m-2","schema_version":1},"attempts":0})";
+  bqtest::put_raw(broker, "default", padded);
+  bqtest::put_raw(broker, "default", exact);
+  EXPECT_EQ(a.drain().value(), 2u);
+  EXPECT_EQ(handled, std::vector<std::string>{"urn:babel:t:x"});  // the trimmed registration
+  auto dlq = bqtest::take_all(broker, "default.dlq");
+  ASSERT_EQ(dlq.size(), 1u);
+  auto env = decode(dlq[0].body).value();
+  EXPECT_EQ(env.urn(), "  urn:babel:t:x  ");  // re-emitted as received (D4)
+  EXPECT_EQ(env.trace_id(), " t-1 ");
+  EXPECT_EQ(env.id(), "m-1");
+  EXPECT_EQ(env.dead_letter().value().reason, "unknown_urn");
+}
+
+TEST_F(Strategies, HandleRefusesABlankUrn) {
+  app a(url(), options(unknown_urn_strategy::fail, false));
+  for (const char* u : {"", "  ", "\t\r\n\v\f"}) {
+    try {
+      a.handle(u, [](message&) {});
+      ADD_FAILURE() << "no throw for '" << u << "'";
+    } catch (const babelqueue::error& e) {
+      EXPECT_EQ(e.code(), errc::empty_urn);
+    }
+  }
+  // Unicode white space is not blank (D3a): registered as given.
+  EXPECT_NO_THROW(a.handle("\xC2\xA0", [](message&) {}));
+}

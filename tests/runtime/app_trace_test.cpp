@@ -65,7 +65,7 @@ TEST_F(Trace, PublishingFromAHandlerContinuesTheTraceWithAFreshId) {
     inbound_trace = m.trace_id();
     inbound_id = m.id();
     child_id = m.publish("urn:babel:shipping:requested", json{{"order_id", 7}},
-                         {.queue = "shipping", .trace_id = "ignored", .hdrs = {}})
+                         {.queue = "shipping", .hdrs = {}})
                    .value();
   });
   a.handle("urn:babel:shipping:requested", [&](message& m) {
@@ -175,4 +175,23 @@ TEST_F(Trace, APermanentHeaderRefusalStillDeadLettersTheBody) {
   EXPECT_EQ(dlq[0].body, poison);
   EXPECT_TRUE(bqtest::take_all(name, "default").empty());
   EXPECT_TRUE(logs.contains("retrying without headers"));
+}
+
+// message::publish() always continues the inbound trace, so its options have no trace_id:
+// passing publish_options (which has one, for app::publish) does not compile.
+namespace {
+template <class Options>
+concept message_publish_takes = requires(const message& m, const json& d, const Options& o) {
+  m.publish("urn:x", d, o);
+};
+template <class T>
+concept has_trace_id = requires(T t) { t.trace_id; };
+}  // namespace
+
+TEST(TraceOptions, MessagePublishCannotBeGivenATraceId) {
+  static_assert(message_publish_takes<continue_publish_options>);
+  static_assert(!message_publish_takes<publish_options>);
+  static_assert(!has_trace_id<continue_publish_options>);
+  static_assert(has_trace_id<publish_options>);
+  SUCCEED();
 }

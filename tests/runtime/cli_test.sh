@@ -38,12 +38,18 @@ expect_rc 2 "$BQ" publish --queue q urn:a:b:c --header novalue
 expect_rc 2 "$BQ" publish --broker nosuch://x --queue q urn:a:b:c
 grep -q unknown_scheme "$WORK/err" || fail "no unknown_scheme reason"
 expect_rc 2 "$BQ" consume --queue q --on-unknown explode
+expect_rc 2 "$BQ" consume --queue q --handle " " --max 1
+grep -q empty_urn "$WORK/err" || fail "no empty_urn reason for a blank --handle"
 expect_rc 2 "$BQ" consume --broker 'memory://x?bogus=1' --queue q --max 1
 expect_rc 2 "$BQ" publish urn:a:b:c  # --queue is required
 
 echo "-- publish prints meta.id"
 id=$("$BQ" publish --broker memory://t --queue q urn:a:b:c --data '{"n":1}')
 [[ $id =~ ^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]] || fail "not a UUIDv4: $id"
+expect_rc 0 "$BQ" publish --broker memory://t --queue q urn:a:b:c \
+  --data '{"neg":-12345678901234567890,"low":-9223372036854775809}'
+expect_rc 2 "$BQ" publish --queue q urn:a:b:c --data '[1]'
+grep -q invalid_data "$WORK/err" || fail "no invalid_data reason for --data [1]"
 
 echo "-- SIGTERM stops an idle consumer gracefully"
 "$BQ" consume --broker memory://idle --queue q -q >"$WORK/idle.out" 2>&1 &
@@ -57,14 +63,15 @@ if [ "$HAVE_SQLITE" = 1 ]; then
   B="sqlite://$WORK/q.db"
   echo "-- publish in one process, consume in another ($B)"
   id1=$("$BQ" publish --broker "$B" --queue orders urn:babel:orders:created \
-        --data '{"order_id":1,"big":12345678901234567890,"s":"caf\u00e9"}' \
+        --data '{"order_id":1,"big":12345678901234567890,"neg":-12345678901234567890,"low":-9223372036854775809,"f":1.10,"s":"caf\u00e9"}' \
         --trace-id trace-xyz --header traceparent=00-abc)
   id2=$("$BQ" publish --broker "$B" --queue orders urn:babel:other:thing)
   out=$("$BQ" consume --broker "$B" --queue orders --timeout 0.5 -q \
         --handle urn:babel:orders:created --on-unknown dead_letter --dead-letter)
   [ "$(wc -l <<<"$out")" -eq 1 ] || fail "expected one handled line, got: $out"
   grep -q "\"id\":\"$id1\"" <<<"$out" || fail "handled message is not $id1"
-  grep -q '"big":12345678901234567890' <<<"$out" || fail "20-digit integer changed"
+  grep -q '"big":12345678901234567890,"neg":-12345678901234567890,"low":-9223372036854775809,"f":1.10,"s":"café"' <<<"$out" \
+    || fail "--data numbers changed: $out"
   grep -q '"trace_id":"trace-xyz"' <<<"$out" || fail "trace_id changed"
   dlq=$("$BQ" consume --broker "$B" --queue orders.dlq --max 1 -q)
   grep -q "\"id\":\"$id2\"" <<<"$dlq" || fail "unknown URN not dead-lettered: $dlq"

@@ -415,7 +415,7 @@ TEST_F(Observer, PublishSpansInjectHeadersTheConsumerSees) {
     seen_order = m.header("traceparent").value_or("");
     (void)m
         .publish("urn:babel:shipping:requested", json::object(),
-                 {.queue = "shipping", .trace_id = {}, .hdrs = {{"x-user", "kept"}}})
+                 {.queue = "shipping", .hdrs = {{"x-user", "kept"}}})
         .value();
   });
   a.handle("urn:babel:shipping:requested", [&](message& m) {

@@ -14,18 +14,14 @@ babelqueue::cli::command_registrar make_command{"make", [](CLI::App& root) {
   };
   auto args = std::make_shared<args_t>();
   cmd->add_option("urn", args->urn, "Message URN, e.g. urn:babel:orders:created")->required();
-  cmd->add_option("--data", args->data, "JSON object for `data` (default {})");
+  cmd->add_option("--data", args->data,
+                  "JSON object for `data` (default {}); kept exactly, numbers included");
   cmd->add_option("--queue", args->queue, "Logical queue written to meta.queue (default \"default\")");
   cmd->add_option("--trace-id", args->trace_id, "Trace to continue (default: a fresh UUIDv4)");
   cmd->callback([args] {
-    auto data = babelqueue::parse_json(args->data);
-    if (!data) {
-      std::cout << data.error().reason() << "\n";
-      std::cerr << "--data: " << data.error().message << "\n";
-      babelqueue::cli::exit_status() = 2;
-      return;
-    }
-    auto env = babelqueue::make(args->urn, *data, {args->queue, args->trace_id});
+    // As text, not json: every number keeps its exact text (-12345678901234567890, 1.10).
+    auto env = babelqueue::make(args->urn, babelqueue::json_text(args->data),
+                                {args->queue, args->trace_id});
     if (!env) {
       std::cout << env.error().reason() << "\n";
       std::cerr << env.error().message << "\n";

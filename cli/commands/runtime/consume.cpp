@@ -10,6 +10,7 @@
 
 #include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/url.hpp>
+#include <babelqueue/text.hpp>
 
 #include <iostream>
 #include <mutex>
@@ -57,6 +58,13 @@ babelqueue::cli::command_registrar consume_command{
                     << args->on_unknown << "'\n";
           status = 2;
           return;
+        }
+        for (const auto& urn : args->handle) {
+          if (babelqueue::is_blank(urn)) {
+            std::cerr << "--handle: empty_urn: a handled URN must not be blank\n";
+            status = 2;
+            return;
+          }
         }
         using namespace std::chrono;
         const bool bounded = args->max > 0 || args->timeout > 0;

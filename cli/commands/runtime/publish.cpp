@@ -24,21 +24,24 @@ babelqueue::cli::command_registrar publish_command{
       cmd->add_option("--queue", args->queue, "Target queue (also written to meta.queue)")
           ->required();
       cmd->add_option("urn", args->urn, "Message URN, e.g. urn:babel:orders:created")->required();
-      cmd->add_option("--data", args->data, "JSON object for `data` (default {})");
+      cmd->add_option("--data", args->data,
+                      "JSON object for `data` (default {}); kept exactly, numbers included");
       cmd->add_option("--trace-id", args->trace_id, "Trace to continue (default: a fresh UUIDv4)");
       cmd->add_option("--header", args->headers,
                       "Out-of-band header name=value (repeatable), e.g. traceparent=00-...");
       cmd->callback([args] {
         auto& status = babelqueue::cli::exit_status();
-        auto data = babelqueue::parse_json(args->data);
-        if (!data) {
-          std::cerr << "--data: " << data.error().reason() << ": " << data.error().message << "\n";
+        // Built before the broker is opened, so a bad URN or --data fails fast. `data` goes
+        // in as text, not json: every number keeps its exact text.
+        auto env = babelqueue::make(args->urn, babelqueue::json_text(args->data),
+                                    {args->queue, args->trace_id});
+        if (!env) {
+          std::cerr << env.error().reason() << ": " << env.error().message << "\n";
           status = 2;
           return;
         }
         babelqueue::publish_options options;
         options.queue = args->queue;
-        options.trace_id = args->trace_id;
         for (const auto& h : args->headers) {
           const auto eq = h.find('=');
           if (eq == std::string::npos || eq == 0) {
@@ -59,7 +62,7 @@ babelqueue::cli::command_registrar publish_command{
           status = 2;
           return;
         }
-        auto id = (*app)->publish(args->urn, *data, options);
+        auto id = (*app)->publish(*env, {options.queue, options.hdrs});
         if (!id) {
           std::cerr << "publish failed: " << id.error().reason() << ": " << id.error().message
                     << "\n";

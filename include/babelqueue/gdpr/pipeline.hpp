@@ -68,7 +68,7 @@ class pipeline {
                               const publish_options& options = {}) const;
   /// As above for a downstream message that continues `inbound`'s trace.
   result<std::string> publish(message& inbound, std::string_view urn, const json& data,
-                              const publish_options& options = {}) const;
+                              const continue_publish_options& options = {}) const;
 
   /// Consumer wrap for app::handle(): decode (done by the runtime) → open() → fn(msg, data).
   /// A decrypt or validation failure throws out of the handler: retried, then dead-lettered.

@@ -57,9 +57,9 @@
 /// Any I/O error drops the connection; the next call reconnects with exponential backoff
 /// (`reconnect_backoff_min`…`_max`, with ±50 % jitter), re-authenticates, re-selects the db
 /// and reloads the scripts. publish(), ack(), release() and flush() retry within
-/// `command_timeout`, then fail with errc::transport (never hang, never crash; SIGPIPE is
+/// `command_timeout`, then fail with transport_errc::unavailable (never hang, never crash; SIGPIPE is
 /// suppressed per call). receive() keeps trying until its own timeout and then fails with
-/// errc::transport, so a consume loop sees the outage and can log it; the next receive()
+/// transport_errc::unavailable, so a consume loop sees the outage and can log it; the next receive()
 /// tries again. A command whose reply was lost may have executed: a resent publish can
 /// duplicate a message, a reservation whose reply was lost stays in `:processing` until
 /// recover() — both at-least-once, neither a loss.
@@ -69,7 +69,7 @@
 /// is verified against `tls_ca_file` (else the system trust store) and its name against
 /// `tls_server_name` (else the URL host; an IP host is matched against IP SANs). A client
 /// certificate (`tls_cert_file` + `tls_key_file`) serves servers that set
-/// `tls-auth-clients yes`. A failed verification is errc::transport naming OpenSSL's reason;
+/// `tls-auth-clients yes`. A failed verification is transport_errc::unavailable naming OpenSSL's reason;
 /// an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
 /// handshake. The `tls_*` keys are refused on `redis://`.
 ///
@@ -166,7 +166,7 @@ struct transport_stats {
 class redis_transport final : public transport {
  public:
   /// Checks the options (the same rules and messages as options_from_url()), then connects
-  /// once to check the server (errc::transport when it cannot be reached within
+  /// once to check the server (transport_errc::unavailable when it cannot be reached within
   /// connect_timeout, errc::invalid_argument for bad options or a refused AUTH/SELECT).
   static result<std::unique_ptr<redis_transport>> open(options opts);
 
@@ -192,7 +192,7 @@ class redis_transport final : public transport {
   /// delay 0: moves the stored value (same bytes, same frame) from `:processing` back to the
   /// END of the ready list (RPUSH) in one script — the end, so that a message nobody can
   /// handle (unknown-URN `release`) does not starve the rest of the queue by coming straight
-  /// back to the consumer that just gave it up. delay > 0: errc::not_supported (plain Redis
+  /// back to the consumer that just gave it up. delay > 0: transport_errc::not_supported (plain Redis
   /// lists have no delay; no peer reads a delayed set in this layout).
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;

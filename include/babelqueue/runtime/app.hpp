@@ -129,7 +129,10 @@ class app {
   app(const app&) = delete;
   app& operator=(const app&) = delete;
 
-  /// Registers (or replaces) the handler of `urn` (exact string, trimmed like the decoder).
+  /// Registers (or replaces) the handler of `urn`, trimmed of ASCII white space (D3a). A
+  /// received URN is matched exactly as it arrived, untrimmed: `"  urn:a:b:c "` on the wire
+  /// reaches no handler and takes the unknown-URN path.
+  /// @throws babelqueue::error (errc::empty_urn) when `urn` is blank.
   void handle(std::string urn, handler fn);
 
   /// Registers (or replaces; an empty function removes) a catch-all handler for every URN
@@ -141,8 +144,12 @@ class app {
   /// queue; returns its `meta.id` once the broker accepted it.
   result<std::string> publish(std::string_view urn, const json& data,
                               const publish_options& options = {});
+  /// As above with `data` as JSON text, kept losslessly: every number keeps its exact text
+  /// (make(urn, json_text, ...); errc::invalid_data / errc::malformed_json for bad text).
+  result<std::string> publish(std::string_view urn, json_text data,
+                              const publish_options& options = {});
   /// Publishes an already built envelope (encoded losslessly); returns its `meta.id`.
-  result<std::string> publish(const envelope& env, const publish_options& options = {});
+  result<std::string> publish(const envelope& env, const envelope_publish_options& options = {});
 
   /// Consumes `queues` (empty = the app's queue) until stop(): `workers` threads per queue,
   /// each with its own transport. Blocks. A bad message or a broker error never ends the

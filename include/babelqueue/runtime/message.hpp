@@ -1,6 +1,7 @@
 #pragma once
 /// @file message.hpp
-/// @brief The view of one received message that a handler gets, and publish_options.
+/// @brief The view of one received message that a handler gets; publish_options and
+/// continue_publish_options.
 ///
 /// A `message` is built by the runtime for one handler call and is valid only during that
 /// call (it refers to the delivery held by the worker). It exposes the envelope fields,
@@ -24,16 +25,34 @@
 namespace babelqueue {
 inline namespace v1 {
 
-/// Options of app::publish() and message::publish().
+/// Options of app::publish() (a fresh message).
 struct publish_options {
   /// Target queue; empty means the app's queue (app_options::queue). Also written to
   /// `meta.queue`.
   std::string queue;
-  /// Trace to continue (app::publish only; message::publish always continues the inbound
-  /// trace). Blank mints a fresh UUIDv4.
+  /// Trace to continue, trimmed of ASCII white space; blank mints a fresh UUIDv4.
   std::string trace_id;
   /// Out-of-band headers (`traceparent`, ...). Blank keys/values are dropped. A transport
   /// that cannot carry headers refuses a non-empty set (transport_errc::not_supported).
+  headers hdrs;
+};
+
+/// Options of message::publish() (a downstream message continuing the handled one). There
+/// is no trace_id: the new message always carries the inbound message's trace.
+struct continue_publish_options {
+  /// Target queue; empty means the app's queue (app_options::queue). Also written to
+  /// `meta.queue`.
+  std::string queue;
+  /// Out-of-band headers, as publish_options::hdrs.
+  headers hdrs;
+};
+
+/// Options of app::publish(const envelope&): the envelope already carries its trace_id and
+/// `meta.queue`, so there is no trace_id here either.
+struct envelope_publish_options {
+  /// Target queue; empty means the envelope's `meta.queue`, else the app's queue.
+  std::string queue;
+  /// Out-of-band headers, as publish_options::hdrs.
   headers hdrs;
 };
 
@@ -45,7 +64,7 @@ class message_publisher {
  public:
   virtual result<std::string> publish_continuing(const message& inbound, std::string_view urn,
                                                  const json& data,
-                                                 const publish_options& options) = 0;
+                                                 const continue_publish_options& options) = 0;
 
  protected:
   ~message_publisher() = default;
@@ -98,10 +117,10 @@ class message {
 
   /// Publishes a downstream message that continues this message's trace: same `trace_id`,
   /// fresh `meta.id`. Goes to `options.queue`, else the app's queue, through this worker's
-  /// transport; returns the new `meta.id`. `options.trace_id` is ignored. Observers see it
-  /// as a publish span of kind `message` inside this delivery's process span (observer.hpp).
+  /// transport; returns the new `meta.id`. Observers see it as a publish span of kind
+  /// `message` inside this delivery's process span (observer.hpp).
   result<std::string> publish(std::string_view urn, const json& data,
-                              const publish_options& options = {}) const;
+                              const continue_publish_options& options = {}) const;
 
  private:
   const received_message& delivery_;

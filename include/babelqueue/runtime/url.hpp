@@ -117,7 +117,7 @@ using transport_factory = std::function<result<std::unique_ptr<transport>>(const
 void register_transport(std::string scheme, transport_factory factory);
 
 /// Parses `url` and opens a transport through the factory registered for its scheme.
-/// errc::unknown_scheme (message lists the registered schemes) when none is registered;
+/// runtime_errc::unknown_scheme (message lists the registered schemes) when none is registered;
 /// errc::invalid_argument for a malformed URL or options; otherwise the factory's error.
 result<std::unique_ptr<transport>> open_transport(std::string_view url);
 /// As above with an already parsed URL.

@@ -12,7 +12,7 @@
 ///  - data does not match → `invalid_payload_error` (a babelqueue::error with
 ///    errc::invalid_data) carrying the URN and every violation;
 ///  - the registered schema cannot be loaded → babelqueue::error with the provider's code
-///    (errc::io, errc::malformed_json, errc::invalid_argument).
+///    (schema::errc::io, errc::malformed_json, schema::errc::invalid_schema).
 ///
 /// @note Thread-safety: free functions; safe to call concurrently with a thread-safe provider.
 

@@ -31,8 +31,8 @@ class provider {
  public:
   virtual ~provider() = default;
   /// The schema registered for `urn` (exact string match), null when none is registered, or
-  /// an error when the registered schema cannot be read or parsed (errc::io,
-  /// errc::malformed_json, errc::invalid_argument).
+  /// an error when the registered schema cannot be read or parsed (schema::errc::io,
+  /// errc::malformed_json, schema::errc::invalid_schema).
   virtual result<schema_ptr> find(std::string_view urn) const = 0;
 };
 

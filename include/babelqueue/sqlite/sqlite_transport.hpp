@@ -91,7 +91,7 @@ struct options {
   /// and back off by doubling to this value, and wake early when a delayed message is due.
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(50)};
   /// How long one statement waits for another connection's write lock before failing with
-  /// errc::timeout. Bounds every publish/ack/release.
+  /// transport_errc::timeout. Bounds every publish/ack/release.
   std::chrono::milliseconds busy_timeout{std::chrono::seconds(5)};
   /// `normal` (default) or `full`.
   synchronous_mode synchronous = synchronous_mode::normal;
@@ -114,10 +114,10 @@ struct queue_stats {
 class sqlite_transport final : public transport {
  public:
   /// Opens (and, when allowed, creates) the database and prepares the statements.
-  /// errc::io when the file cannot be created/opened, is not a SQLite database, is corrupt,
-  /// or holds a babelqueue schema newer than this library; errc::timeout when another
-  /// connection holds the lock longer than busy_timeout; errc::invalid_argument for bad
-  /// options.
+  /// transport_errc::not_found when the file cannot be created/opened, refused when it is not
+  /// a SQLite database, is corrupt, or holds a babelqueue schema newer than this library;
+  /// timeout when another connection holds the lock longer than busy_timeout;
+  /// invalid_argument for bad options (docs/errors.md, table "sqlite").
   static result<std::unique_ptr<sqlite_transport>> open(options opts);
 
   ~sqlite_transport() override;

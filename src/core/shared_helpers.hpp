@@ -1,0 +1,70 @@
+#pragma once
+// Small helpers shared by several components, so each exists once. Header-only and private:
+// not installed, not part of the public API. Other components include it through their
+// private `-I src` (`#include "core/shared_helpers.hpp"`), as they include their own
+// private headers.
+
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+namespace babelqueue::detail {
+
+/// Value of one hexadecimal digit (either case), or -1.
+constexpr int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// Appends `token` as one JSON-pointer reference token (RFC 6901: `~` -> `~0`, `/` -> `~1`).
+inline void append_pointer_token(std::string_view token, std::string& out) {
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+}
+
+/// `token` escaped as one JSON-pointer reference token.
+inline std::string pointer_escape(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  append_pointer_token(token, out);
+  return out;
+}
+
+/// The shortest decimal digits that round-trip a finite double, and where the decimal point
+/// goes: |value| = 0.d1d2…dk × 10^point (Go's decimalSlice `d` and `dp`). Every layout
+/// (ECMAScript's for the wire, Go's `%v`/`%e`/`%f` for the schema tooling) is built on it.
+struct shortest_digits {
+  bool negative = false;  // the sign bit (set for -0)
+  std::string digits;     // no leading or trailing zeros; "0" for zero
+  int point = 0;          // 1 for zero
+};
+
+inline shortest_digits shortest(double value) {
+  shortest_digits out;
+  out.negative = std::signbit(value);
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, std::fabs(value), std::chars_format::scientific);
+  const std::string_view text(buf, static_cast<std::size_t>(res.ptr - buf));  // d[.ddd]e±XX
+  const auto e = text.find('e');
+  for (char c : text.substr(0, e)) {
+    if (c != '.') out.digits.push_back(c);
+  }
+  int exponent = 0;
+  std::from_chars(text.data() + e + 1 + (text[e + 1] == '+' ? 1 : 0), text.data() + text.size(),
+                  exponent);
+  while (out.digits.size() > 1 && out.digits.back() == '0') out.digits.pop_back();
+  out.point = out.digits == "0" ? 1 : exponent + 1;
+  return out;
+}
+
+}  // namespace babelqueue::detail
