@@ -125,10 +125,8 @@ result<std::string> canonicalize(std::string_view json_text, std::size_t max_dep
   return out;
 }
 
-}  // namespace v1
-
 namespace detail {
-v1::error_info canonicalize_into(std::string_view json_text, std::string& out, std::size_t max_depth) {
+error_info canonicalize_into(std::string_view json_text, std::string& out, std::size_t max_depth) {
   json_reader reader(json_text, max_depth);
   v1::canonical_sink sink{out};
   if (!reader.walk(sink)) return {v1::errc::malformed_json, reader.error()};
@@ -148,4 +146,6 @@ void canonicalize_value_into(std::string_view value_text, std::string& out) {
   reader.walk(sink);
 }
 }  // namespace detail
+
+}  // namespace v1
 }  // namespace babelqueue

@@ -69,14 +69,14 @@ struct envelope_access {
 bool is_forbidden_top_key(std::string_view key) noexcept;
 bool is_forbidden_meta_key(std::string_view key) noexcept;
 
-}  // namespace v1
-
 namespace detail {
 /// Appends the canonical form of one value the reader has already validated.
 void canonicalize_value_into(std::string_view value_text, std::string& out);
 /// Validates `json_text` strictly (one RFC 8259 value, nothing after it) and appends its
 /// canonical form (D2/D4: numbers keep their text, strings re-escaped). On error
 /// (errc::malformed_json) `out` holds a partial write.
-v1::error_info canonicalize_into(std::string_view json_text, std::string& out, std::size_t max_depth);
-}
+error_info canonicalize_into(std::string_view json_text, std::string& out, std::size_t max_depth);
+}  // namespace detail
+
+}  // namespace v1
 }  // namespace babelqueue

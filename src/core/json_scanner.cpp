@@ -9,7 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace babelqueue::detail {
+namespace babelqueue::inline v1::detail {
 namespace {
 
 bool lower_hex4(const char* p) noexcept {
@@ -421,9 +421,9 @@ bool valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
-}  // namespace babelqueue::detail
+}  // namespace babelqueue::inline v1::detail
 
-namespace babelqueue::detail {
+namespace babelqueue::inline v1::detail {
 
 std::string to_valid_utf8(std::string_view text) {
   if (valid_utf8(text)) return std::string(text);
@@ -448,4 +448,4 @@ std::string to_valid_utf8(std::string_view text) {
   return out;
 }
 
-}  // namespace babelqueue::detail
+}  // namespace babelqueue::inline v1::detail

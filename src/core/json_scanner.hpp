@@ -18,7 +18,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace babelqueue::detail {
+namespace babelqueue::inline v1::detail {
 
 /// What scan_string() learnt about one string.
 struct string_scan {
@@ -239,4 +239,4 @@ bool valid_utf8(std::string_view text) noexcept;
 /// and other text the SDK did not receive as data, e.g. exception what() strings).
 std::string to_valid_utf8(std::string_view text);
 
-}  // namespace babelqueue::detail
+}  // namespace babelqueue::inline v1::detail

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace babelqueue::detail {
+namespace babelqueue::inline v1::detail {
 
 /// Value of one hexadecimal digit (either case), or -1.
 constexpr int hex_value(char c) noexcept {
@@ -67,4 +67,4 @@ inline shortest_digits shortest(double value) {
   return out;
 }
 
-}  // namespace babelqueue::detail
+}  // namespace babelqueue::inline v1::detail

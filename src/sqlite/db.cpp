@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 
 error_info sqlite_error(sqlite3* db, int rc, std::string_view what) {
   // sqlite3_errmsg() describes the most recent failure on `db`, which is more precise
@@ -171,4 +171,4 @@ std::string statement::column_bytes(int index) const {
   return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
 }
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

@@ -15,7 +15,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 
 /// Turns a failed SQLite call into a typed error with SQLite's code and text kept in
 /// error_info::native; the mapping is the "sqlite" table of docs/errors.md.
@@ -103,4 +103,4 @@ class reset_guard {
   statement& s_;
 };
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

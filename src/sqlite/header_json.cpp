@@ -4,7 +4,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 
 result<std::optional<std::string>> headers_to_json(const headers& hdrs) {
   const headers clean = sanitize_headers(hdrs);
@@ -27,4 +27,4 @@ headers headers_from_json(std::string_view text) {
   return out;
 }
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

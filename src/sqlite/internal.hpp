@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 
 /// Range checks of options that open() applies whether or not they came from a URL.
 result<void> validate(const sqlite::options& opts);
@@ -29,4 +29,4 @@ result<std::optional<std::string>> headers_to_json(const headers& hdrs);
 /// the runtime needs, and refusing the row would redeliver it forever.
 headers headers_from_json(std::string_view text);
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

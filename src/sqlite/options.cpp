@@ -49,7 +49,7 @@ result<options> options_from_url(const broker_url& url) {
                 "sqlite option synchronous must be normal or full, got '" + sync + "'");
   }
   if (auto r = q.finish("sqlite"); !r) return fail(r.error());
-  if (auto r = sqlite_detail::validate(opts); !r) return fail(r.error());
+  if (auto r = detail::validate(opts); !r) return fail(r.error());
   return opts;
 }
 
@@ -57,7 +57,7 @@ result<options> options_from_url(const broker_url& url) {
 }  // namespace v1
 }  // namespace babelqueue
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 namespace {
 
 using std::chrono::milliseconds;
@@ -93,4 +93,4 @@ result<void> validate(const sqlite::options& opts) {
   return check_range("busy_timeout", opts.busy_timeout, max_busy);
 }
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

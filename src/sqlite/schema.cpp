@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 namespace {
 
 // One row per message. `available_at` is the instant the row may next be delivered: the
@@ -90,4 +90,4 @@ result<void> prepare_database(connection& db, const sqlite::options& opts) {
   return {};
 }
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

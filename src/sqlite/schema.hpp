@@ -6,7 +6,7 @@
 
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
-namespace babelqueue::sqlite_detail {
+namespace babelqueue::inline v1::sqlite::detail {
 
 /// `PRAGMA application_id` of a babelqueue queue file ("BQ" + schema family 1), so that a
 /// file belonging to another application is refused instead of being written into.
@@ -20,4 +20,4 @@ inline constexpr int schema_version = 1;
 /// that processes opening a new file at the same moment do not race.
 result<void> prepare_database(connection& db, const sqlite::options& opts);
 
-}  // namespace babelqueue::sqlite_detail
+}  // namespace babelqueue::inline v1::sqlite::detail

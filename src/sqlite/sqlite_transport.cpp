@@ -16,7 +16,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace sqlite {
 
-namespace d = sqlite_detail;
+namespace d = sqlite::detail;
 using std::chrono::milliseconds;
 
 namespace {
