@@ -1,6 +1,7 @@
 // The sans-I/O half of the round-trip engine, without a server: requests are RESP bytes,
 // operations compose commands and read meaning into replies that are parsed here from RESP
 // text by hiredis' reader — no socket anywhere.
+#include "redis/failure.hpp"
 #include "redis/operations.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
@@ -173,4 +174,42 @@ TEST(RedisEngineCore, PublishSplitsIntoBoundedRpushesBehindTheDeferredAcks) {
   EXPECT_NE(std::string(req.payload()).find("*1002\r\n$5\r\nRPUSH\r\n"), std::string::npos);
   EXPECT_NE(std::string(req.payload()).find("*502\r\n$5\r\nRPUSH\r\n"), std::string::npos);
   EXPECT_FALSE(op.resend_after_noscript);
+}
+
+// docs/errors.md, table "redis / rediss": the reply's code word decides, the reply is kept.
+TEST(RedisFailureMapping, ErrorRepliesMapOntoTransportCodes) {
+  using d::fault;
+  const struct {
+    const char* reply;
+    transport_errc want;
+  } cases[] = {
+      {"WRONGPASS invalid username-password pair", transport_errc::permission},
+      {"NOAUTH Authentication required.", transport_errc::permission},
+      {"NOPERM this user has no permissions to run the 'evalsha' command", transport_errc::permission},
+      {"MOVED 3999 127.0.0.1:6381", transport_errc::refused},
+      {"ASK 3999 127.0.0.1:6381", transport_errc::refused},
+      {"CROSSSLOT Keys in request don't hash to the same slot", transport_errc::refused},
+      {"LOADING Redis is loading the dataset in memory", transport_errc::unavailable},
+      {"BUSY Redis is busy running a script.", transport_errc::unavailable},
+      {"OOM command not allowed when used memory > 'maxmemory'.", transport_errc::unavailable},
+      {"MASTERDOWN Link with MASTER is down", transport_errc::unavailable},
+      {"CLUSTERDOWN The cluster is down", transport_errc::unavailable},
+  };
+  for (const auto& c : cases) {
+    const auto e = d::redis_error(fault::server_error, "redis EVALSHA failed", c.reply);
+    EXPECT_EQ(e.code, c.want) << c.reply;
+    ASSERT_TRUE(e.native) << c.reply;
+    EXPECT_EQ(e.native->source, "redis");
+    EXPECT_EQ(e.native->text, c.reply);
+    EXPECT_EQ(d::is_permanent(e), c.want == transport_errc::permission) << c.reply;
+  }
+  EXPECT_EQ(d::redis_error(fault::auth_refused, "AUTH", "ERR invalid password").code,
+            transport_errc::permission);
+  EXPECT_EQ(d::redis_error(fault::timed_out, "read").code, transport_errc::timeout);
+  EXPECT_EQ(d::redis_error(fault::io, "read").code, transport_errc::unavailable);
+  EXPECT_EQ(d::redis_error(fault::closed, "closed").code, transport_errc::closed);
+  EXPECT_EQ(d::redis_error(fault::select_refused, "SELECT 99", "ERR DB index is out of range").code,
+            transport_errc::invalid_argument);
+  EXPECT_EQ(d::redis_error(fault::tls, "TLS handshake", "certificate verify failed").native->source,
+            "openssl");
 }
