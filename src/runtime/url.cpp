@@ -52,7 +52,8 @@ result<broker_url> broker_url::parse(std::string_view url) {
   const auto sep = url.find("://");
   if (sep == std::string_view::npos) {
     return fail(runtime_errc::invalid_argument,
-                "broker URL must look like scheme://...: '" + redact_url(url.substr(0, 64)) + "'");
+                "broker URL must look like scheme://...: '" +
+                    redact_url(url).substr(0, 64) + "'");  // redact first: a cut may hide the '@'
   }
   if (!valid_scheme(url.substr(0, sep))) {
     return fail(runtime_errc::invalid_argument, "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");

@@ -52,6 +52,14 @@ TEST(BrokerUrl, RejectsMalformedUrlsWithReasons) {
   }
 }
 
+TEST(BrokerUrl, AnUnparseableUrlIsEchoedWithoutItsPassword) {
+  // Longer than the 64 characters the message quotes: the '@' lies past the cut.
+  const std::string secret(80, 's');
+  auto r = broker_url::parse("user:" + secret + "@host/0");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message.find("sssss"), std::string::npos) << r.error().message;
+}
+
 TEST(QueryOptions, TypedValuesAndUnknownKeys) {
   auto u = broker_url::parse(
                "x://h?timeout=250ms&wait=2s&idle=1m&raw=40&on=yes&off=0&n=-7&name=a%20b&extra=1")
