@@ -1,0 +1,192 @@
+#pragma once
+/// @file rabbitmq/rabbitmq_transport.hpp
+/// @brief `amqp://` and `amqps://` — the RabbitMQ binding (decision D7, AMQP 0-9-1) on
+/// rabbitmq-c, with publisher confirms on every publish.
+///
+/// ## Topology (interoperable with the Go, Python, PHP, Node and Laravel SDKs)
+/// Publish goes to the default exchange `""` with routing key = queue. Before its first
+/// publish to or consume from a queue, an instance declares it durable, non-exclusive,
+/// non-auto-delete, with no arguments — exactly as the peers, so a queue a peer declared
+/// first never fails with PRECONDITION_FAILED. The DLQ is the plain durable queue
+/// `<queue>.dlq` (the runtime's default dead-letter name), published the same way.
+/// Every publish carries the property projection of bindings/rabbitmq.hpp.
+///
+/// ## Publisher confirms (no peer does this)
+/// The publish channel is in confirm mode and every publish is `mandatory`. publish()
+/// returns only once the broker confirmed the message: a `basic.nack`, a `basic.return`
+/// (no queue took it, e.g. it was deleted), a channel error (e.g. a message above the
+/// broker's `max_message_size`), a lost connection or `operation_timeout` without a confirm
+/// is an error the caller sees. publish_batch() pipelines up to `confirm_window` unconfirmed
+/// publishes and returns once all are confirmed (or with the first failure).
+/// Reconnecting happens only BEFORE a message is sent: a message sent on a connection that
+/// then dies is reported (transport_errc::unavailable, "unconfirmed"), never silently
+/// resent, because the broker may already hold it.
+///
+/// ## Consume
+/// receive() starts one `basic.consume` (manual ack) per queue on its own channel with
+/// `basic.qos` prefetch = `prefetch`; deliveries wait in this instance until receive()
+/// hands them out. ack() is `basic.ack` of that delivery. The body is the envelope bytes;
+/// `received_message::hdrs` holds the headers table stringified, without the three contract
+/// headers (they are derived from the body); `received_message::delivery_count` holds
+/// `x-attempts` when present (any AMQP integer width, or a decimal string), and
+/// reconcile_attempts() returns `max(body attempts, x-attempts)` (D7: Laravel's release
+/// bumps only the header).
+/// release() republishes the same bytes with the same headers (and an `x-attempts` never
+/// lower than the one received) to the TAIL of the queue, confirmed, then acks the original
+/// — the peers' way (no `basic.reject`/requeue anywhere); a delay is
+/// transport_errc::not_supported (no delay without a plugin).
+///
+/// ## Connection loss
+/// A socket error, a missed heartbeat or a `connection.close` drops the connection: the
+/// broker then redelivers every unacked delivery of it (body unchanged, so attempts are not
+/// double-counted), and this instance forgets the deliveries it had prefetched. ack() or
+/// release() of a message received on a dropped connection fails with
+/// transport_errc::unavailable (the broker already requeued it). The next call reconnects
+/// with exponential backoff (`reconnect_backoff_min`…`_max`, ±50 % jitter), bounded by
+/// `operation_timeout` (publish/ack/release) or the receive timeout.
+///
+/// ## Heartbeats
+/// rabbitmq-c sends and checks heartbeats only inside its own calls. So that a connection
+/// survives a handler that runs longer than the heartbeat, each instance runs one small
+/// keeper thread that, while no call of the instance is in progress, sends a heartbeat
+/// frame every `heartbeat / 2`. It never reads from the socket and calls no user code.
+/// `heartbeat=0` turns heartbeats (and the thread) off.
+///
+/// ## TLS
+/// `amqps://` uses rabbitmq-c's OpenSSL socket: the server's chain is verified against
+/// `tls_ca_file` (else the system trust store) and its name against `tls_server_name`
+/// (else the URL host); a client certificate (`tls_cert_file` + `tls_key_file`) serves
+/// servers that require one. The same `tls_*` keys as `rediss://`; refused on `amqp://`.
+///
+/// ## URL
+/// `amqp[s]://[user[:password]@]host[:port][/vhost]?key=value&…`; the vhost is the
+/// percent-decoded path without its first `/` (`/%2F` is the vhost `/`; no path or `/` alone
+/// also mean `/`); user and password default to `guest`. Keys = the `options` fields
+/// (durations `250ms`/`5s`/`1m`, bare = ms); unknown keys are transport_errc::invalid_argument.
+///
+/// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract). It owns one
+/// AMQP connection (one publish channel, one channel per consumed queue) used by one thread
+/// at a time, plus its heartbeat keeper thread, which it synchronises with internally.
+
+#include <babelqueue/result.hpp>
+#include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/url.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace rabbitmq {
+
+/// Options of a rabbitmq transport; each field but host/port/vhost/username/password/tls is
+/// the URL query key of the same name. Every timeout is finite.
+struct options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 5672;  ///< 5671 is the default for amqps://
+  std::string vhost = "/";
+  std::string username = "guest";
+  std::string password = "guest";
+
+  /// Bound of one TCP connect plus the AMQP handshake (and TLS handshake).
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
+  /// Bound of publish (until confirmed), publish_batch (per window), ack, release and each
+  /// declare, including reconnect attempts.
+  std::chrono::milliseconds operation_timeout{std::chrono::seconds(10)};
+  /// Heartbeat interval asked of the broker (whole seconds; 0 = off).
+  std::chrono::seconds heartbeat{std::chrono::seconds(30)};
+  /// `basic.qos` prefetch of each consumer (1..65535).
+  std::int64_t prefetch = 64;
+  /// Unconfirmed publishes publish_batch() keeps in flight (1..65535).
+  std::int64_t confirm_window = 256;
+  /// Largest AMQP frame asked of the broker (4096..1048576 bytes; bodies are split).
+  std::int64_t frame_max = 131072;
+  /// Declare each queue (durable, no arguments) before its first use. Turn off when the
+  /// broker's permissions forbid `queue.declare` and the queues are provisioned.
+  bool declare_queues = true;
+  /// Reconnect backoff: first pause, and the cap it doubles up to.
+  std::chrono::milliseconds reconnect_backoff_min{100};
+  std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
+
+  /// TLS (set by the `amqps://` scheme, not a query key). See "TLS" above.
+  bool tls = false;
+  std::string tls_ca_file;      ///< PEM CA bundle to trust; empty = the system trust store
+  std::string tls_cert_file;    ///< client certificate chain (PEM); needs tls_key_file
+  std::string tls_key_file;     ///< the client certificate's private key (PEM)
+  std::string tls_server_name;  ///< the name checked in the certificate; empty = host
+  /// Verify the server's certificate and name. Off accepts any certificate (a test-only
+  /// setting: the connection is then encrypted but not authenticated).
+  bool tls_verify = true;
+};
+
+/// Reads options from an `amqp://` or `amqps://` URL. transport_errc::invalid_argument on
+/// unknown keys, malformed values, or `tls_*` keys on `amqp://`.
+result<options> options_from_url(const broker_url& url);
+
+/// Counters of one instance (for tests, benchmarks and operators).
+struct transport_stats {
+  std::int64_t connects = 0;        ///< successful connects, the first included
+  std::int64_t published = 0;       ///< messages confirmed by the broker
+  std::int64_t delivered = 0;       ///< deliveries received from the broker
+  std::int64_t heartbeats_sent = 0; ///< heartbeat frames sent by the keeper thread
+};
+
+/// The `amqp` transport. See the file comment for guarantees and thread-safety.
+class rabbitmq_transport final : public transport {
+ public:
+  /// Checks the options (the same rules and messages as options_from_url()), then connects
+  /// once (transport_errc::unavailable when the broker cannot be reached within
+  /// connect_timeout, transport_errc::permission for refused credentials or vhost).
+  static result<std::unique_ptr<rabbitmq_transport>> open(options opts);
+
+  ~rabbitmq_transport() override;
+
+  /// Publishes and waits for the broker's confirm (see "Publisher confirms").
+  result<void> publish(std::string_view queue, std::string_view body,
+                       const headers& hdrs = {}) override;
+  /// Pipelines up to confirm_window publishes, then waits for their confirms.
+  result<void> publish_batch(std::string_view queue,
+                             std::span<const outgoing_message> messages) override;
+  /// The next delivery of `queue` (starting its consumer on first use), waiting at most
+  /// `timeout` (0 = only what already arrived).
+  result<std::optional<received_message>> receive(std::string_view queue,
+                                                  std::chrono::milliseconds timeout) override;
+  /// `basic.ack` of the delivery. transport_errc::invalid_argument when it was not received
+  /// by this instance or was already settled; transport_errc::unavailable when its
+  /// connection was lost since (the broker redelivers it).
+  result<void> ack(const received_message& message) override;
+  /// delay 0: republish unchanged (confirmed) to the tail, then ack. delay > 0:
+  /// transport_errc::not_supported.
+  result<void> release(const received_message& message,
+                       std::chrono::milliseconds delay = {}) override;
+  /// Closes the channels and the connection (the broker requeues unacked deliveries).
+  result<void> close(std::chrono::steady_clock::time_point deadline) override;
+
+  /// max(body attempts, x-attempts).
+  std::int64_t reconcile_attempts(std::int64_t body_attempts,
+                                  const received_message& message) const override;
+
+  std::string_view scheme() const noexcept override { return opts_.tls ? "amqps" : "amqp"; }
+  transport_capabilities capabilities() const noexcept override {
+    return {.native_delay = false, .headers = true, .delivery_count = true};
+  }
+
+  const options& config() const noexcept { return opts_; }
+  transport_stats stats() const noexcept;
+
+ private:
+  struct impl;
+  explicit rabbitmq_transport(options opts);
+  options opts_;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Registers the `amqp` and `amqps` schemes with the URL factory (url.hpp). Idempotent.
+void register_transport();
+
+}  // namespace rabbitmq
+}  // namespace v1
+}  // namespace babelqueue

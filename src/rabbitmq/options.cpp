@@ -1,0 +1,112 @@
+// amqp:// URL → options (1:1 with the query keys; see rabbitmq_transport.hpp), and the one
+// validation of options, shared with rabbitmq_transport::open().
+#include "rabbitmq/options.hpp"
+
+#include <babelqueue/bindings/rabbitmq.hpp>
+
+#include <algorithm>
+
+namespace babelqueue::inline v1::rabbitmq {
+
+namespace {
+
+constexpr const char* k_tls_needs_amqps =
+    "amqp tls_* options need TLS: an amqps:// URL, or options::tls (amqp:// is plain TCP)";
+
+error_info bad(std::string what) {
+  return error_info(transport_errc::invalid_argument, "amqp option " + std::move(what));
+}
+
+result<void> positive(std::string_view key, std::chrono::milliseconds v) {
+  if (v.count() <= 0) return fail(bad(std::string(key) + " must be > 0"));
+  return {};
+}
+
+result<void> within(std::string_view key, std::int64_t v, std::int64_t min, std::int64_t max) {
+  if (v < min || v > max) {
+    return fail(bad(std::string(key) + " must be " + std::to_string(min) + ".." +
+                    std::to_string(max) + " (got " + std::to_string(v) + ")"));
+  }
+  return {};
+}
+
+}  // namespace
+
+namespace detail {
+
+result<void> validate(const options& o) {
+  if (o.host.empty()) return fail(bad("host must not be empty"));
+  if (o.port == 0) return fail(bad("port must be 1..65535"));
+  if (o.vhost.empty() || o.vhost.size() > bindings::rabbitmq::max_short_string) {
+    return fail(bad("vhost must be 1..255 bytes (the URL path; /%2F is the vhost '/')"));
+  }
+  if (auto r = positive("connect_timeout", o.connect_timeout); !r) return r;
+  if (auto r = positive("operation_timeout", o.operation_timeout); !r) return r;
+  if (auto r = within("heartbeat (seconds)", o.heartbeat.count(), 0, 65535); !r) return r;
+  if (auto r = within("prefetch", o.prefetch, 1, 65535); !r) return r;
+  if (auto r = within("confirm_window", o.confirm_window, 1, 65535); !r) return r;
+  if (auto r = within("frame_max", o.frame_max, 4096, 1 << 20); !r) return r;
+  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
+  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
+    return fail(bad("reconnect_backoff_max must be >= reconnect_backoff_min"));
+  }
+  if (!o.tls && (!o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty() ||
+                 !o.tls_server_name.empty() || !o.tls_verify)) {
+    return fail(transport_errc::invalid_argument, k_tls_needs_amqps);
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return fail(bad("tls_cert_file and tls_key_file go together (a client certificate and its "
+                    "key)"));
+  }
+  return {};
+}
+
+}  // namespace detail
+
+result<options> options_from_url(const broker_url& url) {
+  options o;
+  if (url.scheme != "amqp" && url.scheme != "amqps") {
+    return fail(transport_errc::invalid_argument,
+                "not an amqp:// or amqps:// URL (scheme '" + url.scheme + "')");
+  }
+  o.tls = url.scheme == "amqps";
+  o.port = o.tls ? 5671 : 5672;
+  if (!url.host.empty()) o.host = url.host;
+  if (url.port) o.port = *url.port;
+  if (!url.user.empty()) o.username = url.user;
+  if (url.has_password) o.password = url.password;
+  // The path is percent-decoded already: `/%2F` arrived as `//`, the vhost `/`.
+  if (url.path.size() > 1) o.vhost = url.path.substr(1);
+
+  query_options q(url);
+  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
+  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
+  std::chrono::milliseconds heartbeat = o.heartbeat;
+  if (auto r = q.get("heartbeat", heartbeat); !r) return fail(r.error());
+  if (heartbeat.count() % 1000 != 0) {
+    return fail(bad("heartbeat must be whole seconds (e.g. 30s), or 0 for none"));
+  }
+  o.heartbeat = std::chrono::duration_cast<std::chrono::seconds>(heartbeat);
+  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
+  if (auto r = q.get("confirm_window", o.confirm_window); !r) return fail(r.error());
+  if (auto r = q.get("frame_max", o.frame_max); !r) return fail(r.error());
+  if (auto r = q.get("declare_queues", o.declare_queues); !r) return fail(r.error());
+  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
+  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
+  const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
+                                    [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
+  // Any tls_* key on amqp://, even one that repeats a default, so that a typo in the scheme
+  // cannot silently drop TLS.
+  if (tls_keys && !o.tls) return fail(transport_errc::invalid_argument, k_tls_needs_amqps);
+  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_cert_file", o.tls_cert_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_key_file", o.tls_key_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return fail(r.error());
+  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
+  if (auto r = q.finish(o.tls ? "amqps" : "amqp"); !r) return fail(r.error());
+
+  if (auto r = detail::validate(o); !r) return fail(r.error());
+  return o;
+}
+
+}  // namespace babelqueue::inline v1::rabbitmq

@@ -1,0 +1,300 @@
+// The amqp:// transport: the seam's operations on top of detail::connection, with the
+// reconnect loop, the settlement handles and the release-by-republish of D7.
+#include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
+
+#include "core/reconnect_backoff.hpp"
+#include "rabbitmq/connection.hpp"
+#include "rabbitmq/options.hpp"
+
+#include <babelqueue/bindings/rabbitmq.hpp>
+
+#include <set>
+#include <thread>
+
+namespace babelqueue::inline v1::rabbitmq {
+
+namespace rb = bindings::rabbitmq;
+using detail::clock;
+
+namespace {
+
+/// What a received_message's opaque handle holds.
+struct delivery_handle {
+  std::uint64_t generation = 0;
+  amqp_channel_t channel = 0;
+  std::uint64_t tag = 0;
+  std::optional<std::int64_t> x_attempts;
+};
+
+result<void> check_queue(std::string_view queue) {
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "amqp: empty queue name");
+  if (queue.size() > rb::max_short_string) {
+    return fail(transport_errc::invalid_argument,
+                "amqp: a queue name is at most 255 bytes (an AMQP short string)");
+  }
+  return {};
+}
+
+}  // namespace
+
+struct rabbitmq_transport::impl {
+  explicit impl(const options& o)
+      : opts(o), conn(o), backoff(o.reconnect_backoff_min, o.reconnect_backoff_max) {}
+
+  /// Connects (with backoff) until `deadline`; at least one attempt when the schedule allows.
+  result<void> ensure(clock::time_point deadline);
+  /// Connects and declares `queue`, reconnecting when the connection drops on the way.
+  result<void> prepare(std::string_view queue, clock::time_point deadline);
+  /// The handle of `m` when it is an unsettled delivery of this instance, else an error.
+  result<delivery_handle*> settleable(const received_message& m);
+
+  const options& opts;
+
+  detail::connection conn;
+  ::babelqueue::detail::reconnect_backoff backoff;
+  std::optional<error_info> last_connect_error;
+  bool closed = false;
+  /// Handles received and not yet settled through this instance (identity check before a
+  /// handle is trusted).
+  std::set<const void*> outstanding;
+};
+
+rabbitmq_transport::rabbitmq_transport(options opts)
+    : opts_(std::move(opts)), impl_(std::make_unique<impl>(opts_)) {}
+
+rabbitmq_transport::~rabbitmq_transport() = default;
+
+result<std::unique_ptr<rabbitmq_transport>> rabbitmq_transport::open(options opts) {
+  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  std::unique_ptr<rabbitmq_transport> t(new rabbitmq_transport(std::move(opts)));
+  auto lock = t->impl_->conn.lock();
+  if (auto r = t->impl_->conn.connect(clock::now() + t->opts_.connect_timeout); !r) {
+    return fail(r.error());
+  }
+  t->impl_->backoff.succeeded();
+  return t;
+}
+
+result<void> rabbitmq_transport::impl::ensure(clock::time_point deadline) {
+  auto& d = *this;
+  while (!d.conn.is_open()) {
+    auto now = clock::now();
+    if (now < d.backoff.next_attempt()) {
+      if (d.backoff.next_attempt() >= deadline) {
+        // Use up the caller's time rather than failing at once, so that a loop around
+        // receive()/publish() cannot spin during an outage.
+        std::this_thread::sleep_until(deadline);
+        error_info e = d.last_connect_error.value_or(
+            error_info(transport_errc::unavailable, "not connected"));
+        e.message = "the broker is unavailable (" + e.message + ")";
+        if (e.code != transport_errc::permission && e.code != transport_errc::invalid_argument) {
+          e.code = transport_errc::unavailable;
+        }
+        return fail(std::move(e));
+      }
+      std::this_thread::sleep_until(d.backoff.next_attempt());
+    }
+    if (auto r = d.conn.connect(deadline); r) {
+      d.backoff.succeeded();
+      d.last_connect_error.reset();
+      return {};
+    } else {
+      d.last_connect_error = r.error();
+      d.backoff.failed();
+      if (detail::is_permanent(r.error())) return r;  // refused credentials, bad TLS files
+      if (clock::now() >= deadline) return r;
+    }
+  }
+  return {};
+}
+
+// --- publish -----------------------------------------------------------------------------
+
+result<void> rabbitmq_transport::impl::prepare(std::string_view queue,
+                                               clock::time_point deadline) {
+  for (;;) {
+    if (auto r = ensure(deadline); !r) return r;
+    if (!opts.declare_queues) return {};
+    auto r = conn.declare(queue);
+    if (r || conn.is_open() || !is_transient(r.code()) || clock::now() >= deadline) return r;
+  }
+}
+
+result<void> rabbitmq_transport::publish(std::string_view queue, std::string_view body,
+                                         const headers& hdrs) {
+  outgoing_message one{std::string(body), hdrs};
+  return publish_batch(queue, std::span<const outgoing_message>(&one, 1));
+}
+
+result<void> rabbitmq_transport::publish_batch(std::string_view queue,
+                                               std::span<const outgoing_message> messages) {
+  auto lock = impl_->conn.lock();
+  if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
+  if (auto r = check_queue(queue); !r) return r;
+  if (messages.empty()) return {};
+  auto deadline = clock::now() + opts_.operation_timeout;
+  if (auto r = impl_->prepare(queue, deadline); !r) return r;
+  const std::uint64_t generation = impl_->conn.generation();
+  const auto window = static_cast<std::size_t>(opts_.confirm_window);
+  for (const auto& m : messages) {
+    if (impl_->conn.unconfirmed() >= window) {
+      if (auto r = impl_->conn.await_confirms(window - 1, deadline); !r) return r;
+      deadline = clock::now() + opts_.operation_timeout;
+    }
+    if (!impl_->conn.is_open() || impl_->conn.generation() != generation) {
+      return fail(transport_errc::unavailable,
+                  "connection lost during a batch publish; earlier messages may be unconfirmed");
+    }
+    if (auto r = impl_->conn.send(queue, m.body, rb::project(m.body, m.hdrs)); !r) return r;
+  }
+  return impl_->conn.await_confirms(0, deadline);
+}
+
+// --- consume -----------------------------------------------------------------------------
+
+result<std::optional<received_message>> rabbitmq_transport::receive(
+    std::string_view queue, std::chrono::milliseconds timeout) {
+  auto lock = impl_->conn.lock();
+  if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
+  if (auto r = check_queue(queue); !r) return fail(r.error());
+  const auto deadline = clock::now() + std::max(timeout, std::chrono::milliseconds(0));
+  for (;;) {
+    if (auto r = impl_->ensure(deadline); !r) return fail(r.error());
+    auto c = impl_->conn.consumer_of(queue);
+    if (!c) {
+      if (impl_->conn.is_open() || !is_transient(c.code()) || clock::now() >= deadline) {
+        return fail(c.error());
+      }
+      continue;  // the connection dropped on the way: reconnect within the timeout
+    }
+    if ((*c)->ready.empty()) {
+      if (auto r = impl_->conn.await_delivery(queue, deadline); !r) {
+        if (!is_transient(r.code()) || clock::now() >= deadline) return fail(r.error());
+        continue;
+      }
+      auto again = impl_->conn.consumer_of(queue);
+      if (!again) return fail(again.error());
+      c = again;
+    }
+    auto& ready = (*c)->ready;
+    if (ready.empty()) return std::optional<received_message>();  // timed out
+    detail::delivery d = std::move(ready.front());
+    ready.pop_front();
+    auto handle = std::make_shared<delivery_handle>(
+        delivery_handle{impl_->conn.generation(), (*c)->channel, d.tag, d.x_attempts});
+    impl_->outstanding.insert(handle.get());
+    received_message m;
+    m.body = std::move(d.body);
+    m.queue = std::string(queue);
+    m.hdrs = std::move(d.hdrs);
+    m.delivery_count = d.x_attempts;
+    m.handle = std::move(handle);
+    return std::optional<received_message>(std::move(m));
+  }
+}
+
+result<delivery_handle*> rabbitmq_transport::impl::settleable(const received_message& m) {
+  auto& d = *this;
+  if (d.closed) return fail(transport_errc::closed, "amqp transport is closed");
+  if (!m.handle || !d.outstanding.contains(m.handle.get())) {
+    return fail(transport_errc::invalid_argument,
+                "amqp: message not received by this transport, or already settled");
+  }
+  // See a close the broker sent meanwhile before trusting the delivery tag.
+  if (d.conn.is_open()) (void)d.conn.catch_up();
+  auto* h = static_cast<delivery_handle*>(m.handle.get());
+  if (!d.conn.is_open() || d.conn.generation() != h->generation ||
+      !d.conn.consumes_on(h->channel)) {
+    d.outstanding.erase(m.handle.get());
+    return fail(transport_errc::unavailable,
+                "amqp: the connection or channel this message came on was lost; the broker "
+                "delivers it again");
+  }
+  return h;
+}
+
+result<void> rabbitmq_transport::ack(const received_message& message) {
+  auto lock = impl_->conn.lock();
+  auto h = impl_->settleable(message);
+  if (!h) return fail(h.error());
+  impl_->outstanding.erase(message.handle.get());
+  return impl_->conn.ack((*h)->channel, (*h)->tag);
+}
+
+result<void> rabbitmq_transport::release(const received_message& message,
+                                         std::chrono::milliseconds delay) {
+  auto lock = impl_->conn.lock();
+  if (delay.count() > 0) {
+    if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
+    return fail(transport_errc::not_supported,
+                "amqp: RabbitMQ cannot delay a release without a plugin (release with delay 0)");
+  }
+  auto h = impl_->settleable(message);
+  if (!h) return fail(h.error());
+  // Republish the same bytes and headers to the tail, confirmed, then ack the original
+  // (D7: no basic.reject/requeue). x-attempts never goes down: Laravel counts there.
+  rb::properties props = rb::project(message.body, message.hdrs);
+  if (const auto received = (*h)->x_attempts) {
+    bool found = false;
+    for (auto& [name, value] : props.headers) {
+      if (name != rb::header_attempts) continue;
+      found = true;
+      if (auto* n = std::get_if<std::int64_t>(&value); n != nullptr && *n < *received) *n = *received;
+    }
+    if (!found) props.headers.emplace_back(std::string(rb::header_attempts), *received);
+  }
+  const auto deadline = clock::now() + opts_.operation_timeout;
+  const std::uint64_t generation = (*h)->generation;
+  if (opts_.declare_queues) {
+    if (auto r = impl_->conn.declare(message.queue); !r) return r;
+  }
+  if (auto r = impl_->conn.send(message.queue, message.body, props); !r) return r;
+  if (auto r = impl_->conn.await_confirms(0, deadline); !r) return r;
+  if (!impl_->conn.is_open() || impl_->conn.generation() != generation) {
+    return fail(transport_errc::unavailable, "amqp: connection lost during a release");
+  }
+  impl_->outstanding.erase(message.handle.get());
+  return impl_->conn.ack((*h)->channel, (*h)->tag);
+}
+
+// --- lifecycle ---------------------------------------------------------------------------
+
+result<void> rabbitmq_transport::close(std::chrono::steady_clock::time_point deadline) {
+  auto lock = impl_->conn.lock();
+  if (impl_->closed) return {};
+  impl_->closed = true;
+  impl_->outstanding.clear();
+  impl_->conn.close(deadline);
+  return {};
+}
+
+std::int64_t rabbitmq_transport::reconcile_attempts(std::int64_t body_attempts,
+                                                    const received_message& message) const {
+  return rb::reconcile_attempts(body_attempts, message.delivery_count);
+}
+
+transport_stats rabbitmq_transport::stats() const noexcept {
+  auto lock = impl_->conn.lock();
+  return impl_->conn.stats();
+}
+
+// -----------------------------------------------------------------------------------------
+
+namespace {
+
+result<std::unique_ptr<transport>> open_transport_from(const broker_url& url) {
+  auto o = options_from_url(url);
+  if (!o) return fail(o.error());
+  auto t = rabbitmq_transport::open(std::move(*o));
+  if (!t) return fail(t.error());
+  return std::unique_ptr<transport>(std::move(*t));
+}
+
+}  // namespace
+
+void register_transport() {
+  babelqueue::register_transport("amqp", open_transport_from);
+  babelqueue::register_transport("amqps", open_transport_from);
+}
+
+}  // namespace babelqueue::inline v1::rabbitmq
