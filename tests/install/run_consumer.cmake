@@ -90,6 +90,13 @@ elseif(STEP STREQUAL "cmake")
   endif()
   run(${CMAKE_COMMAND} --build ${build})
   run_consumer(${build}/babelqueue_consumer)
+  # A transport component installed beside core is usable through find_package too.
+  if(EXISTS ${build}/babelqueue_consumer_rabbitmq)
+    run(${build}/babelqueue_consumer_rabbitmq)
+    message(STATUS "rabbitmq consumer says: ${run_output}")
+  elseif(EXISTS ${prefix}/${CMAKEDIR}/babelqueue-rabbitmq-targets.cmake)
+    message(FATAL_ERROR "the rabbitmq component is installed but the consumer did not build it")
+  endif()
 
 elseif(STEP STREQUAL "pkgconfig")
   find_program(PKG_CONFIG pkg-config REQUIRED)

@@ -10,6 +10,9 @@
 #ifdef BABELQUEUE_HAVE_REDIS
 #include <babelqueue/redis/redis_transport.hpp>
 #endif
+#ifdef BABELQUEUE_HAVE_RABBITMQ
+#include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -53,6 +56,9 @@ void register_builtin_transports() {
 #ifdef BABELQUEUE_HAVE_REDIS
     babelqueue::redis::register_transport();
 #endif
+#ifdef BABELQUEUE_HAVE_RABBITMQ
+    babelqueue::rabbitmq::register_transport();
+#endif
   });
 }
 
@@ -81,7 +87,8 @@ std::string default_broker_url() {
 CLI::Option* add_broker_option(CLI::App* cmd, std::string& url) {
   return cmd->add_option(
       "--broker", url,
-      "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT ...). Default: "
+      "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT, amqp://USER:PASS@HOST:PORT/VHOST "
+      "...). Default: "
       "$BABELQUEUE_BROKER, else " +
 #ifdef BABELQUEUE_HAVE_SQLITE
           std::string("sqlite://$XDG_STATE_HOME/babelqueue/queue.db "

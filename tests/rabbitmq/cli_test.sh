@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# CLI over amqp://: publish in one process, consume in another against the shared RabbitMQ
+# node; stdout carries only the messages; unknown URNs are dead-lettered; retries counted.
+# usage: cli_test.sh BABELQUEUE_BINARY   (needs BABELQUEUE_RABBITMQ_URL)
+set -euo pipefail
+BQ=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+if [ -z "${BABELQUEUE_RABBITMQ_URL:-}" ]; then
+  if [ "${BABELQUEUE_REQUIRE_SERVICES:-}" = 1 ] || [ "${CI:-}" = true ]; then
+    fail "BABELQUEUE_RABBITMQ_URL is not set (scripts/services.sh start rabbitmq)"
+  fi
+  echo "skipped: no RabbitMQ (scripts/services.sh start rabbitmq)"; exit 0
+fi
+B=$BABELQUEUE_RABBITMQ_URL
+Q="bq-cli-$$"
+
+echo "-- publish in one process, consume in another ($Q)"
+id1=$("$BQ" publish --broker "$B" --queue "$Q" urn:babel:orders:created \
+      --data '{"order_id":1,"big":12345678901234567890,"s":"caf\u00e9"}' \
+      --trace-id trace-amqp --header traceparent=00-abc)
+id2=$("$BQ" publish --broker "$B" --queue "$Q" urn:babel:other:thing)
+[ ${#id1} -eq 36 ] || fail "publish printed '$id1', not a meta.id"
+out=$("$BQ" consume --broker "$B" --queue "$Q" --timeout 1 -q \
+      --handle urn:babel:orders:created --on-unknown dead_letter --dead-letter)
+[ "$(wc -l <<<"$out")" -eq 1 ] || fail "expected one handled line, got: $out"
+grep -q "\"id\":\"$id1\"" <<<"$out" || fail "handled message is not $id1"
+grep -q '"big":12345678901234567890,"s":"café"' <<<"$out" || fail "--data changed: $out"
+grep -q '"trace_id":"trace-amqp"' <<<"$out" || fail "trace_id changed"
+dlq=$("$BQ" consume --broker "$B" --queue "$Q.dlq" --max 1 -q)
+grep -q "\"id\":\"$id2\"" <<<"$dlq" || fail "unknown URN not dead-lettered: $dlq"
+grep -q '"attempts":0,"dead_letter":{"reason":"unknown_urn","error":null' <<<"$dlq" || fail "bad DLQ block: $dlq"
+
+echo "-- retried, then dead-lettered with the bumped count"
+"$BQ" publish --broker "$B" --queue "$Q-jobs" urn:babel:jobs:run >/dev/null
+out=$("$BQ" consume --broker "$B" --queue "$Q-jobs" --timeout 1 -q --handle urn:none:x:y \
+      --max-attempts 2 --dead-letter)
+[ -z "$out" ] || fail "nothing should be handled: $out"
+dlq=$("$BQ" consume --broker "$B" --queue "$Q-jobs.dlq" --max 1 -q)
+grep -q '"attempts":2,"dead_letter":{"reason":"unknown_urn"' <<<"$dlq" || fail "bad retry DLQ: $dlq"
+
+echo "-- a refused login is a clear error, without the password"
+bad=$(sed -E 's#//[^:]*:[^@]*@#//guest:Wr0ngPass@#' <<<"$B")
+set +e; "$BQ" publish --broker "$bad" --queue "$Q" urn:a:b:c >/dev/null 2>"$Q.err"; rc=$?; set -e
+[ "$rc" -ne 0 ] || fail "publish with a wrong password succeeded"
+grep -q 'Wr0ngPass' "$Q.err" && fail "the password was printed: $(cat "$Q.err")"
+grep -qi 'permission\|refused\|ACCESS' "$Q.err" || fail "unclear error: $(cat "$Q.err")"
+rm -f "$Q.err"
+echo "ok"
