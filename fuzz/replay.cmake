@@ -71,6 +71,8 @@ function(babelqueue_fuzz_link exe name)
   get_property(defs GLOBAL PROPERTY BABELQUEUE_FUZZ_${name}_DEFS)
   target_link_libraries(${exe} PRIVATE ${libs})
   target_compile_definitions(${exe} PRIVATE ${defs})
+  # Targets of a transport's private parsers include them as the component does.
+  target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   babelqueue_warnings(${exe})
 endfunction()
 
@@ -90,6 +92,9 @@ babelqueue_fuzz_target(redis_unframe REQUIRES core
 # clang < 18 (CWG 2061) define the option parser outside v1, where nothing linked to it.)
 babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL sqlite redis
   SEEDS corpus-url DICTS url.dict SHARE 50)
+# The read side of an AMQP 0-9-1 headers table (src/rabbitmq/fields.cpp) and its round trip.
+babelqueue_fuzz_target(amqp_headers REQUIRES rabbitmq
+  SEEDS corpus-amqp_headers SHARE 50)
 # Payload schemas: `<schema> NUL <instance>` -> document::parse, validate, compat lint.
 babelqueue_fuzz_target(schema REQUIRES schema
   SEEDS corpus-schema ${BABELQUEUE_CONFORMANCE_DIR}/schema DICTS json.dict schema.dict SHARE 50)
