@@ -8,7 +8,7 @@
 
 #include <babelqueue/bindings/rabbitmq.hpp>
 
-#include <set>
+#include <map>
 #include <thread>
 
 namespace babelqueue::inline v1::rabbitmq {
@@ -54,9 +54,15 @@ struct rabbitmq_transport::impl {
   ::babelqueue::detail::reconnect_backoff backoff;
   std::optional<error_info> last_connect_error;
   bool closed = false;
-  /// Handles received and not yet settled through this instance (identity check before a
-  /// handle is trusted).
-  std::set<const void*> outstanding;
+  /// Handles received and not yet settled through this instance, checked before a handle is
+  /// trusted (a weak reference, so that an address reused by a foreign handle never passes).
+  std::map<const void*, std::weak_ptr<void>> outstanding;
+  void remember(const std::shared_ptr<void>& handle) {
+    if (outstanding.size() >= 4096) {  // messages dropped unsettled: forget the dead entries
+      std::erase_if(outstanding, [](const auto& kv) { return kv.second.expired(); });
+    }
+    outstanding.insert_or_assign(handle.get(), handle);
+  }
 };
 
 rabbitmq_transport::rabbitmq_transport(options opts)
@@ -182,7 +188,7 @@ result<std::optional<received_message>> rabbitmq_transport::receive(
     ready.pop_front();
     auto handle = std::make_shared<delivery_handle>(
         delivery_handle{impl_->conn.generation(), (*c)->channel, d.tag, d.x_attempts});
-    impl_->outstanding.insert(handle.get());
+    impl_->remember(handle);
     received_message m;
     m.body = std::move(d.body);
     m.queue = std::string(queue);
@@ -196,7 +202,8 @@ result<std::optional<received_message>> rabbitmq_transport::receive(
 result<delivery_handle*> rabbitmq_transport::impl::settleable(const received_message& m) {
   auto& d = *this;
   if (d.closed) return fail(transport_errc::closed, "amqp transport is closed");
-  if (!m.handle || !d.outstanding.contains(m.handle.get())) {
+  auto known = m.handle ? d.outstanding.find(m.handle.get()) : d.outstanding.end();
+  if (known == d.outstanding.end() || known->second.lock() != m.handle) {
     return fail(transport_errc::invalid_argument,
                 "amqp: message not received by this transport, or already settled");
   }
