@@ -1,6 +1,7 @@
 // amqp:// URL → options (1:1 with the query keys; see rabbitmq_transport.hpp), and the one
 // validation of options, shared with rabbitmq_transport::open().
 #include "rabbitmq/options.hpp"
+#include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
 
@@ -9,9 +10,6 @@
 namespace babelqueue::inline v1::rabbitmq {
 
 namespace {
-
-constexpr const char* k_tls_needs_amqps =
-    "amqp tls_* options need TLS: an amqps:// URL, or options::tls (amqp:// is plain TCP)";
 
 error_info bad(std::string what) {
   return error_info(transport_errc::invalid_argument, "amqp option " + std::move(what));
@@ -50,14 +48,7 @@ result<void> validate(const options& o) {
   if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
     return fail(bad("reconnect_backoff_max must be >= reconnect_backoff_min"));
   }
-  if (!o.tls && (!o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty() ||
-                 !o.tls_server_name.empty() || !o.tls_verify)) {
-    return fail(transport_errc::invalid_argument, k_tls_needs_amqps);
-  }
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return fail(bad("tls_cert_file and tls_key_file go together (a client certificate and its "
-                    "key)"));
-  }
+  if (auto r = babelqueue::detail::validate_tls_options(o, "amqp", "amqps"); !r) return r;
   return {};
 }
 
@@ -93,16 +84,9 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = q.get("declare_queues", o.declare_queues); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
-                                    [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
-  // Any tls_* key on amqp://, even one that repeats a default, so that a typo in the scheme
-  // cannot silently drop TLS.
-  if (tls_keys && !o.tls) return fail(transport_errc::invalid_argument, k_tls_needs_amqps);
-  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_cert_file", o.tls_cert_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_key_file", o.tls_key_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return fail(r.error());
-  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
+  if (auto r = babelqueue::detail::read_tls_options(url, q, o, "amqp", "amqps"); !r) {
+    return fail(r.error());
+  }
   if (auto r = q.finish(o.tls ? "amqps" : "amqp"); !r) return fail(r.error());
 
   if (auto r = detail::validate(o); !r) return fail(r.error());

@@ -2,6 +2,8 @@
 // reconnect loop, the settlement handles and the release-by-republish of D7.
 #include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
 
+#include "runtime/binding_support.hpp"
+
 #include "core/reconnect_backoff.hpp"
 #include "rabbitmq/connection.hpp"
 #include "rabbitmq/options.hpp"
@@ -287,21 +289,10 @@ transport_stats rabbitmq_transport::stats() const noexcept {
 
 // -----------------------------------------------------------------------------------------
 
-namespace {
-
-result<std::unique_ptr<transport>> open_transport_from(const broker_url& url) {
-  auto o = options_from_url(url);
-  if (!o) return fail(o.error());
-  auto t = rabbitmq_transport::open(std::move(*o));
-  if (!t) return fail(t.error());
-  return std::unique_ptr<transport>(std::move(*t));
-}
-
-}  // namespace
-
 void register_transport() {
-  babelqueue::register_transport("amqp", open_transport_from);
-  babelqueue::register_transport("amqps", open_transport_from);
+  const auto factory = babelqueue::detail::url_factory<rabbitmq_transport>(options_from_url);
+  babelqueue::register_transport("amqp", factory);
+  babelqueue::register_transport("amqps", factory);
 }
 
 }  // namespace babelqueue::inline v1::rabbitmq

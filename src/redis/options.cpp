@@ -1,6 +1,7 @@
 // redis:// URL → options (1:1 with the query keys; see redis_transport.hpp), and the one
 // validation of options (validate.hpp) shared with redis_transport::open().
 #include "redis/validate.hpp"
+#include "runtime/binding_support.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
 
@@ -11,8 +12,6 @@ namespace babelqueue::inline v1::redis {
 
 namespace {
 
-constexpr const char* k_tls_needs_rediss =
-    "redis tls_* options need TLS: a rediss:// URL, or options::tls (redis:// is plain TCP)";
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
   if (v.count() <= 0)
@@ -55,15 +54,7 @@ result<void> validate(const options& o) {
   if (o.processing_suffix.empty()) {
     return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
   }
-  if (!o.tls && (!o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty() ||
-                 !o.tls_server_name.empty() || !o.tls_verify)) {
-    return fail(transport_errc::invalid_argument, k_tls_needs_rediss);
-  }
-  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
-    return fail(transport_errc::invalid_argument,
-                "redis options tls_cert_file and tls_key_file go together (a client certificate "
-                "and its key)");
-  }
+  if (auto r = babelqueue::detail::validate_tls_options(o, "redis", "rediss"); !r) return r;
   return {};
 }
 
@@ -117,16 +108,9 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
-                                    [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
-  // Any tls_* key on redis://, even one that repeats a default, so that a typo in the scheme
-  // cannot silently drop TLS (validate() sees only values that differ from the defaults).
-  if (tls_keys && !o.tls) return fail(transport_errc::invalid_argument, k_tls_needs_rediss);
-  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_cert_file", o.tls_cert_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_key_file", o.tls_key_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return fail(r.error());
-  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
+  if (auto r = babelqueue::detail::read_tls_options(url, q, o, "redis", "rediss"); !r) {
+    return fail(r.error());
+  }
   if (auto r = q.finish(o.tls ? "rediss" : "redis"); !r) return fail(r.error());
 
   if (auto r = detail::validate(o); !r) return fail(r.error());

@@ -8,6 +8,8 @@
 #include <babelqueue/bindings/redis.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
 
+#include "runtime/binding_support.hpp"
+
 #include <algorithm>
 #include <deque>
 
@@ -277,21 +279,10 @@ result<std::int64_t> redis_transport::list_length(std::string_view key) {
 
 // ---------------------------------------------------------------------------------------
 
-namespace {
-
-result<std::unique_ptr<transport>> open_transport_from(const broker_url& url) {
-  auto o = options_from_url(url);
-  if (!o) return fail(o.error());
-  auto t = redis_transport::open(std::move(*o));
-  if (!t) return fail(t.error());
-  return std::unique_ptr<transport>(std::move(*t));
-}
-
-}  // namespace
-
 void register_transport() {
-  babelqueue::register_transport("redis", open_transport_from);
-  babelqueue::register_transport("rediss", open_transport_from);
+  const auto factory = babelqueue::detail::url_factory<redis_transport>(options_from_url);
+  babelqueue::register_transport("redis", factory);
+  babelqueue::register_transport("rediss", factory);
 }
 
 }  // namespace babelqueue::inline v1::redis

@@ -1,0 +1,75 @@
+#pragma once
+// Pieces every networked binding repeats, written once: the `tls_*` URL keys (the same five
+// on rediss://, amqps://, ...) with their checks, and the URL factory that turns a binding's
+// options parser and open() into a transport_factory. Header-only and private
+// (`#include "runtime/binding_support.hpp"`); templates over the binding's options struct,
+// which must have the fields `tls`, `tls_ca_file`, `tls_cert_file`, `tls_key_file`,
+// `tls_server_name`, `tls_verify`.
+//
+// Thread-safety: pure functions.
+
+#include <babelqueue/result.hpp>
+#include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/url.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace babelqueue::inline v1::detail {
+
+/// The message of a `tls_*` option on a plain scheme (`redis`, `amqp`, ...).
+inline std::string tls_needs_secure_scheme(std::string_view plain, std::string_view secure) {
+  return std::string(plain) + " tls_* options need TLS: the " + std::string(secure) +
+         ":// scheme, or options::tls (" + std::string(plain) + ":// is plain TCP)";
+}
+
+/// Reads the `tls_*` keys into `o`. Any `tls_*` key on the plain scheme is refused — even
+/// one that repeats a default — so that a typo in the scheme cannot silently drop TLS.
+template <class Options>
+result<void> read_tls_options(const broker_url& url, query_options& q, Options& o,
+                              std::string_view plain, std::string_view secure) {
+  const bool tls_keys = std::any_of(url.query.begin(), url.query.end(),
+                                    [](const auto& kv) { return kv.first.rfind("tls_", 0) == 0; });
+  if (tls_keys && !o.tls) {
+    return fail(transport_errc::invalid_argument, tls_needs_secure_scheme(plain, secure));
+  }
+  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return r;
+  if (auto r = q.get("tls_cert_file", o.tls_cert_file); !r) return r;
+  if (auto r = q.get("tls_key_file", o.tls_key_file); !r) return r;
+  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return r;
+  return q.get("tls_verify", o.tls_verify);
+}
+
+/// The TLS rules of options built in code: no TLS settings without TLS, and a client
+/// certificate only with its key.
+template <class Options>
+result<void> validate_tls_options(const Options& o, std::string_view plain,
+                                  std::string_view secure) {
+  if (!o.tls && (!o.tls_ca_file.empty() || !o.tls_cert_file.empty() || !o.tls_key_file.empty() ||
+                 !o.tls_server_name.empty() || !o.tls_verify)) {
+    return fail(transport_errc::invalid_argument, tls_needs_secure_scheme(plain, secure));
+  }
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty()) {
+    return fail(transport_errc::invalid_argument,
+                std::string(plain) +
+                    " options tls_cert_file and tls_key_file go together (a client certificate "
+                    "and its key)");
+  }
+  return {};
+}
+
+/// A transport_factory from a binding's `options_from_url` and `Transport::open`.
+template <class Transport, class ParseOptions>
+transport_factory url_factory(ParseOptions parse) {
+  return [parse](const broker_url& url) -> result<std::unique_ptr<transport>> {
+    auto o = parse(url);
+    if (!o) return fail(o.error());
+    auto t = Transport::open(std::move(*o));
+    if (!t) return fail(t.error());
+    return std::unique_ptr<transport>(std::move(*t));
+  };
+}
+
+}  // namespace babelqueue::inline v1::detail
