@@ -49,6 +49,10 @@ struct rabbitmq_transport::impl {
   result<void> prepare(std::string_view queue, clock::time_point deadline);
   /// The handle of `m` when it is an unsettled delivery of this instance, else an error.
   result<delivery_handle*> settleable(const received_message& m);
+  /// Publishes `count` messages (`at(i)` gives body and headers) under the confirm window
+  /// and waits for every confirm.
+  template <class MessageAt>
+  result<void> publish_many(std::string_view queue, std::size_t count, MessageAt at);
 
   const options& opts;
 
@@ -128,34 +132,45 @@ result<void> rabbitmq_transport::impl::prepare(std::string_view queue,
   }
 }
 
+template <class MessageAt>
+result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std::size_t count,
+                                                    MessageAt at) {
+  if (closed) return fail(transport_errc::closed, "amqp transport is closed");
+  if (auto r = check_queue(queue); !r) return r;
+  if (count == 0) return {};
+  auto deadline = clock::now() + opts.operation_timeout;
+  if (auto r = prepare(queue, deadline); !r) return r;
+  const std::uint64_t generation = conn.generation();
+  const auto window = static_cast<std::size_t>(opts.confirm_window);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (conn.unconfirmed() >= window) {
+      if (auto r = conn.await_confirms(window - 1, deadline); !r) return r;
+      deadline = clock::now() + opts.operation_timeout;
+    }
+    if (!conn.is_open() || conn.generation() != generation) {
+      return fail(transport_errc::unavailable,
+                  "connection lost during a batch publish; earlier messages may be unconfirmed");
+    }
+    const auto [body, hdrs] = at(i);
+    if (auto r = conn.send(queue, body, rb::project(body, hdrs)); !r) return r;
+  }
+  return conn.await_confirms(0, deadline);
+}
+
 result<void> rabbitmq_transport::publish(std::string_view queue, std::string_view body,
                                          const headers& hdrs) {
-  outgoing_message one{std::string(body), hdrs};
-  return publish_batch(queue, std::span<const outgoing_message>(&one, 1));
+  auto lock = impl_->conn.lock();
+  return impl_->publish_many(queue, 1, [&](std::size_t) {
+    return std::pair<std::string_view, const headers&>(body, hdrs);
+  });
 }
 
 result<void> rabbitmq_transport::publish_batch(std::string_view queue,
                                                std::span<const outgoing_message> messages) {
   auto lock = impl_->conn.lock();
-  if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
-  if (auto r = check_queue(queue); !r) return r;
-  if (messages.empty()) return {};
-  auto deadline = clock::now() + opts_.operation_timeout;
-  if (auto r = impl_->prepare(queue, deadline); !r) return r;
-  const std::uint64_t generation = impl_->conn.generation();
-  const auto window = static_cast<std::size_t>(opts_.confirm_window);
-  for (const auto& m : messages) {
-    if (impl_->conn.unconfirmed() >= window) {
-      if (auto r = impl_->conn.await_confirms(window - 1, deadline); !r) return r;
-      deadline = clock::now() + opts_.operation_timeout;
-    }
-    if (!impl_->conn.is_open() || impl_->conn.generation() != generation) {
-      return fail(transport_errc::unavailable,
-                  "connection lost during a batch publish; earlier messages may be unconfirmed");
-    }
-    if (auto r = impl_->conn.send(queue, m.body, rb::project(m.body, m.hdrs)); !r) return r;
-  }
-  return impl_->conn.await_confirms(0, deadline);
+  return impl_->publish_many(queue, messages.size(), [&](std::size_t i) {
+    return std::pair<std::string_view, const headers&>(messages[i].body, messages[i].hdrs);
+  });
 }
 
 // --- consume -----------------------------------------------------------------------------
