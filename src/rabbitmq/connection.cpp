@@ -462,6 +462,11 @@ result<bool> connection::pump(clock::time_point deadline) {
       error_info e = reply_code_error(m->reply_code, view_of(m->reply_text),
                                       "no queue took the message routed to " +
                                           in_quotes(view_of(m->routing_key)) + " (basic.return)");
+      // A queue that no longer takes messages was deleted since we declared it: declare it
+      // again before the next publish to it.
+      if (auto it = declared_.find(view_of(m->routing_key)); it != declared_.end()) {
+        declared_.erase(it);
+      }
       if (auto r = read_content(channel, nullptr); !r) return fail(r.error());
       // The broker confirms a returned message afterwards: report the return instead.
       if (!publish_failure_) publish_failure_ = std::move(e);
@@ -480,11 +485,18 @@ result<bool> connection::pump(clock::time_point deadline) {
       }
       break;
     }
-    case AMQP_BASIC_CANCEL_METHOD:
-      // The broker cancelled a consumer (its queue was deleted): the next receive starts a
-      // new one on a new channel; this channel's unacked deliveries return to the queue.
+    case AMQP_BASIC_CANCEL_METHOD: {
+      // The broker cancelled a consumer (its queue was deleted or failed over). Close the
+      // channel without waiting (its close-ok is ignored when it comes), so that its unacked
+      // deliveries return to the queue now, not when the connection ends; the next receive
+      // starts a new consumer on a new channel.
+      amqp_channel_close_t close{};
+      close.reply_code = AMQP_REPLY_SUCCESS;
+      close.reply_text = bytes_of("consumer cancelled by the broker");
+      (void)amqp_send_method(state_, channel, AMQP_CHANNEL_CLOSE_METHOD, &close);
       on_channel_closed(channel, error_info(transport_errc::not_found, "consumer cancelled"));
       break;
+    }
     case AMQP_CHANNEL_CLOSE_METHOD: {
       const auto* m = static_cast<const amqp_channel_close_t*>(decoded);
       error_info e = reply_code_error(m->reply_code, view_of(m->reply_text), "channel closed by the broker");

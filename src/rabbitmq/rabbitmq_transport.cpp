@@ -160,9 +160,14 @@ result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std:
 result<void> rabbitmq_transport::publish(std::string_view queue, std::string_view body,
                                          const headers& hdrs) {
   auto lock = impl_->conn.lock();
-  return impl_->publish_many(queue, 1, [&](std::size_t) {
-    return std::pair<std::string_view, const headers&>(body, hdrs);
-  });
+  auto one = [&](std::size_t) { return std::pair<std::string_view, const headers&>(body, hdrs); };
+  auto r = impl_->publish_many(queue, 1, one);
+  if (!r && r.code() == transport_errc::not_found && opts_.declare_queues) {
+    // Returned unroutable: the queue was deleted after we declared it (no queue holds the
+    // message, so sending it again cannot duplicate it). Declare it again, once.
+    r = impl_->publish_many(queue, 1, one);
+  }
+  return r;
 }
 
 result<void> rabbitmq_transport::publish_batch(std::string_view queue,

@@ -280,3 +280,25 @@ TEST_F(RabbitTransport, TheKeeperThreadKeepsAnIdleConnectionAliveAcrossALongHand
   ASSERT_TRUE(t->close(std::chrono::steady_clock::now() + 2s));
   EXPECT_EQ(raw_->count(queue_), 0);
 }
+
+TEST_F(RabbitTransport, AConsumerTheBrokerCancelsIsStartedAgain) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish(queue_, envelope_text(1)));
+  auto got = t->receive(queue_, 5s);
+  ASSERT_TRUE(got && got->has_value());
+  ASSERT_TRUE(t->ack(**got));
+  // Deleting the queue cancels our consumer (consumer_cancel_notify); publishing again
+  // re-declares it, and the next receive starts a new consumer.
+  raw_->remove(queue_);
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(t->publish(queue_, envelope_text(2)));
+  std::optional<babelqueue::received_message> next;
+  for (int i = 0; i < 10 && !next; ++i) {
+    auto r = t->receive(queue_, 500ms);
+    if (r && r->has_value()) next = std::move(**r);
+  }
+  ASSERT_TRUE(next) << "no delivery after the consumer was cancelled";
+  EXPECT_EQ(babelqueue::decode(next->body)->data().value().at("n"), 2);
+  ASSERT_TRUE(t->ack(*next));
+}
