@@ -3,11 +3,15 @@
 # .ci/run runs):
 #   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
-#            install-tree consumers, fuzz-corpus replay, interop, ...)
+#            install-tree consumers, fuzz-corpus replay, interop, live brokers, ...)
 #   asan     `asan` preset (ASan+UBSan): build + CTest, without labels install and bench
-#   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis
-#            (the tsan test preset's filter; interop/install/bench excluded)
+#   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis,
+#            rabbitmq (the tsan test preset's filter; interop/install/bench excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
+# The test servers (scripts/services.sh: RabbitMQ, Redis) start in the background right
+# after deps, while dev compiles; every CTest phase waits for them and sees their
+# BABELQUEUE_* variables (build/services/services.env); they are stopped on every exit path.
+# BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
 # Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
 # target; a configure/build failure counts as one failure) and exits non-zero on any failure.
 #
@@ -16,6 +20,8 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis"; "" for none)
+#   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -115,11 +121,64 @@ elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
   export BABELQUEUE_PEER_PYTHON=$(cat build/peer-python.txt)
 fi
 
+# -- services (background) -------------------------------------------------------------
+# Started now so that RabbitMQ boots while dev compiles; services_ready waits for them before
+# the first CTest run. The EXIT trap stops them whatever happens (failure, Ctrl-C, TERM).
+services=${BABELQUEUE_SERVICES-rabbitmq redis}
+export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
+export BABELQUEUE_REQUIRE_SERVICES=1
+services_pid=
+services_state=none  # none | starting | ready | failed
+services_stop() {
+  if [[ -n "$services_pid" ]] && kill -0 "$services_pid" 2>/dev/null; then
+    kill "$services_pid" 2>/dev/null || true
+    wait "$services_pid" 2>/dev/null || true
+  fi
+  services_pid=
+  if [[ $services_state != none ]]; then
+    bash scripts/services.sh stop >>"$logs/services.log" 2>&1 || true
+    services_state=none
+  fi
+}
+trap services_stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+if [[ -n "$services" ]] && { wanted dev || wanted asan || wanted tsan; }; then
+  services_started_at=$SECONDS
+  bash scripts/services.sh start $services >"$logs/services.log" 2>&1 &
+  services_pid=$!
+  services_state=starting
+fi
+
+# services_ready: waits (once) for the background start, then exports what it wrote.
+services_ready() {
+  [[ $services_state == starting ]] || return 0
+  local t=$SECONDS rc=0
+  wait "$services_pid" || rc=$?
+  services_pid=
+  cat "$logs/services.log"
+  if ((rc == 0)); then
+    services_state=ready
+    note services "$services_started_at" \
+      "$services ready (waited $((SECONDS - t)) s after the build)"
+  else
+    services_state=failed
+    failed=$((failed + 1))
+    note services "$services_started_at" \
+      "FAILED to start $services (exit $rc, see $logs/services.log); tests needing them will fail"
+  fi
+  if [[ -f "$BABELQUEUE_SERVICES_DIR/services.env" ]]; then
+    # shellcheck disable=SC1091
+    source "$BABELQUEUE_SERVICES_DIR/services.env"
+  fi
+}
+
 # preset_phase <preset> [targets]: build the preset (all, or only the space-separated
 # targets), run its CTest test preset, report the phase.
 preset_phase() {
   local t=$SECONDS
   if build_preset "$1" "${2:-}"; then
+    services_ready
     ctest_phase "$1" --preset "$1"
     note "$1" "$t" "$CTEST_RESULT"
   else
@@ -137,7 +196,7 @@ if wanted tsan; then
   t=$SECONDS
   runtime_tests=0
   # Keep in step with the tsan test preset's filter (CMakePresets.json).
-  tsan_labels='^(runtime|sqlite|redis)$'
+  tsan_labels='^(runtime|sqlite|redis|rabbitmq)$'
   tsan_excluded='^(interop|install|bench)$'
   if [[ -f build/dev/CTestTestfile.cmake ]]; then
     runtime_tests=$(ctest --test-dir build/dev -N -L "$tsan_labels" -LE "$tsan_excluded" 2>/dev/null |
@@ -152,6 +211,8 @@ if wanted tsan; then
                            --exclude "$tsan_excluded")"
   fi
 fi
+
+services_stop  # the fuzz phase needs no server
 
 # -- fuzz -------------------------------------------------------------------------------
 if wanted fuzz; then
