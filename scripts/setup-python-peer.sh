@@ -7,13 +7,14 @@
 # cannot be reached: the interop tests must never silently skip in CI.
 #
 # Environment: BABELQUEUE_PEER_VERSION (default 1.24.0, the newest on PyPI when pinned),
-#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr), BABELQUEUE_PEER_VENV (default
+#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp: pika for the RabbitMQ
+#              interop tests), BABELQUEUE_PEER_VENV (default
 #              build/.venv-peer), PYTHON (default python3).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${BABELQUEUE_PEER_VERSION:-1.24.0}
-extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp}
 venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
 python=${PYTHON:-python3}
 marker="$version [$extras]"
