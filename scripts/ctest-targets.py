@@ -2,7 +2,7 @@
 """Prints the build targets whose executables run the CTest tests carrying a label that
 matches a regular expression (CTest's own `-L` semantics: a search, not a full match).
 
-    ctest --test-dir build/dev --show-only=json-v1 | python3 scripts/ctest-targets.py '^(runtime|redis)$' build/dev [--exclude REGEX]
+    ctest --test-dir build/dev --show-only=json-v1 | python3 scripts/ctest-targets.py '^(runtime|sqlite|redis|rabbitmq)$' build/dev [--exclude REGEX]
 
 Used by scripts/test.sh to build, in a sanitizer tree, only the test executables it runs
 (babelqueue_add_test names the executable after its target). Tests whose command is not an
