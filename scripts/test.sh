@@ -195,7 +195,9 @@ services_ready() {
 #         the examples, the cross-SDK interop suites (they repeat dev coverage) and the live
 #         broker suites (label live; each transport's unit tests stay). It is compiled with
 #         clang-14 (BABELQUEUE_ASAN_CXX): ASan+UBSan compile about a third faster than with
-#         GCC, which builds every test in dev and the tsan tree.
+#         GCC, which builds every test in dev and the tsan tree. Warnings are not errors
+#         there: -Werror is dev's job (GCC), and clang's -Wshadow also flags names that
+#         shadow std:: names brought in by using-directives.
 #   tsan: the concurrency-relevant labels (runtime and each transport's own tests).
 asan_excluded='^(interop|install|bench|cli|examples|live)$'
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
@@ -221,7 +223,7 @@ build_start() {
   case $phase in
     asan)
       targets=$(phase_targets '.*' "$asan_excluded")
-      extra=(-DCMAKE_CXX_COMPILER="$asan_cxx")
+      extra=(-DCMAKE_CXX_COMPILER="$asan_cxx" -DBABELQUEUE_WARNINGS_AS_ERRORS=OFF)
       ;;
     tsan)
       n=0
