@@ -4,10 +4,12 @@
 #   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
 #            install-tree consumers, fuzz-corpus replay, interop, live brokers, ...)
-#   asan     `asan` preset (ASan+UBSan): build + CTest, without labels install and bench
+#   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
+#            interop, install, bench, cli, examples, live (the asan test preset's filter)
 #   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis,
-#            rabbitmq (the tsan test preset's filter; interop/install/bench excluded)
+#            rabbitmq (the tsan test preset's filter; interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
+# Each phase's build starts (nice) while the previous phase's tests run; see below.
 # The test servers (scripts/services.sh: RabbitMQ, Redis) start in the background right
 # after deps, while dev compiles; every CTest phase waits for them and sees their
 # BABELQUEUE_* variables (build/services/services.env); they are stopped on every exit path.
