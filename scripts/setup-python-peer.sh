@@ -7,7 +7,8 @@
 # cannot be reached: the interop tests must never silently skip in CI.
 #
 # Environment: BABELQUEUE_PEER_VERSION (default 1.24.0, the newest on PyPI when pinned),
-#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp), BABELQUEUE_PEER_VENV (default
+#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp: pika for the RabbitMQ
+#              interop tests), BABELQUEUE_PEER_VENV (default
 #              build/.venv-peer), PYTHON (default python3).
 set -euo pipefail
 

@@ -3,11 +3,17 @@
 # .ci/run runs):
 #   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
-#            install-tree consumers, fuzz-corpus replay, interop, ...)
-#   asan     `asan` preset (ASan+UBSan): build + CTest, without labels install and bench
-#   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis
-#            (the tsan test preset's filter; interop/install/bench excluded)
+#            install-tree consumers, fuzz-corpus replay, interop, live brokers, ...)
+#   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
+#            interop, install, bench, cli, examples, live (the asan test preset's filter)
+#   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis,
+#            rabbitmq (the tsan test preset's filter; interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
+# Each phase's build starts (nice) while the previous phase's tests run; see below.
+# The test servers (scripts/services.sh: RabbitMQ, Redis) start in the background right
+# after deps, while dev compiles; every CTest phase waits for them and sees their
+# BABELQUEUE_* variables (build/services/services.env); they are stopped on every exit path.
+# BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
 # Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
 # target; a configure/build failure counts as one failure) and exits non-zero on any failure.
 #
@@ -16,6 +22,8 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis"; "" for none)
+#   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,12 +80,13 @@ ctest_phase() {
   CTEST_RESULT="$((total - fails - skips)) passed, $fails failed, $skips skipped"
 }
 
-# build_preset <preset> [targets]: configure + build (all, or only the space-separated
-# targets); 0 on success.
+# build_preset <preset> [targets] [cmake -D...]: configure + build (all, or only the
+# space-separated targets); 0 on success.
 build_preset() {
   local preset=$1 log=$logs/build-$1.log targets=()
   [[ -n "${2:-}" ]] && read -r -a targets <<<"$2" && targets=(--target "${targets[@]}")
-  if ! cmake --preset "$preset" -DBABELQUEUE_CONFORMANCE_DIR="$conformance" >"$log" 2>&1; then
+  shift $(($# < 2 ? $# : 2))
+  if ! cmake --preset "$preset" -DBABELQUEUE_CONFORMANCE_DIR="$conformance" "$@" >"$log" 2>&1; then
     tail -n 40 "$log"
     return 1
   fi
@@ -115,48 +124,183 @@ elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
   export BABELQUEUE_PEER_PYTHON=$(cat build/peer-python.txt)
 fi
 
-# preset_phase <preset> [targets]: build the preset (all, or only the space-separated
-# targets), run its CTest test preset, report the phase.
-preset_phase() {
-  local t=$SECONDS
-  if build_preset "$1" "${2:-}"; then
-    ctest_phase "$1" --preset "$1"
-    note "$1" "$t" "$CTEST_RESULT"
+# -- services (background) -------------------------------------------------------------
+# Started now so that RabbitMQ boots while dev compiles; services_ready waits for them before
+# the first CTest run. The EXIT trap stops them whatever happens (failure, Ctrl-C, TERM).
+services=${BABELQUEUE_SERVICES-rabbitmq redis}
+export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
+export BABELQUEUE_REQUIRE_SERVICES=1
+services_pid=
+services_state=none  # none | starting | ready | failed
+services_stop() {
+  if [[ -n "$services_pid" ]] && kill -0 "$services_pid" 2>/dev/null; then
+    kill "$services_pid" 2>/dev/null || true
+    wait "$services_pid" 2>/dev/null || true
+  fi
+  services_pid=
+  if [[ $services_state != none ]]; then
+    bash scripts/services.sh stop >>"$logs/services.log" 2>&1 || true
+    services_state=none
+  fi
+}
+# A background build (see build_start) is stopped too.
+build_pid=
+build_abort() {
+  if [[ -n $build_pid ]]; then
+    kill -TERM -- "-$build_pid" 2>/dev/null || true
+    wait "$build_pid" 2>/dev/null || true
+    build_pid=
+  fi
+}
+trap 'build_abort; services_stop' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+if [[ -n "$services" ]] && { wanted dev || wanted asan || wanted tsan; }; then
+  services_started_at=$SECONDS
+  bash scripts/services.sh start $services >"$logs/services.log" 2>&1 &
+  services_pid=$!
+  services_state=starting
+fi
+
+# services_ready: waits (once) for the background start, then exports what it wrote.
+services_ready() {
+  [[ $services_state == starting ]] || return 0
+  local t=$SECONDS rc=0
+  wait "$services_pid" || rc=$?
+  services_pid=
+  cat "$logs/services.log"
+  if ((rc == 0)); then
+    services_state=ready
+    note services "$services_started_at" \
+      "$services ready (waited $((SECONDS - t)) s after the build)"
   else
+    services_state=failed
     failed=$((failed + 1))
-    note "$1" "$t" "BUILD FAILED (see $logs/build-$1.log)"
+    note services "$services_started_at" \
+      "FAILED to start $services (exit $rc, see $logs/services.log); tests needing them will fail"
+  fi
+  if [[ -f "$BABELQUEUE_SERVICES_DIR/services.env" ]]; then
+    # shellcheck disable=SC1091
+    source "$BABELQUEUE_SERVICES_DIR/services.env"
   fi
 }
 
-# -- dev, asan ---------------------------------------------------------------------------
-wanted dev && preset_phase dev
-wanted asan && preset_phase asan
+# -- dev, asan, tsan, fuzz ------------------------------------------------------------------
+# Each phase builds its tree, then runs its tests. A phase's tests mostly wait (on servers,
+# timeouts, the Python peer), so while they run the NEXT phase's build starts in the
+# background at low priority (nice 10): the cores compile while tests sleep, and the tests
+# keep priority. Only one build runs at a time.
+#
+# The sanitizer trees build only the test executables their tests need (ctest-targets.py
+# on the dev tree's test list); keep these in step with the test presets (CMakePresets.json).
+#   asan: every test except the labels below: install trees, benchmarks, the CLI suites,
+#         the examples, the cross-SDK interop suites (they repeat dev coverage) and the live
+#         broker suites (label live; each transport's unit tests stay). It is compiled with
+#         clang-14 (BABELQUEUE_ASAN_CXX): ASan+UBSan compile about a third faster than with
+#         GCC, which builds every test in dev and the tsan tree. Warnings are not errors
+#         there: -Werror is dev's job (GCC), and clang's -Wshadow also flags names that
+#         shadow std:: names brought in by using-directives.
+#   tsan: the concurrency-relevant labels (runtime and each transport's own tests).
+asan_excluded='^(interop|install|bench|cli|examples|live)$'
+asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
+tsan_labels='^(runtime|sqlite|redis|rabbitmq)$'
+tsan_excluded='^(interop|install|bench|cli)$'
 
-# -- tsan -------------------------------------------------------------------------------
-if wanted tsan; then
-  t=$SECONDS
-  runtime_tests=0
-  # Keep in step with the tsan test preset's filter (CMakePresets.json).
-  tsan_labels='^(runtime|sqlite|redis)$'
-  tsan_excluded='^(interop|install|bench)$'
-  if [[ -f build/dev/CTestTestfile.cmake ]]; then
-    runtime_tests=$(ctest --test-dir build/dev -N -L "$tsan_labels" -LE "$tsan_excluded" 2>/dev/null |
-      sed -nE 's/^Total Tests: ([0-9]+)/\1/p')
-    runtime_tests=${runtime_tests:-0}
-  fi
-  if ((runtime_tests == 0)); then
-    note tsan "$t" "skipped: no test carries a label matching $tsan_labels"
-  else
-    preset_phase tsan "$(ctest --test-dir build/dev --show-only=json-v1 |
-                         python3 scripts/ctest-targets.py "$tsan_labels" build/dev \
-                           --exclude "$tsan_excluded")"
-  fi
-fi
+# phase_targets <label-regex> <excluded-regex>: the targets whose executables run those
+# tests of the dev tree ("" when there is no dev tree: build everything).
+phase_targets() {
+  [[ -f build/dev/CTestTestfile.cmake ]] || return 0
+  ctest --test-dir build/dev --show-only=json-v1 |
+    python3 scripts/ctest-targets.py "$1" build/dev --exclude "$2"
+}
 
-# -- fuzz -------------------------------------------------------------------------------
-if wanted fuzz; then
-  t=$SECONDS
+declare -A build_started build_result
+build_phase=
+
+# build_start <phase> [nice]: starts the phase's build in the background (its own process
+# group, so that an exit can stop it); build_wait collects it.
+build_start() {
+  local phase=$1 prio=${2:-} targets="" extra=() n
+  build_started[$phase]=$SECONDS
+  case $phase in
+    asan)
+      targets=$(phase_targets '.*' "$asan_excluded")
+      extra=(-DCMAKE_CXX_COMPILER="$asan_cxx" -DBABELQUEUE_WARNINGS_AS_ERRORS=OFF)
+      ;;
+    tsan)
+      n=0
+      if [[ -f build/dev/CTestTestfile.cmake ]]; then
+        n=$(ctest --test-dir build/dev -N -L "$tsan_labels" -LE "$tsan_excluded" 2>/dev/null |
+          sed -nE 's/^Total Tests: ([0-9]+)/\1/p')
+      fi
+      if ((${n:-0} == 0)); then
+        build_result[$phase]="skip"
+        return
+      fi
+      targets=$(phase_targets "$tsan_labels" "$tsan_excluded")
+      ;;
+  esac
+  set -m
+  (
+    [[ -n $prio ]] && renice -n 10 -p "$BASHPID" >/dev/null
+    TIMEFORMAT='%0R %0U %0S'
+    { time build_preset "$phase" "$targets" "${extra[@]}" 2>&1; } 2>"$logs/build-$phase.time"
+  ) >"$logs/build-$phase.out" 2>&1 &
+  build_pid=$!
+  set +m
+  build_phase=$phase
+}
+
+# build_wait <phase>: waits for the phase's build (starting it first if needed); sets
+# build_result[phase] to ok, failed or skip and BUILD_NOTE to its times.
+build_wait() {
+  local phase=$1 rc=0 wall user sys
+  [[ $build_phase == "$phase" || -n "${build_result[$phase]:-}" ]] || build_start "$phase"
+  [[ "${build_result[$phase]:-}" == skip ]] && return 0
+  wait "$build_pid" || rc=$?
+  build_pid=
+  build_phase=
+  cat "$logs/build-$phase.out"
+  read -r wall user sys <"$logs/build-$phase.time" || true
+  BUILD_NOTE="build ${wall:-?}s (${user:-?}+${sys:-?} CPU-s)"
+  build_result[$phase]=ok
+  ((rc == 0)) || build_result[$phase]=failed
+}
+
+ordered=()
+for phase in dev asan tsan fuzz; do
+  wanted "$phase" && ordered+=("$phase")
+done
+for ((i = 0; i < ${#ordered[@]}; i++)); do
+  phase=${ordered[i]}
+  next=${ordered[i + 1]:-}
+  [[ $phase == fuzz ]] && services_stop  # the fuzz phase needs no server
+  build_wait "$phase"
+  t=${build_started[$phase]}
+  [[ -n $next ]] && build_start "$next" nice  # overlaps this phase's tests
+
+  case ${build_result[$phase]} in
+    skip)
+      note "$phase" "$t" "skipped: no test carries a label matching $tsan_labels"
+      continue
+      ;;
+    failed)
+      failed=$((failed + 1))
+      note "$phase" "$t" "BUILD FAILED (see $logs/build-$phase.log)"
+      continue
+      ;;
+  esac
+  if [[ $phase != fuzz ]]; then
+    services_ready
+    tests_started=$SECONDS
+    ctest_phase "$phase" --preset "$phase"
+    note "$phase" "$t" "$BUILD_NOTE, tests $((SECONDS - tests_started))s: $CTEST_RESULT"
+    continue
+  fi
+
+  # fuzz: the tree is built; fuzz.sh re-runs the (no-op) build and fuzzes each target.
   rc=0
+  fuzz_started=$SECONDS
   BABELQUEUE_SHARED_DIR=$shared bash scripts/fuzz.sh "$fuzz_seconds" 2>&1 |
     tee "$logs/fuzz.log" || rc=$?
   line=$(grep -E '^fuzz targets: [0-9]+ ok, [0-9]+ crashed' "$logs/fuzz.log" | tail -n 1 || true)
@@ -165,12 +309,13 @@ if wanted fuzz; then
     bad=$(sed -E 's/.* ([0-9]+) crashed.*/\1/' <<<"$line")
     passed=$((passed + ok))
     failed=$((failed + bad))
-    note fuzz "$t" "fuzz.sh ${fuzz_seconds} (seconds per target x its share): $ok ok, $bad crashed"
+    note fuzz "$t" "$BUILD_NOTE, fuzzing $((SECONDS - fuzz_started))s: fuzz.sh ${fuzz_seconds} (seconds per target x its share): $ok ok, $bad crashed"
   else
     failed=$((failed + 1))
-    note fuzz "$t" "BUILD FAILED or fuzz.sh broke (exit $rc, see $logs/fuzz.log)"
+    note fuzz "$t" "fuzz.sh broke (exit $rc, see $logs/fuzz.log)"
   fi
-fi
+done
+services_stop
 
 echo
 echo "== summary (elapsed per phase) =="
