@@ -96,6 +96,7 @@ class raw_amqp {
           amqp_channel_open(conn_, 1) != nullptr;
   }
   ~raw_amqp() {
+    release_kept();
     if (ok_) amqp_connection_close(conn_, AMQP_REPLY_SUCCESS);
     amqp_destroy_connection(conn_);
   }
@@ -145,14 +146,22 @@ class raw_amqp {
         out.headers[std::string(static_cast<const char*>(e.key.bytes), e.key.len)] = e.value;
       }
     }
+    release_kept();
     keep_ = m;  // properties stay valid until the next get (pool kept alive)
+    has_kept_ = true;
     return out;
   }
 
  private:
+  void release_kept() {
+    if (has_kept_) amqp_destroy_message(&keep_);
+    has_kept_ = false;
+  }
+
   amqp_connection_state_t conn_ = nullptr;
   bool ok_ = false;
   amqp_message_t keep_{};
+  bool has_kept_ = false;
 };
 
 /// Fixture: a raw client plus a fresh queue name per test (deleted afterwards with its DLQ).
