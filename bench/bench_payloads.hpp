@@ -1,7 +1,10 @@
 #pragma once
 // The payloads every codec benchmark (ours and the peers', bench/peers/) measures.
+#include <babelqueue/codec.hpp>
+#include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
 
+#include <cstddef>
 #include <string>
 
 namespace bench {
@@ -23,6 +26,18 @@ inline babelqueue::json large_data() {
                      {"tags", {"a", "b"}}});
   }
   return {{"order_id", 1042}, {"customer", {{"id", 7}, {"email", "a@b.c"}}}, {"items", items}};
+}
+
+/// An encoded `urn:babel:bench:message` envelope of about `size` bytes (data `seq` plus a
+/// padding string): the body of `babelqueue bench` and of the broker ceiling loops.
+inline std::string sized_envelope(std::size_t size) {
+  babelqueue::json data = babelqueue::json::object();
+  data["seq"] = 0;
+  data["pad"] = "";
+  auto probe =
+      babelqueue::encode(babelqueue::make("urn:babel:bench:message", data).value()).value();
+  if (size > probe.size()) data["pad"] = std::string(size - probe.size(), 'x');
+  return babelqueue::encode(babelqueue::make("urn:babel:bench:message", data).value()).value();
 }
 
 }  // namespace bench

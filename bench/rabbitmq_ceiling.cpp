@@ -15,6 +15,9 @@
 // Consume: one connection, basic.qos prefetch N, basic.consume (manual ack), and per message
 // amqp_consume_message + basic.ack. Prints the lines `babelqueue bench` prints
 // ("publish: N msgs in T s = R msg/s", "consume: ...").
+#include "bench_payloads.hpp"
+#include "rabbitmq/fields.hpp"
+
 #include <babelqueue/bindings/rabbitmq.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
@@ -60,58 +63,12 @@ amqp_bytes_t bytes_of(std::string_view s) {
   return amqp_bytes_t{s.size(), const_cast<char*>(s.data())};
 }
 
-// The CLI's body (cli/commands/runtime/bench.cpp make_body).
-std::string make_body(std::size_t size) {
-  babelqueue::json data = babelqueue::json::object();
-  data["seq"] = 0;
-  data["pad"] = "";
-  auto probe =
-      babelqueue::encode(babelqueue::make("urn:babel:bench:message", data).value()).value();
-  if (size > probe.size()) data["pad"] = std::string(size - probe.size(), 'x');
-  return babelqueue::encode(babelqueue::make("urn:babel:bench:message", data).value()).value();
-}
-
-// The transport's property projection of `body`, built once (storage kept alive here).
+// The transport's property projection of `body`, built ONCE (the transport projects per
+// message): the same wire structs the transport sends (src/rabbitmq/fields.hpp).
 struct fixed_properties {
-  explicit fixed_properties(const std::string& body) : src(rb::project(body)) {
-    auto& p = props;
-    p._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_CONTENT_ENCODING_FLAG |
-               AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_APP_ID_FLAG;
-    p.content_type = bytes_of(src.content_type);
-    p.content_encoding = bytes_of(src.content_encoding);
-    p.delivery_mode = src.delivery_mode;
-    p.app_id = bytes_of(src.app_id);
-    if (src.type) {
-      p._flags |= AMQP_BASIC_TYPE_FLAG;
-      p.type = bytes_of(*src.type);
-    }
-    if (src.correlation_id) {
-      p._flags |= AMQP_BASIC_CORRELATION_ID_FLAG;
-      p.correlation_id = bytes_of(*src.correlation_id);
-    }
-    if (src.message_id) {
-      p._flags |= AMQP_BASIC_MESSAGE_ID_FLAG;
-      p.message_id = bytes_of(*src.message_id);
-    }
-    for (const auto& [name, value] : src.headers) {
-      amqp_table_entry_t e{};
-      e.key = bytes_of(name);
-      if (const auto* n = std::get_if<std::int64_t>(&value)) {
-        e.value.kind = AMQP_FIELD_KIND_I32;
-        e.value.value.i32 = static_cast<std::int32_t>(*n);
-      } else {
-        e.value.kind = AMQP_FIELD_KIND_UTF8;
-        e.value.value.bytes = bytes_of(std::get<std::string>(value));
-      }
-      entries.push_back(e);
-    }
-    p._flags |= AMQP_BASIC_HEADERS_FLAG;
-    p.headers.num_entries = static_cast<int>(entries.size());
-    p.headers.entries = entries.data();
-  }
+  explicit fixed_properties(const std::string& body) : src(rb::project(body)), wire(src) {}
   rb::properties src;
-  std::vector<amqp_table_entry_t> entries;
-  amqp_basic_properties_t props{};
+  babelqueue::rabbitmq::detail::wire_properties wire;
 };
 
 void check_rpc(amqp_connection_state_t c, const char* what) {
@@ -207,7 +164,7 @@ void run_publish(const args_t& a, const babelqueue::rabbitmq::options& o, const 
         std::size_t k = std::min(a.batch, mine - done);
         for (std::size_t i = 0; i < k; ++i) {
           int rc = amqp_basic_publish(c, 1, amqp_empty_bytes, bytes_of(a.queue), /*mandatory=*/1,
-                                      0, &fp.props, bytes_of(body));
+                                      0, &fp.wire.props, bytes_of(body));
           if (rc != AMQP_STATUS_OK) die(std::string("publish: ") + amqp_error_string2(rc));
           if (a.confirms) w.sent();
         }
@@ -307,7 +264,7 @@ int main(int argc, char** argv) {
     run_delete(a, *o);
     return 0;
   }
-  const std::string body = make_body(a.size);
+  const std::string body = bench::sized_envelope(a.size);
   const fixed_properties fp(body);
   if (a.phase == "both" || a.phase == "publish") run_publish(a, *o, body, fp);
   if (a.phase == "both" || a.phase == "consume") run_consume(a, *o);

@@ -88,23 +88,23 @@ error_info rpc_error(const amqp_rpc_reply_t& reply, std::string context) {
       const int status = reply.library_error > 0 ? -reply.library_error : reply.library_error;
       return library_error(status, std::move(context));
     }
-    case AMQP_RESPONSE_SERVER_EXCEPTION:
-      if (reply.reply.id == AMQP_CONNECTION_CLOSE_METHOD && reply.reply.decoded != nullptr) {
-        const auto* m = static_cast<const amqp_connection_close_t*>(reply.reply.decoded);
+    case AMQP_RESPONSE_SERVER_EXCEPTION: {
+      // connection.close and channel.close carry the same reply code and text.
+      auto close_error = [&](const auto* m) {
         return reply_code_error(
             m->reply_code,
             std::string_view(static_cast<const char*>(m->reply_text.bytes), m->reply_text.len),
             std::move(context));
+      };
+      if (reply.reply.id == AMQP_CONNECTION_CLOSE_METHOD && reply.reply.decoded != nullptr) {
+        return close_error(static_cast<const amqp_connection_close_t*>(reply.reply.decoded));
       }
       if (reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD && reply.reply.decoded != nullptr) {
-        const auto* m = static_cast<const amqp_channel_close_t*>(reply.reply.decoded);
-        return reply_code_error(
-            m->reply_code,
-            std::string_view(static_cast<const char*>(m->reply_text.bytes), m->reply_text.len),
-            std::move(context));
+        return close_error(static_cast<const amqp_channel_close_t*>(reply.reply.decoded));
       }
       return error_info(transport_errc::refused, context + ": unexpected server method", {},
                         native_error{"amqp", static_cast<std::int64_t>(reply.reply.id), ""});
+    }
     case AMQP_RESPONSE_NONE:
       return error_info(transport_errc::unavailable, context + ": no reply (connection lost)");
     case AMQP_RESPONSE_NORMAL:

@@ -11,53 +11,13 @@ object per line on stdout; the C++ test parses them.
     peer.py pop-noack URL QUEUE                  one transport pop, then exit without ack (a crashed consumer)
 """
 
-import json
 import sys
 
 from babelqueue import BabelQueue
 from babelqueue.codec import EnvelopeCodec
-from babelqueue.headers import headers_from_context
 from babelqueue.redis_transport import RedisTransport
 
-
-def out(obj):
-    # ensure_ascii keeps the pipe 7-bit; the C++ side parses the JSON, so values compare exactly.
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def publish(url, queue, cases_json):
-    app = BabelQueue(url, queue=queue)
-    for case in json.loads(cases_json):
-        headers = case.get("headers") or {}
-        if headers:
-            mid = app.publish_with_headers(case["urn"], case["data"], headers, trace_id=case.get("trace_id"))
-        else:
-            mid = app.publish(case["urn"], case["data"], trace_id=case.get("trace_id"))
-        out({"id": mid})
-
-
-def consume(url, queue, n):
-    app = BabelQueue(url, queue=queue)
-    seen = []
-
-    def handler(data, meta, envelope):
-        seen.append(
-            {
-                "urn": envelope.get("job"),
-                "trace_id": envelope.get("trace_id"),
-                "attempts": envelope.get("attempts"),
-                "data": data,
-                "meta": meta,
-                "headers": dict(headers_from_context()),
-            }
-        )
-
-    for urn in ("urn:babel:interop:unicode", "urn:babel:interop:big", "urn:babel:interop:ls", "urn:babel:interop:headers"):
-        app.register(urn, handler)
-    app.consume(queue, max_messages=int(n), timeout=3.0, handle_signals=False)
-    for s in seen:
-        out(s)
+from peer_common import consume, out, publish
 
 
 def read_dlq(url, queue):

@@ -5,6 +5,7 @@
 // peer or a node the tests skip, except under CI=true / BABELQUEUE_REQUIRE_SERVICES=1,
 // where that is a failure. Every test uses fresh queue names and deletes them.
 #include "rabbitmq/rabbitmq_fixture.hpp"
+#include "interop/python_peer.hpp"
 #include "support/files.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -26,80 +27,14 @@ namespace {
 using babelqueue::test::peer_python;
 using babelqueue::test::read_file;
 using babelqueue::test::shell_quote;
+using bqtest::interop::cases;
+using bqtest::interop::cases_json;
+using bqtest::interop::seen_message;
 
-// Runs rabbitmq_peer.py and returns its stdout lines parsed as JSON.
+// Runs rabbitmq_peer.py (the Python side of these tests).
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
-  std::string cmd =
-      shell_quote(python) + " " +
-      shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/interop/rabbitmq_peer.py");
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " 2>&1";
-  std::vector<json> lines;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return lines;
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int rc = ::pclose(p);
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = babelqueue::parse_json(line);
-    if (j)
-      lines.push_back(*j);
-    else
-      ADD_FAILURE() << "peer output: " << line;
-  }
-  EXPECT_EQ(rc, 0) << out;
-  return lines;
+  return bqtest::interop::run_peer(python, "rabbitmq_peer.py", args);
 }
-
-// The payload set of the Redis interop tests: the conformance fixture's unicode-and-numbers
-// `data`, a 20-digit integer and INT64_MIN, U+2028/U+2029, and out-of-band headers.
-struct test_case {
-  std::string urn;
-  json data;
-  std::string trace_id;
-  babelqueue::headers hdrs;
-};
-
-std::vector<test_case> cases() {
-  auto fixture = babelqueue::parse_json(read_file(std::string(BABELQUEUE_CONFORMANCE_DIR) +
-                                                  "/fixtures/unicode-and-numbers.json"))
-                     .value();
-  std::vector<test_case> v;
-  v.push_back(
-      {"urn:babel:interop:unicode", fixture["data"], fixture["trace_id"].get<std::string>(), {}});
-  v.push_back(
-      {"urn:babel:interop:big",
-       babelqueue::parse_json(R"({"big":12345678901234567890,"neg":-9223372036854775808})").value(),
-       "trace-big",
-       {}});
-  v.push_back({"urn:babel:interop:ls", json{{"s", "line\u2028sep\u2029para"}}, "trace-ls", {}});
-  v.push_back({"urn:babel:interop:headers",
-               json{{"k", "v"}},
-               "trace-headers",
-               {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                {"bq-replay-bypass", "1"}}});
-  return v;
-}
-
-std::string cases_json() {
-  json spec = json::array();
-  for (const auto& c : cases()) {
-    json h = json::object();
-    for (const auto& [k, v] : c.hdrs) h[k] = v;
-    spec.push_back({{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id}, {"headers", h}});
-  }
-  return babelqueue::to_canonical_json(spec).value();
-}
-
-struct seen_message {
-  std::string urn, trace_id, data_text;
-  json data;
-  babelqueue::headers hdrs;
-  std::int64_t attempts = -1;
-};
 
 class RabbitPythonInterop : public bqtest::RabbitTest {
  protected:

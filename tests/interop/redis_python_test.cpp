@@ -3,6 +3,7 @@
 // (written by scripts/setup-python-peer.sh). Without a peer the tests skip, except under CI
 // (CI=true), where a missing peer is a failure.
 #include "redis/redis_server.hpp"
+#include "interop/python_peer.hpp"
 #include "support/files.hpp"
 
 #include <babelqueue/runtime/app.hpp>
@@ -26,61 +27,13 @@ namespace {
 using babelqueue::test::peer_python;
 using babelqueue::test::read_file;
 using babelqueue::test::shell_quote;
+using bqtest::interop::cases;
+using bqtest::interop::cases_json;
+using bqtest::interop::seen_message;
 
-// Runs peer.py and returns its stdout lines parsed as JSON.
+// Runs peer.py (the Python side of these tests).
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
-  std::string cmd = shell_quote(python) + " " +
-                    shell_quote(std::string(BABELQUEUE_SOURCE_DIR) + "/tests/interop/peer.py");
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " 2>&1";
-  std::vector<json> lines;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return lines;
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int rc = ::pclose(p);
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = babelqueue::parse_json(line);
-    if (j)
-      lines.push_back(*j);
-    else
-      ADD_FAILURE() << "peer output: " << line;
-  }
-  EXPECT_EQ(rc, 0) << out;
-  return lines;
-}
-
-// The test data: the conformance fixture's unicode-and-numbers `data`, a 20-digit integer,
-// U+2028, and a message with headers (so it is framed on Redis).
-struct test_case {
-  std::string urn;
-  json data;
-  std::string trace_id;
-  babelqueue::headers hdrs;
-};
-
-std::vector<test_case> cases() {
-  auto fixture = babelqueue::parse_json(read_file(std::string(BABELQUEUE_CONFORMANCE_DIR) +
-                                                  "/fixtures/unicode-and-numbers.json"))
-                     .value();
-  std::vector<test_case> v;
-  v.push_back(
-      {"urn:babel:interop:unicode", fixture["data"], fixture["trace_id"].get<std::string>(), {}});
-  v.push_back(
-      {"urn:babel:interop:big",
-       babelqueue::parse_json(R"({"big":12345678901234567890,"neg":-9223372036854775808})").value(),
-       "trace-big",
-       {}});
-  v.push_back({"urn:babel:interop:ls", json{{"s", "line\u2028sep\u2029para"}}, "trace-ls", {}});
-  v.push_back({"urn:babel:interop:headers",
-               json{{"k", "v"}},
-               "trace-headers",
-               {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                {"bq-replay-bypass", "1"}}});
-  return v;
+  return bqtest::interop::run_peer(python, "peer.py", args);
 }
 
 class RedisPythonInterop : public ::testing::Test {
@@ -111,24 +64,10 @@ class RedisPythonInterop : public ::testing::Test {
   std::string url_;
 };
 
-struct seen_message {
-  std::string urn, trace_id, data_text, raw;
-  json data;
-  babelqueue::headers hdrs;
-  std::int64_t attempts = -1;
-};
-
 }  // namespace
 
 TEST_F(RedisPythonInterop, PythonPublishesCppConsumes) {
-  json spec = json::array();
-  for (const auto& c : cases()) {
-    json h = json::object();
-    for (const auto& [k, v] : c.hdrs) h[k] = v;
-    spec.push_back({{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id}, {"headers", h}});
-  }
-  auto ids =
-      run_peer(python_, {"publish", url_, "interop", babelqueue::to_canonical_json(spec).value()});
+  auto ids = run_peer(python_, {"publish", url_, "interop", cases_json()});
   ASSERT_EQ(ids.size(), cases().size());
 
   babelqueue::app_options o;

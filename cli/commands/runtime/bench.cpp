@@ -7,6 +7,7 @@
 // Prints msgs/s and per-call latency p50/p99 for both phases, and the resident set size
 // (VmRSS) sampled at every 10 % of the consume phase. Use an empty queue: the consume
 // phase counts whatever it receives.
+#include "bench_payloads.hpp"  // bench/: the body the broker ceilings send too
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
 
@@ -69,15 +70,6 @@ long rss_kib() {
   return -1;
 }
 
-std::string make_body(std::size_t size) {
-  babelqueue::json data = babelqueue::json::object();
-  data["seq"] = 0;
-  data["pad"] = "";
-  auto probe =
-      babelqueue::encode(babelqueue::make("urn:babel:bench:message", data).value()).value();
-  if (size > probe.size()) data["pad"] = std::string(size - probe.size(), 'x');
-  return babelqueue::encode(babelqueue::make("urn:babel:bench:message", data).value()).value();
-}
 
 babelqueue::cli::command_registrar bench_command{
     "bench", [](CLI::App& root) {
@@ -110,7 +102,7 @@ babelqueue::cli::command_registrar bench_command{
         auto& status = babelqueue::cli::exit_status();
         babelqueue::cli::register_builtin_transports();
         const std::string url = babelqueue::cli::resolve_broker(args->broker);
-        const std::string body = make_body(args->size);
+        const std::string body = bench::sized_envelope(args->size);
         const std::size_t n = args->messages;
 
         // Open every transport first, so connection setup is not measured.
