@@ -173,6 +173,11 @@ if(TARGET babelqueue_redis)
           DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
           COMPONENT babelqueue_development)
 endif()
+if(TARGET babelqueue_kafka)  # Debian's librdkafka ships pkg-config files only
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindRdKafka.cmake
+          DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
+          COMPONENT babelqueue_development)
+endif()
 
 unset(_babelqueue_components)
 unset(_babelqueue_pc_to_prefix)

@@ -60,10 +60,15 @@ result<void> validate_tls_options(const Options& o, std::string_view plain,
   return {};
 }
 
-/// A transport_factory from a binding's `options_from_url` and `Transport::open`.
-template <class Transport, class ParseOptions>
+/// A transport_factory from a binding's `options_from_url` and `Transport::open`. A URL with
+/// a comma-separated host list is refused unless `HostList` (Kafka's bootstrap servers).
+template <class Transport, bool HostList = false, class ParseOptions>
 transport_factory url_factory(ParseOptions parse) {
   return [parse](const broker_url& url) -> result<std::unique_ptr<transport>> {
+    if (!url.more_hosts.empty() && !HostList) {
+      return fail(transport_errc::invalid_argument,
+                  url.scheme + ":// takes one host, not a comma-separated list");
+    }
     auto o = parse(url);
     if (!o) return fail(o.error());
     auto t = Transport::open(std::move(*o));

@@ -45,6 +45,44 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// One `host[:port]` of the authority (IPv6 hosts in brackets), percent-decoded.
+result<std::pair<std::string, std::optional<std::uint16_t>>> parse_host_port(
+    std::string_view authority) {
+  std::string_view host = authority;
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return fail(runtime_errc::invalid_argument, "unterminated '[' in the URL host");
+    }
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':')
+        return fail(runtime_errc::invalid_argument, "junk after ']' in the URL host");
+      port = after.substr(1);
+      if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
+    }
+  } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+    if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
+  }
+  auto h = percent_decode(host, "host");
+  if (!h) return fail(h.error());
+  std::pair<std::string, std::optional<std::uint16_t>> out{std::move(*h), std::nullopt};
+  if (!port.empty()) {
+    unsigned value = 0;
+    auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
+      return fail(runtime_errc::invalid_argument,
+                  "URL port must be 1..65535, got '" + std::string(port) + "'");
+    }
+    out.second = static_cast<std::uint16_t>(value);
+  }
+  return out;
+}
+
 }  // namespace
 
 result<broker_url> broker_url::parse(std::string_view url) {
@@ -92,37 +130,21 @@ result<broker_url> broker_url::parse(std::string_view url) {
     if (!us) return fail(us.error());
     u.user = std::move(*us);
   }
-  std::string_view host = authority;
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return fail(runtime_errc::invalid_argument, "unterminated '[' in the URL host");
-    }
-    host = authority.substr(1, close - 1);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':')
-        return fail(runtime_errc::invalid_argument, "junk after ']' in the URL host");
-      port = after.substr(1);
-      if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
-    }
-  } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-    if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
-  }
-  auto h = percent_decode(host, "host");
-  if (!h) return fail(h.error());
-  u.host = std::move(*h);
-  if (!port.empty()) {
-    unsigned value = 0;
-    auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
-      return fail(runtime_errc::invalid_argument,
-                  "URL port must be 1..65535, got '" + std::string(port) + "'");
-    }
-    u.port = static_cast<std::uint16_t>(value);
+  // `kafka://a:9092,b:9092`: a comma-separated host list (first in host/port, the others
+  // in more_hosts).
+  std::string_view first = authority.substr(0, authority.find(','));
+  auto hp = parse_host_port(first);
+  if (!hp) return fail(hp.error());
+  u.host = std::move(hp->first);
+  u.port = hp->second;
+  for (std::string_view others = authority.substr(first.size()); !others.empty();) {
+    others.remove_prefix(1);  // the ','
+    std::string_view item = others.substr(0, others.find(','));
+    others.remove_prefix(item.size());
+    auto more = parse_host_port(item);
+    if (!more) return fail(more.error());
+    if (more->first.empty()) return fail(runtime_errc::invalid_argument, "empty host in the URL host list");
+    u.more_hosts.push_back(std::move(*more));
   }
   auto pa = percent_decode(path, "path");
   if (!pa) return fail(pa.error());
@@ -168,6 +190,11 @@ std::string broker_url::redacted() const {
     out += host;
   }
   if (port) out += ':' + std::to_string(*port);
+  for (const auto& [h, p] : more_hosts) {
+    out += ',';
+    out += h.find(':') != std::string::npos ? '[' + h + ']' : h;
+    if (p) out += ':' + std::to_string(*p);
+  }
   out += path;
   char sep = '?';
   for (const auto& [k, v] : query) {

@@ -29,6 +29,15 @@ std::int64_t saturating_increment(std::int64_t n) {
 
 std::string in_quotes(std::string_view queue) { return "'" + std::string(queue) + "'"; }
 
+// A message the binding's header gate refused (received_message::refused_schema_version):
+// never decoded, so it takes the same path as a body whose schema_version is not 1.
+error_info refused_by_header(std::string_view version) {
+  return error_info(errc::unsupported_schema_version,
+                    "the message's schema-version header is \"" + std::string(version) +
+                        "\" (routed on babelqueue:unsupported-schema-version:" +
+                        std::string(version) + "); not decoded");
+}
+
 }  // namespace
 
 // --- job -----------------------------------------------------------------------------------
@@ -107,7 +116,9 @@ void app::worker::dispatch(const received_message& delivery) noexcept {
                 [&] { return std::string(w); });
       };
     }
-    auto decoded = decode(std::string_view(delivery.body), gate);
+    auto decoded = delivery.refused_schema_version
+                       ? result<envelope>(fail(refused_by_header(*delivery.refused_schema_version)))
+                       : decode(std::string_view(delivery.body), gate);
     if (decoded) {
       env.emplace(std::move(*decoded));
       // 2. Reconcile with the broker's native delivery counter (pure, per binding).
@@ -271,8 +282,11 @@ void app::worker::failed(job& j, envelope& env, const cause& c) {
     release(j, {});
     return;
   }
-  const bool sent = forward_then_ack(j, publish_kind::retry, &env, j.delivery.queue, *body,
-                                     forwarded_headers(j.delivery), "retry");
+  retry_route route = transport_->route_retry(j.delivery, delivered);
+  headers hdrs = forwarded_headers(j.delivery);
+  for (auto& [k, v] : route.hdrs) hdrs[k] = std::move(v);
+  const bool sent =
+      forward_then_ack(j, publish_kind::retry, &env, route.queue, *body, hdrs, "retry");
   env.set_attempts(delivered);
   if (sent) {
     j.result.outcome = process_outcome::retried;

@@ -60,6 +60,11 @@ struct received_message {
   /// The broker's native delivery counter, raw, in the broker's own base (see
   /// reconcile_attempts()); nullopt when the broker has none or did not report it.
   std::optional<std::int64_t> delivery_count;
+  /// Set by a binding whose header gate refused the message before any decode (Kafka's
+  /// `bq-schema-version`, wire-core §9.6): the refused header value. The runtime then never
+  /// decodes the body: it takes the poison path (D5) — the original bytes to the
+  /// dead-letter queue, unchanged — as for a body whose `schema_version` is not 1.
+  std::optional<std::string> refused_schema_version;
   /// Transport-private settlement handle (receipt handle, delivery tag, stored value, row
   /// id...). Opaque to callers; copying a received_message shares it.
   std::shared_ptr<void> handle;
@@ -68,6 +73,14 @@ struct received_message {
 /// One message of a batch publish.
 struct outgoing_message {
   std::string body;
+  headers hdrs;
+};
+
+/// Where the runtime sends the retry copy of a failed message (see transport::route_retry()).
+struct retry_route {
+  /// The queue (topic) to publish the copy to.
+  std::string queue;
+  /// Headers added to the copy's out-of-band headers (e.g. Kafka's `bq-delay`).
   headers hdrs;
 };
 
@@ -144,6 +157,16 @@ class transport {
                                           const received_message& message) const {
     (void)message;
     return body_attempts;
+  }
+
+  /// Where the retry copy of `original` (a failed message delivered with
+  /// `delivered_attempts`; the copy carries attempts + 1) is published. The default is the
+  /// queue it came from, with no extra headers (the Go/Python App). Kafka with retry tiers
+  /// answers `<topic>.retry.<n>` with `bq-delay` and `bq-original-topic` (spec §6.4). Pure.
+  virtual retry_route route_retry(const received_message& original,
+                                  std::int64_t delivered_attempts) const {
+    (void)delivered_attempts;
+    return {original.queue, {}};
   }
 
   /// The URL scheme this instance was opened with (`memory`, `sqlite`, `redis`, ...).

@@ -40,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace babelqueue {
@@ -53,6 +54,9 @@ struct broker_url {
   bool has_password = false;  ///< `redis://:@h` vs `redis://h`
   std::string host;           ///< without IPv6 brackets
   std::optional<std::uint16_t> port;
+  /// The further entries of a comma-separated host list (`kafka://a:9092,b:9092`: host `a`,
+  /// port 9092, more_hosts {{"b", 9092}}). Bindings that take one host refuse a list.
+  std::vector<std::pair<std::string, std::optional<std::uint16_t>>> more_hosts;
   std::string path;  ///< with its leading `/`, or empty
   std::map<std::string, std::string, std::less<>> query;
 
@@ -62,7 +66,14 @@ struct broker_url {
 
   /// host + path: the "where" of file/name-based schemes. `sqlite:///a/b.db` → `/a/b.db`,
   /// `sqlite://b.db` → `b.db`, `sqlite://dir/b.db` → `dir/b.db`, `memory://x` → `x`.
-  std::string location() const { return host + path; }
+  std::string location() const {
+    std::string out = host;
+    for (const auto& [h, p] : more_hosts) {
+      out += ',' + h;
+      if (p) out += ':' + std::to_string(*p);
+    }
+    return out + path;
+  }
 
   /// The URL re-assembled with the password and secret query values replaced by `***`
   /// (for logs and errors). See redact_url().

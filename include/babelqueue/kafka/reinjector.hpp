@@ -1,0 +1,77 @@
+#pragma once
+/// @file kafka/reinjector.hpp
+/// @brief The Kafka retry-tier re-injector: consumes `<topic>.retry.<n>` and republishes
+/// each record to its work topic when it is due (spec §6.4; wire-core §9.4).
+///
+/// A record is due at its timestamp (the retry copy is stamped when it entered the tier)
+/// plus its `bq-delay` (Java's stated rule; PHP's re-injector waits from when it received
+/// the record, which double-waits after a backlog). A record not yet due pauses only its own
+/// partition, which is rewound to it and resumed when it is due; every other partition keeps
+/// flowing. A due record is republished unchanged — the same bytes (D4: attempts were bumped
+/// when it entered the tier), the same headers without `bq-delay`/`bq-original-topic`,
+/// timestamped now — to `bq-original-topic` (else the tier topic's name without
+/// `.retry.<n>`), and its offset is committed only once the copy is acknowledged.
+///
+/// The re-injector is a consumer group of its own, `<options::group>.reinjector`, so
+/// starting or stopping it never rebalances the workers. Run one or more per work topic
+/// set (they share the tiers' partitions). `babelqueue kafka reinject --broker kafka://…
+/// --topic orders` runs one as a process.
+///
+/// @note Thread-safety: not thread-safe; one thread runs it. stop() may be called from any
+/// thread (run() returns within its poll interval).
+
+#include <babelqueue/kafka/kafka_transport.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace kafka {
+
+/// Counters of a re-injector.
+struct reinjector_stats {
+  std::int64_t reinjected = 0;  ///< records republished to their work topic
+  std::int64_t held = 0;        ///< times a partition was paused for a record not yet due
+};
+
+class reinjector {
+ public:
+  /// Opens the producer and the consumer of every tier of every work topic in `topics`
+  /// (`opts.retry_topics` must list the tiers; transport_errc::invalid_argument otherwise).
+  static result<std::unique_ptr<reinjector>> open(options opts, std::vector<std::string> topics);
+  ~reinjector();
+  reinjector(const reinjector&) = delete;
+  reinjector& operator=(const reinjector&) = delete;
+
+  /// Handles what arrives within `timeout`: republishes due records, holds the others.
+  /// Returns how many records were republished.
+  result<std::int64_t> run_for(std::chrono::milliseconds timeout);
+
+  /// Runs until stop(); returns the first error that is not transient.
+  result<void> run();
+  void stop() noexcept { stop_.store(true, std::memory_order_release); }
+
+  /// Commits and leaves the group.
+  result<void> close();
+
+  reinjector_stats stats() const noexcept { return stats_; }
+  /// The tier topics it consumes.
+  const std::vector<std::string>& tier_topics() const noexcept { return tier_topics_; }
+
+ private:
+  struct impl;
+  reinjector() = default;
+  std::unique_ptr<impl> impl_;
+  std::vector<std::string> tier_topics_;
+  reinjector_stats stats_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace kafka
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,207 @@
+// librdkafka configuration from kafka::options, client creation, the log callback and the
+// error mapping (see client.hpp).
+#include "kafka/client.hpp"
+
+#include <array>
+#include <cstdio>
+
+namespace babelqueue::inline v1::kafka::detail {
+
+namespace {
+
+// syslog levels, as librdkafka reports them.
+log_level level_of(int syslog_level) {
+  if (syslog_level <= 3) return log_level::error;
+  if (syslog_level == 4) return log_level::warn;
+  if (syslog_level <= 6) return log_level::info;
+  return log_level::debug;
+}
+
+void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
+  const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));
+  std::string line = "kafka ";
+  if (ctx != nullptr && !ctx->name.empty()) line += ctx->name + " ";
+  line += std::string(facility) + ": " + text;
+  if (ctx != nullptr && ctx->log != nullptr && *ctx->log) {
+    try {
+      (*ctx->log)(level_of(level), line);
+    } catch (...) {  // a sink must not throw; never let it unwind into librdkafka
+    }
+    return;
+  }
+  std::fprintf(stderr, "babelqueue %s: %s\n", std::string(to_string(level_of(level))).c_str(),
+               line.c_str());
+}
+
+result<void> set_common(rd_kafka_conf_t* conf, const options& o, client_context* ctx) {
+  std::string brokers;
+  for (const auto& b : o.brokers) brokers += (brokers.empty() ? "" : ",") + b;
+  rd_kafka_conf_set_opaque(conf, ctx);
+  rd_kafka_conf_set_log_cb(conf, &log_line);
+  const std::array<std::pair<const char*, const std::string*>, 9> typed{{
+      {"bootstrap.servers", &brokers},
+      {"client.id", &o.client_id},
+      {"security.protocol", &o.security_protocol},
+      {"sasl.mechanism", &o.sasl_mechanism},
+      {"sasl.username", &o.sasl_username},
+      {"sasl.password", &o.sasl_password},
+      {"ssl.ca.location", &o.ssl_ca_location},
+      {"ssl.certificate.location", &o.ssl_certificate_location},
+      {"ssl.key.location", &o.ssl_key_location},
+  }};
+  for (const auto& [name, value] : typed) {
+    if (value->empty()) continue;
+    if (auto r = set_property(conf, name, *value); !r) return r;
+  }
+  if (!o.ssl_key_password.empty()) {
+    if (auto r = set_property(conf, "ssl.key.password", o.ssl_key_password); !r) return r;
+  }
+  return {};
+}
+
+result<void> set_passthrough(rd_kafka_conf_t* conf, const options& o) {
+  for (const auto& [name, value] : o.rdkafka) {
+    if (auto r = set_property(conf, name, value); !r) return r;
+  }
+  return {};
+}
+
+}  // namespace
+
+result<void> set_property(rd_kafka_conf_t* conf, const std::string& name,
+                          const std::string& value) {
+  std::array<char, 512> err{};
+  if (rd_kafka_conf_set(conf, name.c_str(), value.c_str(), err.data(), err.size()) !=
+      RD_KAFKA_CONF_OK) {
+    return fail(error_info(transport_errc::invalid_argument,
+                           "kafka property " + name + ": " + err.data(), {},
+                           native_error{"librdkafka", 0, err.data()}));
+  }
+  return {};
+}
+
+result<conf_ptr> producer_conf(const options& o, client_context* ctx) {
+  conf_ptr conf(rd_kafka_conf_new());
+  if (auto r = set_common(conf.get(), o, ctx); !r) return fail(r.error());
+  const bool all = o.acks == "all" || o.acks == "-1";
+  const std::pair<const char*, std::string> props[] = {
+      {"acks", all ? std::string("all") : o.acks},
+      // librdkafka's own retries never duplicate a record (needs acks=all).
+      {"enable.idempotence", all ? "true" : "false"},
+      {"linger.ms", std::to_string(o.linger.count())},
+      {"batch.num.messages", std::to_string(o.batch)},
+      {"compression.codec", o.compression},
+      // A record not acknowledged within operation_timeout fails with _MSG_TIMED_OUT, so the
+      // delivery report publish() waits for always arrives within its bound.
+      {"message.timeout.ms", std::to_string(o.operation_timeout.count())},
+  };
+  for (const auto& [name, value] : props) {
+    if (auto r = set_property(conf.get(), name, value); !r) return fail(r.error());
+  }
+  if (auto r = set_passthrough(conf.get(), o); !r) return fail(r.error());
+  return conf;
+}
+
+result<conf_ptr> consumer_conf(const options& o, client_context* ctx) {
+  conf_ptr conf(rd_kafka_conf_new());
+  if (auto r = set_common(conf.get(), o, ctx); !r) return fail(r.error());
+  const std::pair<const char*, std::string> props[] = {
+      {"group.id", o.group},
+      // Process-then-commit: offsets are stored and committed by the transport only.
+      {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"},
+      {"auto.offset.reset", "earliest"},
+      // Subscribing creates a missing topic where the broker allows it (as producing does),
+      // so a consumer started before its first publisher is assigned at once.
+      {"allow.auto.create.topics", "true"},
+      {"enable.partition.eof", "false"},
+  };
+  for (const auto& [name, value] : props) {
+    if (auto r = set_property(conf.get(), name, value); !r) return fail(r.error());
+  }
+  if (auto r = set_passthrough(conf.get(), o); !r) return fail(r.error());
+  return conf;
+}
+
+result<handle_ptr> create_client(rd_kafka_type_t type, conf_ptr conf) {
+  std::array<char, 512> err{};
+  rd_kafka_t* rk = rd_kafka_new(type, conf.get(), err.data(), err.size());
+  if (rk == nullptr) {
+    // The configuration is refused as a whole (e.g. an inconsistent property combination).
+    return fail(error_info(transport_errc::invalid_argument,
+                           std::string("kafka client: ") + err.data(), {},
+                           native_error{"librdkafka", 0, err.data()}));
+  }
+  (void)conf.release();  // rd_kafka_new took it
+  return handle_ptr(rk);
+}
+
+error_info kafka_error(rd_kafka_resp_err_t err, std::string context) {
+  transport_errc code = transport_errc::refused;
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+      code = transport_errc::timeout;
+      break;
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__NODE_UPDATE:
+    case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+    case RD_KAFKA_RESP_ERR__STATE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID:
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+      code = transport_errc::unavailable;
+      break;
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+      code = transport_errc::too_large;
+      break;
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+      code = transport_errc::permission;
+      break;
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      code = transport_errc::not_found;
+      break;
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR__INVALID_TYPE:
+      code = transport_errc::invalid_argument;
+      break;
+    case RD_KAFKA_RESP_ERR__DESTROY:
+      code = transport_errc::closed;
+      break;
+    default:
+      break;
+  }
+  const char* text = rd_kafka_err2str(err);
+  return error_info(code, context + ": " + text, {},
+                    native_error{"librdkafka", static_cast<std::int64_t>(err), text});
+}
+
+bool is_transient(rd_kafka_resp_err_t err) noexcept {
+  const auto code = kafka_error(err, {}).code;
+  return code == transport_errc::unavailable || code == transport_errc::timeout;
+}
+
+}  // namespace babelqueue::inline v1::kafka::detail

@@ -1,0 +1,267 @@
+// A consumer-group member with process-then-commit (consumer.hpp).
+#include "kafka/consumer.hpp"
+
+#include <babelqueue/bindings/kafka.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace babelqueue::inline v1::kafka::detail {
+
+namespace bk = bindings::kafka;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+partition_list_ptr list_of(const std::string& topic,
+                           const std::vector<std::pair<std::int32_t, std::int64_t>>& offsets) {
+  partition_list_ptr l(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+  for (const auto& [p, o] : offsets) {
+    rd_kafka_topic_partition_list_add(l.get(), topic.c_str(), p)->offset = o;
+  }
+  return l;
+}
+
+// An error event of the consumer that the next poll may overcome (broker restarts, leader
+// moves, a topic still being created): the loop keeps polling.
+bool keeps_polling(rd_kafka_resp_err_t err) {
+  return is_transient(err) || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+         err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC || err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+         err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
+}
+
+}  // namespace
+
+result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string group,
+                                                 std::vector<std::string> topics,
+                                                 consumer_counters* counters) {
+  std::unique_ptr<consumer> c(new consumer());
+  c->ctx_.log = o.log ? &o.log : nullptr;
+  c->ctx_.self = c.get();
+  for (const auto& t : topics) c->ctx_.name += (c->ctx_.name.empty() ? "consumer " : ",") + t;
+  c->topics_ = std::move(topics);
+  c->counters_ = counters;
+  c->commit_interval_ = o.commit_interval;
+  c->commit_batch_ = o.commit_batch;
+  options with_group = o;
+  with_group.group = std::move(group);
+  auto conf = consumer_conf(with_group, &c->ctx_);
+  if (!conf) return fail(conf.error());
+  rd_kafka_conf_set_rebalance_cb(conf->get(), &consumer::on_rebalance);
+  rd_kafka_conf_set_offset_commit_cb(conf->get(), &consumer::on_commit);
+  auto rk = create_client(RD_KAFKA_CONSUMER, std::move(*conf));
+  if (!rk) return fail(rk.error());
+  c->rk_ = std::move(*rk);
+  rd_kafka_poll_set_consumer(c->rk_.get());
+  partition_list_ptr subs(rd_kafka_topic_partition_list_new(static_cast<int>(c->topics_.size())));
+  for (const auto& t : c->topics_) {
+    rd_kafka_topic_partition_list_add(subs.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  if (auto err = rd_kafka_subscribe(c->rk_.get(), subs.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return fail(kafka_error(err, "subscribe to '" + c->ctx_.name + "'"));
+  }
+  return c;
+}
+
+consumer::~consumer() {
+  if (rk_ && !closed_) (void)close();
+}
+
+void consumer::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                            rd_kafka_topic_partition_list_t* parts, void* /*opaque*/) {
+  static_cast<context*>(rd_kafka_opaque(rk))->self->rebalance(err, parts);
+}
+
+void consumer::on_commit(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                         rd_kafka_topic_partition_list_t* /*offsets*/, void* /*opaque*/) {
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
+  // An asynchronous commit failed (typically a rebalance raced it): the records are
+  // delivered again to whoever owns the partition next (at-least-once). Say so.
+  const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));
+  const std::string line = "kafka " + ctx->name + ": offset commit failed (" +
+                           rd_kafka_err2str(err) + "); settled records may be delivered again";
+  if (ctx->log != nullptr && *ctx->log) {
+    try {
+      (*ctx->log)(log_level::warn, line);
+    } catch (...) {
+    }
+  } else {
+    std::fprintf(stderr, "babelqueue warn: %s\n", line.c_str());
+  }
+}
+
+void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
+  if (counters_ != nullptr) ++counters_->rebalances;
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_.get()), "COOPERATIVE") == 0;
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    for (int i = 0; i < parts->cnt; ++i) {
+      tracker(parts->elems[i].topic).assign(parts->elems[i].partition);
+    }
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), parts)) rd_kafka_error_destroy(e);
+    } else {
+      rd_kafka_assign(rk_.get(), parts);
+    }
+    return;
+  }
+  // Revoked (or lost): commit what is settled on these partitions, then abandon their
+  // in-flight records — their new owner receives them again.
+  std::map<std::string, std::set<std::int32_t>> by_topic;
+  for (int i = 0; i < parts->cnt; ++i) by_topic[parts->elems[i].topic].insert(parts->elems[i].partition);
+  const bool lost = err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS ||
+                    rd_kafka_assignment_lost(rk_.get()) != 0;
+  for (auto& [topic, ps] : by_topic) {
+    auto& t = tracker(topic);
+    if (!lost) (void)commit_partitions(topic, t.take_commits(ps), /*sync=*/true);
+    for (auto p : ps) {
+      const auto n = t.revoke(p);
+      if (counters_ != nullptr) counters_->abandoned += static_cast<std::int64_t>(n);
+    }
+  }
+  if (cooperative) {
+    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_.get(), parts)) rd_kafka_error_destroy(e);
+  } else {
+    rd_kafka_assign(rk_.get(), nullptr);
+  }
+}
+
+result<void> consumer::commit_partitions(
+    const std::string& topic, const std::vector<std::pair<std::int32_t, std::int64_t>>& offs,
+    bool sync) {
+  if (offs.empty()) return {};
+  auto l = list_of(topic, offs);
+  if (counters_ != nullptr) ++counters_->commits;
+  const rd_kafka_resp_err_t err = rd_kafka_commit(rk_.get(), l.get(), sync ? 0 : 1);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+    return fail(kafka_error(err, "commit offsets of topic '" + topic + "'"));
+  }
+  return {};
+}
+
+result<void> consumer::commit(bool sync) {
+  first_uncommitted_.reset();
+  std::optional<error_info> first;
+  for (auto& [topic, t] : trackers_) {
+    if (auto r = commit_partitions(topic, t.take_commits(), sync); !r && !first) first = r.error();
+  }
+  if (first) return fail(std::move(*first));
+  return {};
+}
+
+bool consumer::commit_due() const {
+  if (!first_uncommitted_) return false;
+  std::int64_t settled = 0;
+  for (const auto& [topic, t] : trackers_) settled += t.settled_since_commit();
+  return settled >= commit_batch_ || clock::now() - *first_uncommitted_ >= commit_interval_;
+}
+
+result<std::optional<received_message>> consumer::receive(std::chrono::milliseconds timeout) {
+  if (closed_) return fail(transport_errc::closed, "kafka consumer is closed");
+  const auto deadline = clock::now() + timeout;
+  for (;;) {
+    if (commit_due()) (void)commit(/*sync=*/false);  // a failure is logged by on_commit
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (first_uncommitted_) {
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                *first_uncommitted_ + commit_interval_ - clock::now()));
+    }
+    wait = std::max(wait, std::chrono::milliseconds(0));
+    message_ptr m(rd_kafka_consumer_poll(rk_.get(), static_cast<int>(wait.count())));
+    if (!m) {
+      if (clock::now() >= deadline) {
+        if (commit_due()) (void)commit(false);
+        return std::optional<received_message>();
+      }
+      continue;
+    }
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (keeps_polling(m->err)) {
+        if (clock::now() >= deadline) return std::optional<received_message>();
+        continue;
+      }
+      return fail(kafka_error(m->err, "consume from '" + ctx_.name + "'"));
+    }
+    received_message out;
+    const std::string topic = rd_kafka_topic_name(m->rkt);
+    out.queue = topic;
+    out.body.assign(static_cast<const char*>(m->payload), m->payload == nullptr ? 0 : m->len);
+    auto h = std::make_shared<record_handle>();
+    h->owner = this;
+    h->topic = topic;
+    rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    h->timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
+    rd_kafka_headers_t* hdrs = nullptr;
+    std::optional<std::string> attempts, version;
+    if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* name = nullptr;
+      const void* value = nullptr;
+      size_t size = 0;
+      for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
+                         RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        std::string v(static_cast<const char*>(value), value == nullptr ? 0 : size);
+        const std::string_view n(name);
+        if (n == bk::header_attempts && !attempts) attempts = v;
+        if (n == bk::header_schema_version && !version) version = v;
+        if (!bk::is_contract_header(n)) out.hdrs.emplace(std::string(n), v);
+        h->raw_headers.emplace_back(std::string(n), std::move(v));
+      }
+    }
+    if (attempts) out.delivery_count = bk::parse_attempts(*attempts);
+    out.refused_schema_version = bk::refused_schema_version(
+        version ? std::optional<std::string_view>(*version) : std::nullopt);
+    h->ticket = tracker(topic).track(m->partition, m->offset);
+    out.handle = std::move(h);
+    if (counters_ != nullptr) ++counters_->received;
+    return std::optional<received_message>(std::move(out));
+  }
+}
+
+result<void> consumer::settle(const record_handle& h) {
+  if (!tracker(h.topic).settle(h.ticket)) {
+    return fail(transport_errc::unavailable,
+                "kafka: partition " + std::to_string(h.ticket.partition) + " of '" + h.topic +
+                    "' was revoked (a rebalance) or the record already settled; its new owner "
+                    "receives it again");
+  }
+  if (commit_interval_.count() == 0) return commit(/*sync=*/true);
+  if (!first_uncommitted_) first_uncommitted_ = clock::now();
+  if (commit_due()) (void)commit(false);
+  return {};
+}
+
+result<void> consumer::hold(const record_handle& h) {
+  if (!tracker(h.topic).rewind(h.ticket)) {
+    return fail(transport_errc::unavailable, "kafka: partition revoked before the record was held");
+  }
+  auto l = list_of(h.topic, {{h.ticket.partition, h.ticket.offset}});
+  if (auto err = rd_kafka_pause_partitions(rk_.get(), l.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return fail(kafka_error(err, "pause a partition of '" + h.topic + "'"));
+  }
+  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_.get(), l.get(), 5000)) {
+    auto info = kafka_error(rd_kafka_error_code(e), "rewind a partition of '" + h.topic + "'");
+    rd_kafka_error_destroy(e);
+    return fail(std::move(info));
+  }
+  return {};
+}
+
+void consumer::resume(const std::string& topic, std::int32_t partition) {
+  auto l = list_of(topic, {{partition, RD_KAFKA_OFFSET_INVALID}});
+  rd_kafka_resume_partitions(rk_.get(), l.get());
+}
+
+result<void> consumer::close() {
+  if (closed_) return {};
+  closed_ = true;
+  auto r = commit(/*sync=*/true);
+  // Leaves the group: the revoke callback runs (nothing more to commit), partitions move on.
+  if (auto err = rd_kafka_consumer_close(rk_.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR && r) {
+    r = fail(kafka_error(err, "close the consumer of '" + ctx_.name + "'"));
+  }
+  for (auto& [topic, t] : trackers_) t.clear();
+  return r;
+}
+
+}  // namespace babelqueue::inline v1::kafka::detail

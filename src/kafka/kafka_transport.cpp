@@ -1,0 +1,217 @@
+// The kafka:// transport (kafka_transport.hpp): one producer, one consumer per received
+// topic, the retry-tier routing and the registration of the scheme.
+#include <babelqueue/kafka/kafka_transport.hpp>
+
+#include "kafka/consumer.hpp"
+#include "kafka/options.hpp"
+#include "kafka/producer.hpp"
+#include "runtime/binding_support.hpp"
+
+#include <babelqueue/bindings/kafka.hpp>
+
+#include <map>
+
+namespace babelqueue::inline v1::kafka {
+
+namespace bk = bindings::kafka;
+using clock = std::chrono::steady_clock;
+
+struct kafka_transport::impl {
+  std::unique_ptr<detail::producer> producer;
+  std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>> consumers;  // by topic
+  detail::consumer_counters counters;
+  bool closed = false;
+};
+
+kafka_transport::kafka_transport(options opts) : opts_(std::move(opts)), impl_(std::make_unique<impl>()) {}
+
+kafka_transport::~kafka_transport() {
+  if (impl_ && !impl_->closed) (void)close(clock::now());
+}
+
+result<std::unique_ptr<kafka_transport>> kafka_transport::open(options opts) {
+  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  std::unique_ptr<kafka_transport> t(new kafka_transport(std::move(opts)));
+  auto p = detail::producer::open(t->opts_);
+  if (!p) return fail(p.error());
+  t->impl_->producer = std::move(*p);
+  if (auto r = t->impl_->producer->probe(t->opts_.operation_timeout); !r) return fail(r.error());
+  // A consumer property is checked now too, so a typo in it fails at open, not at the
+  // first receive.
+  if (!t->opts_.rdkafka.empty()) {
+    detail::client_context ctx;
+    auto conf = detail::consumer_conf(t->opts_, &ctx);
+    if (!conf) return fail(conf.error());
+  }
+  return t;
+}
+
+namespace {
+
+result<void> check_topic(std::string_view topic) {
+  // Kafka's own rule: 1..249 characters of [a-zA-Z0-9._-].
+  if (topic.empty() || topic.size() > 249 ||
+      !std::all_of(topic.begin(), topic.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == '-';
+      })) {
+    return fail(transport_errc::invalid_argument,
+                "kafka topic must be 1..249 characters of [a-zA-Z0-9._-], got '" +
+                    std::string(topic.substr(0, 64)) + "'");
+  }
+  return {};
+}
+
+}  // namespace
+
+result<void> kafka_transport::publish(std::string_view topic, std::string_view body,
+                                      const headers& hdrs) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  if (auto r = check_topic(topic); !r) return r;
+  const detail::record rec = detail::record_for(topic, body, hdrs);
+  return impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout);
+}
+
+result<void> kafka_transport::publish_keyed(std::string_view topic, std::string_view key,
+                                            std::string_view body, const headers& hdrs) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  if (auto r = check_topic(topic); !r) return r;
+  detail::record rec = detail::record_for(topic, body, hdrs);
+  rec.key = key;
+  return impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout);
+}
+
+result<void> kafka_transport::publish_batch(std::string_view topic,
+                                            std::span<const outgoing_message> messages) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  if (auto r = check_topic(topic); !r) return r;
+  std::vector<detail::record> recs;
+  recs.reserve(messages.size());
+  for (const auto& m : messages) recs.push_back(detail::record_for(topic, m.body, m.hdrs));
+  return impl_->producer->produce(recs, clock::now() + opts_.operation_timeout);
+}
+
+result<std::optional<received_message>> kafka_transport::receive(std::string_view topic,
+                                                                 std::chrono::milliseconds timeout) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  if (auto r = check_topic(topic); !r) return fail(r.error());
+  auto it = impl_->consumers.find(topic);
+  if (it == impl_->consumers.end()) {
+    auto c = detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters);
+    if (!c) return fail(c.error());
+    it = impl_->consumers.emplace(std::string(topic), std::move(*c)).first;
+  }
+  return it->second->receive(timeout);
+}
+
+namespace {
+
+const detail::record_handle* handle_of(const received_message& m) {
+  return static_cast<const detail::record_handle*>(m.handle.get());
+}
+
+}  // namespace
+
+result<void> kafka_transport::ack(const received_message& message) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  const auto* h = handle_of(message);
+  auto it = h == nullptr ? impl_->consumers.end() : impl_->consumers.find(h->topic);
+  if (it == impl_->consumers.end() || !it->second->owns(*h)) {
+    return fail(transport_errc::invalid_argument,
+                "kafka ack: the record was not received by this transport");
+  }
+  return it->second->settle(*h);
+}
+
+result<void> kafka_transport::release(const received_message& message,
+                                      std::chrono::milliseconds delay) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  const auto* h = handle_of(message);
+  auto it = h == nullptr ? impl_->consumers.end() : impl_->consumers.find(h->topic);
+  if (it == impl_->consumers.end() || !it->second->owns(*h)) {
+    return fail(transport_errc::invalid_argument,
+                "kafka release: the record was not received by this transport");
+  }
+  detail::record rec;
+  rec.value = message.body;
+  std::string destination = h->topic;
+  if (delay.count() > 0) {
+    const std::size_t tier = bk::delay_tier(delay, opts_.retry_topics);
+    if (tier == 0) {
+      return fail(transport_errc::not_supported,
+                  opts_.retry_topics.empty()
+                      ? "kafka cannot delay a release without retry tiers (retry_topics=...)"
+                      : "kafka release delay " + std::to_string(delay.count()) +
+                            " ms is longer than the longest retry tier");
+    }
+    destination = bk::retry_topic(h->topic, tier);
+  }
+  rec.topic = destination;
+  // The same bytes and the same headers (bq-attempts unchanged: a release is not a retry);
+  // a delayed one also says when and where to return.
+  for (const auto& kv : h->raw_headers) {
+    if (delay.count() > 0 && (kv.first == bk::header_delay || kv.first == bk::header_original_topic)) {
+      continue;
+    }
+    rec.headers.push_back(kv);
+  }
+  if (delay.count() > 0) {
+    rec.headers.emplace_back(std::string(bk::header_delay), std::to_string(delay.count()));
+    rec.headers.emplace_back(std::string(bk::header_original_topic), h->topic);
+    rec.timestamp_ms = 0;  // now: the re-injector waits from the record's timestamp
+  } else {
+    rec.timestamp_ms = h->timestamp_ms > 0 ? h->timestamp_ms : 0;
+  }
+  if (auto r = impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout); !r) {
+    return r;
+  }
+  return it->second->settle(*h);
+}
+
+result<void> kafka_transport::close(clock::time_point deadline) {
+  if (impl_->closed) return {};
+  impl_->closed = true;
+  std::optional<error_info> first;
+  for (auto& [topic, c] : impl_->consumers) {
+    if (auto r = c->close(); !r && !first) first = r.error();
+  }
+  impl_->consumers.clear();
+  if (auto r = impl_->producer->flush(deadline); !r && !first) first = r.error();
+  impl_->producer.reset();
+  if (first) return fail(std::move(*first));
+  return {};
+}
+
+std::int64_t kafka_transport::reconcile_attempts(std::int64_t body_attempts,
+                                                 const received_message& message) const {
+  return bk::reconcile_attempts(body_attempts, message.delivery_count);
+}
+
+retry_route kafka_transport::route_retry(const received_message& original,
+                                         std::int64_t delivered_attempts) const {
+  const std::size_t tier = bk::retry_tier(delivered_attempts, opts_.retry_topics.size());
+  if (tier == 0) return {original.queue, {}};
+  retry_route r;
+  r.queue = bk::retry_topic(original.queue, tier);
+  r.hdrs.emplace(std::string(bk::header_delay), std::to_string(opts_.retry_topics[tier - 1].count()));
+  r.hdrs.emplace(std::string(bk::header_original_topic), original.queue);
+  return r;
+}
+
+transport_stats kafka_transport::stats() const noexcept {
+  transport_stats s;
+  s.published = impl_->producer ? impl_->producer->published() : 0;
+  s.received = impl_->counters.received;
+  s.commits = impl_->counters.commits;
+  s.rebalances = impl_->counters.rebalances;
+  s.abandoned = impl_->counters.abandoned;
+  return s;
+}
+
+void register_transport() {
+  const auto factory =
+      babelqueue::detail::url_factory<kafka_transport, /*HostList=*/true>(options_from_url);
+  babelqueue::register_transport("kafka", factory);
+}
+
+}  // namespace babelqueue::inline v1::kafka

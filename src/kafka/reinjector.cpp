@@ -1,0 +1,158 @@
+// The retry-tier re-injector (reinjector.hpp).
+#include <babelqueue/kafka/reinjector.hpp>
+
+#include "kafka/consumer.hpp"
+#include "kafka/options.hpp"
+#include "kafka/producer.hpp"
+
+#include <babelqueue/bindings/kafka.hpp>
+
+#include <map>
+
+namespace babelqueue::inline v1::kafka {
+
+namespace bk = bindings::kafka;
+using clock = std::chrono::steady_clock;
+
+struct reinjector::impl {
+  options opts;
+  std::unique_ptr<detail::producer> producer;
+  std::unique_ptr<detail::consumer> consumer;
+  detail::consumer_counters counters;
+  // Partitions paused for a record not yet due, with the wall-clock ms it is due.
+  std::map<std::pair<std::string, std::int32_t>, std::int64_t> held;
+};
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const std::string* find_header(const detail::record_handle& h, std::string_view name) {
+  for (const auto& [k, v] : h.raw_headers) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+reinjector::~reinjector() {
+  if (impl_) (void)close();
+}
+
+result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<std::string> topics) {
+  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  if (opts.retry_topics.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "kafka re-injector needs the retry tiers (retry_topics=5s,1m,...)");
+  }
+  if (topics.empty()) {
+    return fail(transport_errc::invalid_argument, "kafka re-injector needs at least one topic");
+  }
+  std::unique_ptr<reinjector> r(new reinjector());
+  r->impl_ = std::make_unique<impl>();
+  r->impl_->opts = std::move(opts);
+  for (const auto& t : topics) {
+    for (std::size_t n = 1; n <= r->impl_->opts.retry_topics.size(); ++n) {
+      r->tier_topics_.push_back(bk::retry_topic(t, n));
+    }
+  }
+  auto p = detail::producer::open(r->impl_->opts);
+  if (!p) return fail(p.error());
+  r->impl_->producer = std::move(*p);
+  if (auto probe = r->impl_->producer->probe(r->impl_->opts.operation_timeout); !probe) {
+    return fail(probe.error());
+  }
+  auto c = detail::consumer::open(r->impl_->opts, r->impl_->opts.group + ".reinjector",
+                                  r->tier_topics_, &r->impl_->counters);
+  if (!c) return fail(c.error());
+  r->impl_->consumer = std::move(*c);
+  return r;
+}
+
+result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
+  if (!impl_) return fail(transport_errc::closed, "kafka re-injector is closed");
+  auto& self = *impl_;
+  const auto deadline = clock::now() + timeout;
+  std::int64_t reinjected = 0;
+  for (;;) {
+    // Resume what became due.
+    std::int64_t next_due = -1;
+    for (auto it = self.held.begin(); it != self.held.end();) {
+      if (it->second <= now_ms()) {
+        self.consumer->resume(it->first.first, it->first.second);
+        it = self.held.erase(it);
+      } else {
+        next_due = next_due < 0 ? it->second : std::min(next_due, it->second);
+        ++it;
+      }
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (wait.count() <= 0) return reinjected;
+    if (next_due >= 0) wait = std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(next_due - now_ms(), 0)));
+    auto got = self.consumer->receive(wait);
+    if (!got) return fail(got.error());
+    if (!*got) continue;
+    const received_message& m = **got;
+    const auto& h = *static_cast<const detail::record_handle*>(m.handle.get());
+    std::int64_t delay = 0;
+    if (const auto* d = find_header(h, bk::header_delay)) delay = bk::parse_attempts(*d).value_or(0);
+    const std::int64_t base = h.timestamp_ms > 0 ? h.timestamp_ms : now_ms();
+    const std::int64_t due = base + delay;
+    if (due > now_ms()) {
+      if (auto held = self.consumer->hold(h); !held) return fail(held.error());
+      self.held[{h.topic, h.ticket.partition}] = due;
+      ++stats_.held;
+      continue;
+    }
+    std::string destination;
+    if (const auto* o = find_header(h, bk::header_original_topic); o != nullptr && !o->empty()) {
+      destination = *o;
+    } else {
+      destination = bk::work_topic_of(h.topic).value_or(h.topic);
+    }
+    detail::record rec;
+    rec.topic = destination;
+    rec.value = m.body;
+    for (const auto& kv : h.raw_headers) {
+      if (kv.first != bk::header_delay && kv.first != bk::header_original_topic) rec.headers.push_back(kv);
+    }
+    rec.timestamp_ms = 0;  // now (re-entry into the work topic)
+    if (auto sent = self.producer->produce({&rec, 1}, clock::now() + self.opts.operation_timeout);
+        !sent) {
+      // Not acknowledged: rewind so the record is tried again (never committed past).
+      (void)self.consumer->hold(h);
+      self.held[{h.topic, h.ticket.partition}] = now_ms() + 1000;
+      return fail(sent.error());
+    }
+    if (auto settled = self.consumer->settle(h); !settled) return fail(settled.error());
+    ++reinjected;
+    ++stats_.reinjected;
+  }
+}
+
+result<void> reinjector::run() {
+  while (!stop_.load(std::memory_order_acquire)) {
+    auto r = run_for(std::chrono::milliseconds(500));
+    if (!r) {
+      const auto code = r.error().code;
+      if (code != transport_errc::unavailable && code != transport_errc::timeout) return fail(r.error());
+    }
+  }
+  return {};
+}
+
+result<void> reinjector::close() {
+  if (!impl_) return {};
+  auto r = impl_->consumer->close();
+  auto f = impl_->producer->flush(clock::now() + impl_->opts.operation_timeout);
+  impl_.reset();
+  if (!r) return r;
+  return f;
+}
+
+}  // namespace babelqueue::inline v1::kafka
