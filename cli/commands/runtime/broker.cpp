@@ -13,6 +13,9 @@
 #ifdef BABELQUEUE_HAVE_RABBITMQ
 #include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
 #endif
+#ifdef BABELQUEUE_HAVE_KAFKA
+#include <babelqueue/kafka/kafka_transport.hpp>
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -58,6 +61,9 @@ void register_builtin_transports() {
 #endif
 #ifdef BABELQUEUE_HAVE_RABBITMQ
     babelqueue::rabbitmq::register_transport();
+#endif
+#ifdef BABELQUEUE_HAVE_KAFKA
+    babelqueue::kafka::register_transport();
 #endif
   });
 }

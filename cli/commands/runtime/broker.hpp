@@ -10,8 +10,8 @@
 
 namespace babelqueue::cli {
 
-/// Registers every transport compiled into this binary (memory; sqlite, redis and amqp when
-/// BABELQUEUE_HAVE_SQLITE / BABELQUEUE_HAVE_REDIS / BABELQUEUE_HAVE_RABBITMQ). Idempotent.
+/// Registers every transport compiled into this binary (memory; sqlite, redis, amqp and kafka
+/// when BABELQUEUE_HAVE_SQLITE / _REDIS / _RABBITMQ / _KAFKA). Idempotent.
 void register_builtin_transports();
 
 /// The default broker: $BABELQUEUE_BROKER when set and not empty; else, with sqlite built,
