@@ -511,7 +511,8 @@ kafka_kill() {
 
 # kafka_ctl ACTION: BABELQUEUE_KAFKA_CTL, on the broker of this run directory. After a
 # SIGKILL the new broker is ready only once the controller has let the killed incarnation's
-# session expire (broker.session.timeout.ms, 9 s): kill-restart takes about 15 s, restart 7.
+# session expire (broker.session.timeout.ms, 9 s): kill-restart takes 16-21 s, restart 7-14
+# (2 cores, idle to busy).
 kafka_ctl() {
   local dir=$run/kafka t=$SECONDS
   [[ -f $dir/ports && -f $dir/server.properties ]] ||
