@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
-#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis); one already
-#                                             running from this run directory is kept
+#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka); one
+#                                             already running from this run directory is kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
 #   bash scripts/services.sh env              print the export lines (= services.env)
+#   bash scripts/services.sh kafka-ctl ACTION what $BABELQUEUE_KAFKA_CTL runs (see below)
 #
 # State lives in one run directory, $BABELQUEUE_SERVICES_DIR (default <repo>/build/services):
 #   services.env       `export VAR=value` lines of every started service: `source` it
@@ -28,8 +29,19 @@
 #                                          "$BABELQUEUE_RABBITMQ_CTL" stop_app / start_app /
 #                                          close_all_connections why / list_queues name messages
 #   redis     BABELQUEUE_REDIS_URL         redis://127.0.0.1:<port>
+#   kafka     BABELQUEUE_KAFKA_URL         kafka://127.0.0.1:<port> (Apache Kafka 4.1.1, KRaft,
+#                                          one node that is broker and controller)
+#             BABELQUEUE_KAFKA_BOOTSTRAP   127.0.0.1:<port> (bootstrap.servers)
+#             BABELQUEUE_KAFKA_LIBS        the broker's jar directory, with Kafka's tools:
+#                                          java -cp "$BABELQUEUE_KAFKA_LIBS/*"
+#                                          org.apache.kafka.tools.ProducerPerformance ...
+#             BABELQUEUE_KAFKA_CTL         "$BABELQUEUE_KAFKA_CTL" stop | kill | start | restart |
+#                                          kill-restart | pid: stop = SIGTERM and wait (SIGKILL
+#                                          after 30 s), kill = SIGKILL and wait, start = the same
+#                                          ports and data again, back once it is ready
+#                                          (topics, records and committed offsets survive)
 #
-# Adding a service (kafka, artemis, elasticmq, pulsar ...) is three functions below,
+# Adding a service (artemis, elasticmq, pulsar ...) is three functions below,
 # <name>_start DIR (start the server with `launch`, which records its PID, wait until a
 # client round trip works, write DIR/env), <name>_alive DIR and <name>_stop DIR, plus its
 # name in `known`.
@@ -37,7 +49,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
-known=(rabbitmq redis)  # also the order of services.env
+known=(rabbitmq redis kafka)  # also the order of services.env
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 ready_timeout=${BABELQUEUE_SERVICES_TIMEOUT:-90}
 
@@ -85,8 +97,9 @@ stop_pid() {
 
 # launch PIDFILE LOG [ENVFILE] -- COMMAND...: starts COMMAND in its own session (so that a
 # Ctrl-C of the caller does not reach it; stop() ends it), in the PID file's directory, with
-# ENVFILE's exports; records its PID. The lock (fd 9) is not inherited: a server holding it
-# would block every later services.sh.
+# ENVFILE's exports, appending to LOG (a restarted server keeps its earlier log); records its
+# PID. The lock (fd 9) is not inherited: a server holding it would block every later
+# services.sh.
 launch() {
   local pidfile=$1 log=$2 envfile=
   shift 2
@@ -100,7 +113,7 @@ launch() {
     fi
     cd "$(dirname "$pidfile")"
     exec setsid "$@"
-  ) >"$log" 2>&1 </dev/null 9>&- &
+  ) >>"$log" 2>&1 </dev/null 9>&- &
   echo $! >"$pidfile"
 }
 
@@ -318,6 +331,214 @@ rabbitmq_stop() {
   stop_pid "$dir/epmd.pid" epmd 5
 }
 
+# -- kafka ------------------------------------------------------------------------------
+# Apache Kafka 4.1.1 as one KRaft node (process.roles=broker,controller) run straight from
+# the Maven Central jars of scripts/kafka/pom.xml (no release tarball). The jars are
+# downloaded once (mvn dependency:copy-dependencies, about 55 MB) into
+# ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/kafka-<hash of the pom>/libs and reused by every
+# run while the pom is unchanged; the stamp file `complete` is written only after a whole
+# download, so an interrupted one is redone. The node itself (config, data, log) lives in
+# the run directory and is formatted afresh at each start.
+kafka_pom=$repo/scripts/kafka/pom.xml
+cache_root=${BABELQUEUE_CACHE_DIR:-$HOME/.cache/babelqueue}
+kafka_download_timeout=${BABELQUEUE_KAFKA_DOWNLOAD_TIMEOUT:-1200}
+kafka_libs=  # set by kafka_fetch
+
+# kafka_fetch: sets kafka_libs to the jar directory, downloading it first when needed. The
+# cache is shared by run directories: a lock keeps two downloads apart.
+kafka_fetch() {
+  local cache t rc=0
+  cache=$cache_root/kafka-$(sha256sum "$kafka_pom" | cut -c1-16)
+  kafka_libs=$cache/libs
+  [[ -f $cache/complete && -d $kafka_libs ]] && return 0
+  command -v mvn >/dev/null || die "mvn not installed (scripts/apt-packages.txt: maven)"
+  mkdir -p "$cache"
+  (
+    flock -w "$kafka_download_timeout" 8 || die "another download holds $cache/.lock"
+    [[ -f $cache/complete && -d $cache/libs ]] && exit 0  # done by the holder of the lock
+    rm -rf "$cache/libs" "$cache/complete"
+    cp "$kafka_pom" "$cache/pom.xml"
+    say "kafka: downloading the broker's jars with Maven into $cache/libs (once per pom)"
+    t=$SECONDS
+    if ! (cd "$cache" && timeout --foreground "$kafka_download_timeout" mvn -B -q \
+        dependency:copy-dependencies -DoutputDirectory=libs -DincludeScope=runtime \
+        >mvn.log 2>&1 </dev/null); then
+      echo "services: ERROR: the Maven download failed; last lines of $cache/mvn.log:" >&2
+      tail -n 30 "$cache/mvn.log" >&2
+      exit 1
+    fi
+    ls "$cache/libs"/kafka_2.13-*.jar >/dev/null 2>&1 || die "no kafka_2.13 jar in $cache/libs"
+    echo "$(ls "$cache/libs" | wc -l) jars, $(du -sh "$cache/libs" | cut -f1)" >"$cache/complete"
+    say "kafka: jars downloaded in $((SECONDS - t)) s ($(cat "$cache/complete"))"
+  ) 8>"$cache/.lock" 9>&- || rc=$?
+  return "$rc"
+}
+
+# kafka_launch DIR: starts the broker of DIR (configured by kafka_start) on its ports and data.
+kafka_launch() {
+  local dir=$1 libs
+  libs=$(cat "$dir/libs")
+  [[ -f $libs/../complete ]] || die "the Kafka jars in $libs are gone (start kafka anew)"
+  echo "[$(date '+%F %T')] services.sh: starting the broker" >>"$dir/kafka.log"
+  launch "$dir/kafka.pid" "$dir/kafka.log" -- \
+    java -Xms256m -Xmx512m -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent \
+    -Djava.awt.headless=true -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+    -cp "$libs/*" kafka.Kafka "$dir/server.properties"
+}
+
+# kafka_probe PORT: the broker answers: kcat lists broker 1 in its metadata (without kcat: a
+# Kafka ApiVersions round trip, which a KRaft broker answers only once it is up and unfenced).
+kafka_probe() {
+  if command -v kcat >/dev/null; then
+    kcat -b "127.0.0.1:$1" -L -m 3 2>/dev/null | grep -q "broker 1 at 127.0.0.1:$1"
+  else
+    python3 - "$1" <<'PY' 2>/dev/null
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3)
+req = struct.pack(">hhih", 18, 0, 7, 8) + b"bq-probe"  # ApiVersions v0, correlation id 7
+s.sendall(struct.pack(">i", len(req)) + req)
+buf = b""
+while len(buf) < 10:
+    chunk = s.recv(4096)
+    if not chunk:
+        sys.exit(1)
+    buf += chunk
+corr, err = struct.unpack(">ih", buf[4:10])
+sys.exit(0 if corr == 7 and err == 0 else 1)
+PY
+  fi
+}
+
+# kafka_ready DIR: the broker answers (2 when its process is gone).
+kafka_ready() {
+  local plain
+  alive_pid "$1/kafka.pid" 'kafka\.Kafka' >/dev/null ||
+    { echo "services: ERROR: the Kafka broker exited" >&2; return 2; }
+  read -r plain _ <"$1/ports"
+  kafka_probe "$plain"
+}
+
+kafka_start() {
+  local dir=$1 plain ctrl id t
+  command -v java >/dev/null ||
+    die "java not installed (scripts/apt-packages.txt: openjdk-17-jre-headless)"
+  kafka_fetch || return 1
+  read -r plain ctrl < <(free_ports 2)
+  echo "$plain $ctrl" >"$dir/ports"
+  echo "$kafka_libs" >"$dir/libs"
+  mkdir -p "$dir/data"
+  cp "$repo/scripts/kafka/log4j2.properties" "$dir/log4j2.properties"
+  cat >"$dir/server.properties" <<EOF2
+# written by scripts/services.sh: one KRaft node, broker and controller, on 127.0.0.1 only
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$ctrl
+listeners=PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl
+advertised.listeners=PLAINTEXT://127.0.0.1:$plain
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=true
+group.initial.rebalance.delay.ms=0
+offsets.topic.replication.factor=1
+# one partition instead of 50: the first consumer group is ready in a fraction of the time
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+# message.max.bytes stays at its default (1 MiB + 12): tests check the too-large error
+EOF2
+  # A new cluster id (a random UUID in Kafka's base64url form) and a formatted data directory.
+  id=$(python3 -c '
+import base64, os
+while True:
+    s = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+    if not s.startswith("-"):
+        print(s)
+        break')
+  t=$SECONDS
+  if ! java -Xmx256m -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+      -cp "$kafka_libs/*" kafka.tools.StorageTool format -t "$id" \
+      -c "$dir/server.properties" >"$dir/format.log" 2>&1 </dev/null 9>&-; then
+    echo "services: ERROR: kafka-storage format failed:" >&2
+    cat "$dir/format.log" >&2
+    return 1
+  fi
+  # The control script of BABELQUEUE_KAFKA_CTL (tests stop and restart the broker with it).
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# stop | kill | start | restart | kill-restart | pid: the babelqueue test Kafka broker"
+    echo "# of $dir (written by scripts/services.sh; see its header)."
+    printf 'BABELQUEUE_SERVICES_DIR=%q exec bash %q kafka-ctl "$@"\n' \
+      "$run" "$repo/scripts/services.sh"
+  } >"$dir/kafkactl"
+  chmod 755 "$dir/kafkactl"
+
+  kafka_launch "$dir"
+  wait_ready "$ready_timeout" kafka_ready "$dir" "$dir/kafka.log" || return 1
+  {
+    env_line BABELQUEUE_KAFKA_URL "kafka://127.0.0.1:$plain"
+    env_line BABELQUEUE_KAFKA_BOOTSTRAP "127.0.0.1:$plain"
+    env_line BABELQUEUE_KAFKA_LIBS "$kafka_libs"
+    env_line BABELQUEUE_KAFKA_CTL "$dir/kafkactl"
+  } >"$dir/env"
+  say "kafka ready in $((SECONDS - t)) s (format included): 127.0.0.1:$plain, controller 127.0.0.1:$ctrl"
+}
+
+kafka_alive() {
+  [[ -f $1/ports ]] && kafka_ready "$1" 2>/dev/null
+}
+
+kafka_stop() { stop_pid "$1/kafka.pid" 'kafka\.Kafka' 30 group; }
+
+# kafka_kill DIR: SIGKILL, then wait until the process is gone.
+kafka_kill() {
+  local pid i
+  pid=$(alive_pid "$1/kafka.pid" 'kafka\.Kafka') || return 0
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    alive_pid "$1/kafka.pid" 'kafka\.Kafka' >/dev/null || return 0
+    sleep 0.1
+  done
+  die "the Kafka broker (PID $pid) survived SIGKILL"
+}
+
+# kafka_ctl ACTION: BABELQUEUE_KAFKA_CTL, on the broker of this run directory. After a
+# SIGKILL the new broker is ready only once the controller has let the killed incarnation's
+# session expire (broker.session.timeout.ms, 9 s): kill-restart takes 16-21 s, restart 7-14
+# (2 cores, idle to busy).
+kafka_ctl() {
+  local dir=$run/kafka t=$SECONDS
+  [[ -f $dir/ports && -f $dir/server.properties ]] ||
+    die "no Kafka broker in $run (services.sh start kafka)"
+  dir=$(readlink -f "$dir")
+  case ${1:-} in
+    stop) kafka_stop "$dir" ;;
+    kill) kafka_kill "$dir" ;;
+    pid) alive_pid "$dir/kafka.pid" 'kafka\.Kafka' || die "the Kafka broker is not running" ;;
+    start | restart | kill-restart)
+      case $1 in
+        restart) kafka_stop "$dir" ;;
+        kill-restart) kafka_kill "$dir" ;;
+      esac
+      if alive_pid "$dir/kafka.pid" 'kafka\.Kafka' >/dev/null; then
+        say "kafka already running"
+      else
+        kafka_launch "$dir"
+      fi
+      wait_ready "$ready_timeout" kafka_ready "$dir" "$dir/kafka.log" || exit 1
+      say "kafka $1: ready in $((SECONDS - t)) s"
+      ;;
+    *) die "usage: \$BABELQUEUE_KAFKA_CTL stop | kill | start | restart | kill-restart | pid" ;;
+  esac
+}
+
 # -- commands ---------------------------------------------------------------------------
 is_known() {
   local name
@@ -395,12 +616,19 @@ case $cmd in
     flock -w 300 9 || die "another services.sh holds $run/.lock"
     "$cmd" "$@"
     ;;
+  kafka-ctl)
+    [[ -d $run ]] || die "no run directory $run"
+    run=$(cd "$run" && pwd)
+    exec 9>"$run/.lock"
+    flock -w 300 9 || die "another services.sh holds $run/.lock"
+    kafka_ctl "$@"
+    ;;
   env)
     [[ -f $run/services.env ]] && grep '^export ' "$run/services.env"
     exit 0
     ;;
   *)
-    sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -7,22 +7,28 @@
 # cannot be reached: the interop tests must never silently skip in CI.
 #
 # Environment: BABELQUEUE_PEER_VERSION (default 1.24.0, the newest on PyPI when pinned),
-#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp: pika for the RabbitMQ
-#              interop tests), BABELQUEUE_PEER_VENV (default
+#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp,kafka: pika for the RabbitMQ
+#              and confluent-kafka for the Kafka interop tests), BABELQUEUE_PEER_VENV (default
 #              build/.venv-peer), PYTHON (default python3).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${BABELQUEUE_PEER_VERSION:-1.24.0}
-extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka}
 venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
 python=${PYTHON:-python3}
 marker="$version [$extras]"
 
+# The modules the peer needs: babelqueue and the client library of each transport extra.
+imports=babelqueue
+[[ ,$extras, == *,amqp,* ]] && imports+=,pika
+[[ ,$extras, == *,kafka,* ]] && imports+=,confluent_kafka
+[[ ,$extras, == *,redis,* ]] && imports+=,redis
+
 installed() {
   [[ -x "$venv/bin/python" ]] && [[ -f "$venv/.babelqueue-peer" ]] &&
     [[ "$(cat "$venv/.babelqueue-peer")" == "$marker" ]] &&
-    "$venv/bin/python" -c "import babelqueue" 2>/dev/null
+    "$venv/bin/python" -c "import $imports" 2>/dev/null
 }
 
 if installed; then
@@ -43,8 +49,9 @@ else
     rm -rf "$venv"
     exit 1
   fi
-  "$venv/bin/python" -c "import babelqueue" || {
-    echo "ERROR: python-peer: babelqueue installed but does not import" >&2
+  "$venv/bin/python" -c "import $imports" || {
+    echo "ERROR: python-peer: babelqueue[$extras] installed but $imports do not all import" >&2
+    rm -rf "$venv"
     exit 1
   }
   echo "$marker" >"$venv/.babelqueue-peer"

@@ -10,8 +10,8 @@
 #            rabbitmq (the tsan test preset's filter; interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
-# The test servers (scripts/services.sh: RabbitMQ, Redis) start in the background right
-# after deps, while dev compiles; every CTest phase waits for them and sees their
+# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka) start in the background
+# right after deps, while dev compiles; every CTest phase waits for them and sees their
 # BABELQUEUE_* variables (build/services/services.env); they are stopped on every exit path.
 # BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
 # Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
@@ -22,7 +22,7 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
-#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis"; "" for none)
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka"; "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
 
@@ -125,16 +125,20 @@ elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
 fi
 
 # -- services (background) -------------------------------------------------------------
-# Started now so that RabbitMQ boots while dev compiles; services_ready waits for them before
+# Started now so that RabbitMQ and Kafka boot while dev compiles (Kafka's jars are downloaded
+# on the first run, into a cache kept across runs); services_ready waits for them before
 # the first CTest run. The EXIT trap stops them whatever happens (failure, Ctrl-C, TERM).
-services=${BABELQUEUE_SERVICES-rabbitmq redis}
+services=${BABELQUEUE_SERVICES-rabbitmq redis kafka}
 export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
 export BABELQUEUE_REQUIRE_SERVICES=1
 services_pid=
 services_state=none  # none | starting | ready | failed
 services_stop() {
+  # A start still running is stopped with its whole process group (its own, see below): the
+  # Maven download or the kafka-storage format it may be waiting for ends with it; the
+  # servers it launched run in their own sessions and are stopped by `services.sh stop`.
   if [[ -n "$services_pid" ]] && kill -0 "$services_pid" 2>/dev/null; then
-    kill "$services_pid" 2>/dev/null || true
+    kill -TERM -- "-$services_pid" 2>/dev/null || kill "$services_pid" 2>/dev/null || true
     wait "$services_pid" 2>/dev/null || true
   fi
   services_pid=
@@ -157,8 +161,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 if [[ -n "$services" ]] && { wanted dev || wanted asan || wanted tsan; }; then
   services_started_at=$SECONDS
+  set -m
   bash scripts/services.sh start $services >"$logs/services.log" 2>&1 &
   services_pid=$!
+  set +m
   services_state=starting
 fi
 
