@@ -452,7 +452,9 @@ transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
-# message.max.bytes stays at its default (1 MiB + 12): tests check the too-large error
+# message.max.bytes: 2 MiB, so a 1 MiB envelope (plus its headers) fits; tests check the too-large
+# error with a larger record
+message.max.bytes=2097152
 EOF2
   # A new cluster id (a random UUID in Kafka's base64url form) and a formatted data directory.
   id=$(python3 -c '

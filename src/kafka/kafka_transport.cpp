@@ -176,8 +176,10 @@ result<void> kafka_transport::close(clock::time_point deadline) {
     if (auto r = c->close(); !r && !first) first = r.error();
   }
   impl_->consumers.clear();
-  if (auto r = impl_->producer->flush(deadline); !r && !first) first = r.error();
-  impl_->producer.reset();
+  if (impl_->producer) {
+    if (auto r = impl_->producer->flush(deadline); !r && !first) first = r.error();
+    impl_->producer.reset();
+  }
   if (first) return fail(std::move(*first));
   return {};
 }
