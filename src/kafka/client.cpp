@@ -18,6 +18,13 @@ log_level level_of(int syslog_level) {
 }
 
 void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
+  // Pass-through properties go to the producer and the consumers alike (kafka_transport.hpp),
+  // so librdkafka's "is a consumer property and will be ignored by this producer" notes are
+  // expected, not news.
+  if (std::string_view(facility) == "CONFWARN" &&
+      std::string_view(text).find("property and will be ignored by this") != std::string_view::npos) {
+    return;
+  }
   const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));
   std::string line = "kafka ";
   if (ctx != nullptr && !ctx->name.empty()) line += ctx->name + " ";
