@@ -206,6 +206,27 @@ error_info kafka_error(rd_kafka_resp_err_t err, std::string context) {
                     native_error{"librdkafka", static_cast<std::int64_t>(err), text});
 }
 
+// Creates the topics that do not exist yet (broker defaults for partitions and
+// replication), so the subscription is assigned them at once: a consumer learns of a topic
+// created later only at its next metadata refresh (minutes). A refusal (e.g. no CREATE
+// permission; the topics are provisioned) is not an error here.
+void create_missing_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                           std::chrono::milliseconds timeout) {
+  std::vector<rd_kafka_NewTopic_t*> news;
+  for (const auto& t : topics) {
+    char err[256];
+    if (auto* nt = rd_kafka_NewTopic_new(t.c_str(), -1, -1, err, sizeof err)) news.push_back(nt);
+  }
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, news.data(), news.size(), nullptr, q);
+  if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, static_cast<int>(timeout.count()))) {
+    rd_kafka_event_destroy(ev);
+  }
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewTopic_destroy_array(news.data(), news.size());
+}
+
+
 bool is_transient(rd_kafka_resp_err_t err) noexcept {
   const auto code = kafka_error(err, {}).code;
   return code == transport_errc::unavailable || code == transport_errc::timeout;

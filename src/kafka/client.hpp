@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace babelqueue::inline v1::kafka::detail {
 
@@ -60,6 +61,11 @@ result<handle_ptr> create_client(rd_kafka_type_t type, conf_ptr conf);
 
 /// A librdkafka error seen while doing `context`, as an error_info with the native code.
 error_info kafka_error(rd_kafka_resp_err_t err, std::string context);
+
+/// Creates those of `topics` that do not exist (broker-default partitions and replication),
+/// so that a new subscription is assigned them at once; refusals are ignored.
+void create_missing_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
+                           std::chrono::milliseconds timeout);
 
 /// Whether retrying the same operation can succeed (broker down, timeouts, leader moves).
 bool is_transient(rd_kafka_resp_err_t err) noexcept;

@@ -97,6 +97,8 @@ result<std::optional<received_message>> kafka_transport::receive(std::string_vie
   if (auto r = check_topic(topic); !r) return fail(r.error());
   auto it = impl_->consumers.find(topic);
   if (it == impl_->consumers.end()) {
+    detail::create_missing_topics(impl_->producer->handle(), {std::string(topic)},
+                                  opts_.operation_timeout);
     auto c = detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters);
     if (!c) return fail(c.error());
     it = impl_->consumers.emplace(std::string(topic), std::move(*c)).first;

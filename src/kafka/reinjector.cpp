@@ -67,6 +67,7 @@ result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<s
   if (auto probe = r->impl_->producer->probe(r->impl_->opts.operation_timeout); !probe) {
     return fail(probe.error());
   }
+  detail::create_missing_topics(r->impl_->producer->handle(), r->tier_topics_, r->impl_->opts.operation_timeout);
   auto c = detail::consumer::open(r->impl_->opts, r->impl_->opts.group + ".reinjector",
                                   r->tier_topics_, &r->impl_->counters);
   if (!c) return fail(c.error());
