@@ -115,7 +115,9 @@ result<void> producer::produce(std::span<const record> records, clock::time_poin
       continue;
     }
     if (clock::now() >= deadline) break;
-    rd_kafka_poll(rk_.get(), remaining_ms(deadline));
+    // flush, not poll: it sends what waits for linger.ms at once (the caller waits for these
+    // records anyway) and serves the delivery reports.
+    rd_kafka_flush(rk_.get(), remaining_ms(deadline));
   }
   if (done < ids.size()) {
     for (std::size_t i = done; i < ids.size(); ++i) reports_.erase(ids[i]);
