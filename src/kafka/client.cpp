@@ -40,11 +40,22 @@ void log_line(const rd_kafka_t* rk, int level, const char* facility, const char*
                line.c_str());
 }
 
+// librdkafka reports connection trouble twice: a log line (facility FAIL) and an error
+// event. Without this callback the event is logged again at error level; librdkafka retries
+// these itself, so only a fatal error is an error here.
+void on_error(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) {
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  const bool fatal = code == RD_KAFKA_RESP_ERR__FATAL;
+  const bool noise = code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
+  log_line(rk, fatal ? 3 : noise ? 7 : 4, "ERROR", reason);
+}
+
 result<void> set_common(rd_kafka_conf_t* conf, const options& o, client_context* ctx) {
   std::string brokers;
   for (const auto& b : o.brokers) brokers += (brokers.empty() ? "" : ",") + b;
   rd_kafka_conf_set_opaque(conf, ctx);
   rd_kafka_conf_set_log_cb(conf, &log_line);
+  rd_kafka_conf_set_error_cb(conf, &on_error);
   const std::array<std::pair<const char*, const std::string*>, 9> typed{{
       {"bootstrap.servers", &brokers},
       {"client.id", &o.client_id},
