@@ -7,7 +7,9 @@
 
 #include <babelqueue/bindings/kafka.hpp>
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace babelqueue::inline v1::kafka {
 
@@ -21,7 +23,11 @@ struct reinjector::impl {
   detail::consumer_counters counters;
   // Partitions paused for a record not yet due, with the wall-clock ms it is due.
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> held;
+  // When each record seen is due (wall-clock ms), by (topic, partition, offset).
+  std::map<std::tuple<std::string, std::int32_t, std::int64_t>, std::int64_t> due;
 };
+
+using record_key = std::tuple<std::string, std::int32_t, std::int64_t>;
 
 namespace {
 
@@ -100,10 +106,21 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     if (!*got) continue;
     const received_message& m = **got;
     const auto& h = *static_cast<const detail::record_handle*>(m.handle.get());
-    std::int64_t delay = 0;
-    if (const auto* d = find_header(h, bk::header_delay)) delay = bk::parse_attempts(*d).value_or(0);
-    const std::int64_t base = h.timestamp_ms > 0 ? h.timestamp_ms : now_ms();
-    const std::int64_t due = base + delay;
+    // Due at timestamp + bq-delay, clamped to [now, now + delay] when first seen (as the
+    // Python re-injector): a producer clock running ahead cannot park a record for more than
+    // its delay, and the due time is kept so that a record seen again after its partition
+    // resumed is not postponed once more.
+    const record_key key{h.topic, h.ticket.partition, h.ticket.offset};
+    if (self.due.size() > 100000) self.due.clear();  // entries of partitions that moved away
+    auto known = self.due.find(key);
+    if (known == self.due.end()) {
+      std::int64_t delay = 0;
+      if (const auto* d = find_header(h, bk::header_delay)) delay = bk::parse_attempts(*d).value_or(0);
+      const std::int64_t now = now_ms();
+      const std::int64_t wanted = (h.timestamp_ms > 0 ? h.timestamp_ms : now) + delay;
+      known = self.due.emplace(key, std::clamp(wanted, now, now + delay)).first;
+    }
+    const std::int64_t due = known->second;
     if (due > now_ms()) {
       if (auto held = self.consumer->hold(h); !held) return fail(held.error());
       self.held[{h.topic, h.ticket.partition}] = due;
@@ -130,6 +147,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
       self.held[{h.topic, h.ticket.partition}] = now_ms() + 1000;
       return fail(sent.error());
     }
+    self.due.erase(key);
     if (auto settled = self.consumer->settle(h); !settled) return fail(settled.error());
     ++reinjected;
     ++stats_.reinjected;

@@ -12,6 +12,17 @@ URNS = ("urn:babel:interop:unicode", "urn:babel:interop:big", "urn:babel:interop
         "urn:babel:interop:headers")
 
 
+#: How long the runtime's consume waits for a message (seconds); a peer script may raise it
+#: (Kafka: the first poll includes the consumer-group join).
+CONSUME_TIMEOUT = 3.0
+
+
+def make_app(url, queue, **options):
+    """The Python runtime for URL; a peer script may replace it (e.g. to build its transport
+    with options the URL cannot carry)."""
+    return BabelQueue(url, queue=queue, **options)
+
+
 def out(obj):
     # ensure_ascii keeps the pipe 7-bit; the C++ side parses the JSON, so values compare exactly.
     sys.stdout.write(json.dumps(obj) + "\n")
@@ -26,7 +37,7 @@ def close(app):
 
 def publish(url, queue, cases_json):
     """Publishes each case with the runtime; prints {"id": …} per case."""
-    app = BabelQueue(url, queue=queue)
+    app = make_app(url, queue)
     for case in json.loads(cases_json):
         headers = case.get("headers") or {}
         if headers:
@@ -39,7 +50,7 @@ def publish(url, queue, cases_json):
 
 def consume(url, queue, n):
     """Consumes N with the runtime; prints what each handler saw."""
-    app = BabelQueue(url, queue=queue)
+    app = make_app(url, queue)
     seen = []
 
     def handler(data, meta, envelope):
@@ -56,7 +67,7 @@ def consume(url, queue, n):
 
     for urn in URNS:
         app.register(urn, handler)
-    app.consume(queue, max_messages=int(n), timeout=3.0, handle_signals=False)
+    app.consume(queue, max_messages=int(n), timeout=CONSUME_TIMEOUT, handle_signals=False)
     close(app)
     for s in seen:
         out(s)

@@ -5,7 +5,6 @@
 // released to the tail, out-of-band headers surviving a retry, trace_id on every hop.
 #include "kafka/kafka_fixture.hpp"
 
-#include <babelqueue/kafka/reinjector.hpp>
 #include <babelqueue/runtime/app.hpp>
 
 #include <stdexcept>
@@ -27,30 +26,6 @@ class KafkaApp : public bqtest::KafkaTest {
     return o;
   }
   std::string url(const std::string& extra = "") { return bqtest::kafka_url(group_, extra); }
-};
-
-/// Runs a re-injector for `topic` on its own thread while alive.
-class running_reinjector {
- public:
-  running_reinjector(const std::string& url, const std::string& topic) {
-    auto o = babelqueue::kafka::options_from_url(babelqueue::broker_url::parse(url).value()).value();
-    auto r = babelqueue::kafka::reinjector::open(std::move(o), {topic});
-    EXPECT_TRUE(r) << r.error().message;
-    reinjector_ = std::move(*r);
-    thread_ = std::thread([this] { result_ = reinjector_->run(); });
-  }
-  ~running_reinjector() {
-    reinjector_->stop();
-    thread_.join();
-    EXPECT_TRUE(result_) << result_.error().message;
-    (void)reinjector_->close();
-  }
-  babelqueue::kafka::reinjector_stats stats() const { return reinjector_->stats(); }
-
- private:
-  std::unique_ptr<babelqueue::kafka::reinjector> reinjector_;
-  babelqueue::result<void> result_;
-  std::thread thread_;
 };
 
 }  // namespace
@@ -86,7 +61,7 @@ TEST_F(KafkaApp, WithoutTiersRetriesGoBackToTheTopicAndTheDlqCarriesThree) {
 TEST_F(KafkaApp, TheTierPathFailsTwiceAndSucceedsFromRetryTwoAfterItsDelay) {
   const std::string tiers = "&retry_topics=1s,2s";
   babelqueue::app app(url(tiers), app_opts());
-  running_reinjector reinjector(url(tiers), topic_);
+  bqtest::running_reinjector reinjector(url(tiers), topic_);
   std::vector<std::int64_t> seen;
   std::vector<std::chrono::steady_clock::time_point> when;
   app.handle("urn:babel:orders:created", [&](babelqueue::message& m) {
@@ -128,7 +103,7 @@ TEST_F(KafkaApp, PastTheCapTheTierPathEndsOnTheDlq) {
   auto o = app_opts();
   o.max_attempts = 2;
   babelqueue::app app(url(tiers), o);
-  running_reinjector reinjector(url(tiers), topic_);
+  bqtest::running_reinjector reinjector(url(tiers), topic_);
   std::vector<std::int64_t> seen;
   app.handle("urn:babel:orders:created", [&](babelqueue::message& m) {
     seen.push_back(m.attempts());

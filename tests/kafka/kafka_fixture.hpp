@@ -9,6 +9,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
+#include <babelqueue/kafka/reinjector.hpp>
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -226,6 +228,30 @@ class raw_kafka {
 
  private:
   rd_kafka_t* producer_ = nullptr;
+};
+
+/// Runs a re-injector for `topic` on its own thread while alive.
+class running_reinjector {
+ public:
+  running_reinjector(const std::string& url, const std::string& topic) {
+    auto o = babelqueue::kafka::options_from_url(babelqueue::broker_url::parse(url).value()).value();
+    auto r = babelqueue::kafka::reinjector::open(std::move(o), {topic});
+    EXPECT_TRUE(r) << r.error().message;
+    reinjector_ = std::move(*r);
+    thread_ = std::thread([this] { result_ = reinjector_->run(); });
+  }
+  ~running_reinjector() {
+    reinjector_->stop();
+    thread_.join();
+    EXPECT_TRUE(result_) << result_.error().message;
+    (void)reinjector_->close();
+  }
+  babelqueue::kafka::reinjector_stats stats() const { return reinjector_->stats(); }
+
+ private:
+  std::unique_ptr<babelqueue::kafka::reinjector> reinjector_;
+  babelqueue::result<void> result_;
+  std::thread thread_;
 };
 
 /// A test with a unique topic and group, a raw client, and an open transport factory.
