@@ -95,6 +95,9 @@ babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL sqlite redis
 # The read side of an AMQP 0-9-1 headers table (src/rabbitmq/fields.cpp) and its round trip.
 babelqueue_fuzz_target(amqp_headers REQUIRES rabbitmq
   SEEDS corpus-amqp_headers SHARE 50)
+# The read side of a Kafka record's headers (src/kafka/record_headers.hpp) and its round trip.
+babelqueue_fuzz_target(kafka_headers REQUIRES kafka
+  SEEDS corpus-kafka_headers SHARE 50)
 # Payload schemas: `<schema> NUL <instance>` -> document::parse, validate, compat lint.
 babelqueue_fuzz_target(schema REQUIRES schema
   SEEDS corpus-schema ${BABELQUEUE_CONFORMANCE_DIR}/schema DICTS json.dict schema.dict SHARE 50)

@@ -7,7 +7,7 @@
 #   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
 #            interop, install, bench, cli, examples, live (the asan test preset's filter)
 #   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis,
-#            rabbitmq (the tsan test preset's filter; interop/install/bench/cli excluded)
+#            rabbitmq, kafka (the tsan test preset's filter; interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
 # The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka) start in the background
@@ -209,7 +209,7 @@ services_ready() {
 #   tsan: the concurrency-relevant labels (runtime and each transport's own tests).
 asan_excluded='^(interop|install|bench|cli|examples|live)$'
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
-tsan_labels='^(runtime|sqlite|redis|rabbitmq)$'
+tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka)$'
 tsan_excluded='^(interop|install|bench|cli)$'
 
 # phase_targets <label-regex> <excluded-regex>: the targets whose executables run those

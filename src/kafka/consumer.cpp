@@ -1,5 +1,6 @@
 // A consumer-group member with process-then-commit (consumer.hpp).
 #include "kafka/consumer.hpp"
+#include "kafka/record_headers.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
 
@@ -192,7 +193,6 @@ result<std::optional<received_message>> consumer::receive(std::chrono::milliseco
     rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
     h->timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
     rd_kafka_headers_t* hdrs = nullptr;
-    std::optional<std::string> attempts, version;
     if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
       const char* name = nullptr;
       const void* value = nullptr;
@@ -200,17 +200,14 @@ result<std::optional<received_message>> consumer::receive(std::chrono::milliseco
       for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
                          RD_KAFKA_RESP_ERR_NO_ERROR;
            ++i) {
-        std::string v(static_cast<const char*>(value), value == nullptr ? 0 : size);
-        const std::string_view n(name);
-        if (n == bk::header_attempts && !attempts) attempts = v;
-        if (n == bk::header_schema_version && !version) version = v;
-        if (!bk::is_contract_header(n)) out.hdrs.emplace(std::string(n), v);
-        h->raw_headers.emplace_back(std::string(n), std::move(v));
+        h->raw_headers.emplace_back(std::string(name),
+                                    std::string(static_cast<const char*>(value), value == nullptr ? 0 : size));
       }
     }
-    if (attempts) out.delivery_count = bk::parse_attempts(*attempts);
-    out.refused_schema_version = bk::refused_schema_version(
-        version ? std::optional<std::string_view>(*version) : std::nullopt);
+    auto read = read_headers(h->raw_headers);
+    out.hdrs = std::move(read.out_of_band);
+    out.delivery_count = read.attempts;
+    out.refused_schema_version = std::move(read.refused_schema_version);
     h->ticket = tracker(topic).track(m->partition, m->offset);
     out.handle = std::move(h);
     if (counters_ != nullptr) ++counters_->received;
