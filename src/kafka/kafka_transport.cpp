@@ -112,28 +112,34 @@ const detail::record_handle* handle_of(const received_message& m) {
   return static_cast<const detail::record_handle*>(m.handle.get());
 }
 
+// The consumer that received `m`, or invalid_argument ("what: not received here").
+result<detail::consumer*> owner_of(
+    const std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>>& consumers,
+    const received_message& m, std::string_view what) {
+  const auto* h = handle_of(m);
+  auto it = h == nullptr ? consumers.end() : consumers.find(h->topic);
+  if (it == consumers.end() || !it->second->owns(*h)) {
+    return fail(transport_errc::invalid_argument,
+                "kafka " + std::string(what) + ": the record was not received by this transport");
+  }
+  return it->second.get();
+}
+
 }  // namespace
 
 result<void> kafka_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
-  const auto* h = handle_of(message);
-  auto it = h == nullptr ? impl_->consumers.end() : impl_->consumers.find(h->topic);
-  if (it == impl_->consumers.end() || !it->second->owns(*h)) {
-    return fail(transport_errc::invalid_argument,
-                "kafka ack: the record was not received by this transport");
-  }
-  return it->second->settle(*h);
+  auto owner = owner_of(impl_->consumers, message, "ack");
+  if (!owner) return fail(owner.error());
+  return (*owner)->settle(*handle_of(message));
 }
 
 result<void> kafka_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  auto owner = owner_of(impl_->consumers, message, "release");
+  if (!owner) return fail(owner.error());
   const auto* h = handle_of(message);
-  auto it = h == nullptr ? impl_->consumers.end() : impl_->consumers.find(h->topic);
-  if (it == impl_->consumers.end() || !it->second->owns(*h)) {
-    return fail(transport_errc::invalid_argument,
-                "kafka release: the record was not received by this transport");
-  }
   detail::record rec;
   rec.value = message.body;
   std::string destination = h->topic;
@@ -167,7 +173,7 @@ result<void> kafka_transport::release(const received_message& message,
   if (auto r = impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout); !r) {
     return r;
   }
-  return it->second->settle(*h);
+  return (*owner)->settle(*h);
 }
 
 result<void> kafka_transport::close(clock::time_point deadline) {

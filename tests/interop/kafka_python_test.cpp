@@ -32,14 +32,7 @@ class KafkaPythonInterop : public bqtest::KafkaTest {
   void SetUp() override {
     bqtest::KafkaTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    python_ = peer_python();
-    if (python_.empty()) {
-      if (bqtest::services_required()) {
-        FAIL() << "CI=true / BABELQUEUE_REQUIRE_SERVICES=1 but no Python peer (run "
-                  "scripts/setup-python-peer.sh)";
-      }
-      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run scripts/setup-python-peer.sh";
-    }
+    BQ_REQUIRE_PYTHON_PEER(python_);
     babelqueue::kafka::register_transport();
     url_ = bqtest::kafka_url(group_);
     tiers_url_ = bqtest::kafka_url(group_, "&retry_topics=1s");

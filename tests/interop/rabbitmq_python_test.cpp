@@ -41,15 +41,7 @@ class RabbitPythonInterop : public bqtest::RabbitTest {
   void SetUp() override {
     bqtest::RabbitTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    python_ = peer_python();
-    if (python_.empty()) {
-      if (bqtest::services_required()) {
-        FAIL() << "CI=true / BABELQUEUE_REQUIRE_SERVICES=1 but no Python peer (run "
-                  "BABELQUEUE_PEER_EXTRAS=redis,gdpr,amqp scripts/setup-python-peer.sh)";
-      }
-      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run "
-                      "BABELQUEUE_PEER_EXTRAS=redis,gdpr,amqp scripts/setup-python-peer.sh";
-    }
+    BQ_REQUIRE_PYTHON_PEER(python_);
     babelqueue::rabbitmq::register_transport();
     url_ = bqtest::rabbitmq_url();
   }

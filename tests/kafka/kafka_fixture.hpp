@@ -6,6 +6,8 @@
 //
 // Without the service the live tests skip, except when BABELQUEUE_REQUIRE_SERVICES=1 or
 // CI=true (scripts/test.sh sets it), where they fail.
+#include "support/services.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
@@ -26,36 +28,9 @@
 
 namespace bqtest {
 
-inline std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
-inline bool services_required() {
-  return env_or_empty("BABELQUEUE_REQUIRE_SERVICES") == "1" || env_or_empty("CI") == "true";
-}
-
 inline std::string kafka_bootstrap() { return env_or_empty("BABELQUEUE_KAFKA_BOOTSTRAP"); }
 
-#define BQ_REQUIRE_KAFKA()                                                                 \
-  do {                                                                                     \
-    if (bqtest::kafka_bootstrap().empty()) {                                               \
-      if (bqtest::services_required()) {                                                   \
-        FAIL() << "BABELQUEUE_KAFKA_BOOTSTRAP is not set: run scripts/services.sh start "  \
-                  "kafka and source build/services/services.env";                          \
-      }                                                                                    \
-      GTEST_SKIP() << "no Kafka: scripts/services.sh start kafka, then source "            \
-                      "build/services/services.env";                                       \
-    }                                                                                      \
-  } while (0)
-
-/// A topic (or group) name no other test (or test process) uses.
-inline std::string unique_name(const std::string& prefix = "bq-test") {
-  static std::atomic<int> n{0};
-  return prefix + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000) +
-         "-" + std::to_string(n.fetch_add(1));
-}
+#define BQ_REQUIRE_KAFKA() BQ_REQUIRE_SERVICE(bqtest::kafka_bootstrap(), "Kafka", "kafka")
 
 /// `kafka://<bootstrap>?group=<group>` plus extra query text (`&retry_topics=1s`).
 inline std::string kafka_url(const std::string& group, const std::string& extra = "") {
@@ -66,14 +41,6 @@ inline std::string kafka_url(const std::string& group, const std::string& extra 
 inline babelqueue::kafka::options kafka_options(const std::string& group) {
   auto u = babelqueue::broker_url::parse(kafka_url(group));
   return babelqueue::kafka::options_from_url(u.value()).value();
-}
-
-inline std::string envelope_text(long n, const std::string& urn = "urn:babel:test:item",
-                                 const std::string& queue = "test") {
-  babelqueue::make_options mo;
-  mo.queue = queue;
-  auto env = babelqueue::make(urn, babelqueue::json{{"n", n}}, mo).value();
-  return babelqueue::encode(env).value();
 }
 
 /// One record as a plain librdkafka consumer saw it.

@@ -7,6 +7,8 @@
 // Without the service the live tests skip, except when BABELQUEUE_REQUIRE_SERVICES=1 or
 // CI=true (scripts/test.sh sets it), where they fail.
 
+#include "support/services.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
@@ -25,44 +27,13 @@
 
 namespace bqtest {
 
-inline std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
-inline bool services_required() {
-  return env_or_empty("BABELQUEUE_REQUIRE_SERVICES") == "1" || env_or_empty("CI") == "true";
-}
-
 /// `amqp://guest:guest@127.0.0.1:P/%2F` of the shared node, or empty.
 inline std::string rabbitmq_url() { return env_or_empty("BABELQUEUE_RABBITMQ_URL"); }
 
-#define BQ_REQUIRE_RABBITMQ()                                                              \
-  do {                                                                                     \
-    if (bqtest::rabbitmq_url().empty()) {                                                  \
-      if (bqtest::services_required()) {                                                   \
-        FAIL() << "BABELQUEUE_RABBITMQ_URL is not set: run scripts/services.sh start "     \
-                  "rabbitmq and source build/services/services.env";                       \
-      }                                                                                    \
-      GTEST_SKIP() << "no RabbitMQ: scripts/services.sh start rabbitmq, then source "      \
-                      "build/services/services.env";                                       \
-    }                                                                                      \
-  } while (0)
+#define BQ_REQUIRE_RABBITMQ() BQ_REQUIRE_SERVICE(bqtest::rabbitmq_url(), "RabbitMQ", "rabbitmq")
 
 /// A queue name no other test (or test process) uses.
-inline std::string unique_queue(const std::string& prefix = "bq-test") {
-  static std::atomic<int> n{0};
-  return prefix + "-" + std::to_string(::getpid()) + "-" +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000) +
-         "-" + std::to_string(n.fetch_add(1));
-}
-
-inline std::string envelope_text(long n, const std::string& urn = "urn:babel:test:item") {
-  babelqueue::make_options mo;
-  mo.queue = "test";
-  auto env = babelqueue::make(urn, babelqueue::json{{"n", n}}, mo).value();
-  return babelqueue::encode(env).value();
-}
+inline std::string unique_queue(const std::string& prefix = "bq-test") { return unique_name(prefix); }
 
 /// One message as a raw basic.get saw it.
 struct raw_message {
