@@ -222,3 +222,36 @@ TEST_F(KafkaTest, BadNamesAndForeignHandlesAreInvalidArguments) {
   ASSERT_TRUE(t->close(std::chrono::steady_clock::now() + 5s));
   EXPECT_EQ(t->publish(topic_, "x").code(), babelqueue::transport_errc::closed);
 }
+
+TEST_F(KafkaTest, AHeldRecordPausesOnlyItsOwnPartition) {
+  // .retry.2 holds a record due in 30 s; the record of .retry.1, due in 1 s, still flows.
+  const std::string later = bqtest::envelope_text(2), sooner = bqtest::envelope_text(1);
+  ASSERT_EQ(raw_->produce(topic_ + ".retry.2", later,
+                          {{"bq-attempts", "1"}, {"bq-delay", "30000"}, {"bq-original-topic", topic_}}),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(raw_->produce(topic_ + ".retry.1", sooner,
+                          {{"bq-attempts", "1"}, {"bq-delay", "1000"}, {"bq-original-topic", topic_},
+                           {"traceparent", "00-ee-ff-01"}}),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto o = bqtest::kafka_options(group_);
+  o.retry_topics = {std::chrono::seconds(1), std::chrono::seconds(30)};
+  auto r = babelqueue::kafka::reinjector::open(o, {topic_});
+  ASSERT_TRUE(r) << r.error().message;
+  std::int64_t moved = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (moved < 1 && std::chrono::steady_clock::now() < deadline) {
+    auto n = (*r)->run_for(1s);
+    ASSERT_TRUE(n) << n.error().message;
+    moved += *n;
+  }
+  EXPECT_EQ(moved, 1);
+  EXPECT_GE((*r)->stats().held, 1) << "the 30 s record was held, not waited for";
+  auto work = raw_->read_all(topic_, 1);
+  ASSERT_EQ(work.size(), 1u);
+  EXPECT_EQ(work[0].value, sooner);
+  EXPECT_EQ(work[0].header("traceparent"), "00-ee-ff-01");
+  EXPECT_EQ(work[0].header("bq-attempts"), "1");
+  EXPECT_FALSE(work[0].header("bq-delay"));
+  EXPECT_FALSE(work[0].header("bq-original-topic"));
+  ASSERT_TRUE((*r)->close());
+}
