@@ -36,6 +36,9 @@ void log_line(const rd_kafka_t* rk, int level, const char* facility, const char*
     }
     return;
   }
+  // Without a sink only warnings and errors reach stderr (as the CLI's default logger would
+  // show them); librdkafka's informational lines need options::log.
+  if (level > 4) return;
   std::fprintf(stderr, "babelqueue %s: %s\n", std::string(to_string(level_of(level))).c_str(),
                line.c_str());
 }

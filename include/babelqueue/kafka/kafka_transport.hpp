@@ -62,8 +62,8 @@
 /// with librdkafka's own message. Unknown keys are transport_errc::invalid_argument.
 ///
 /// ## Logs
-/// librdkafka's log lines go to options::log (a log_sink), else to stderr as
-/// `babelqueue kafka <level>: <facility>: <message>` — never to stdout.
+/// librdkafka's log lines go to options::log (a log_sink), else its warnings and errors to
+/// stderr as `babelqueue <level>: kafka <client> <facility>: <message>` — never to stdout.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract). It owns one
 /// producer and one consumer per received topic; librdkafka's own threads call no user
@@ -126,7 +126,8 @@ struct options {
   /// Any other librdkafka property (URL keys `rdkafka.<property>`), set on the producer and
   /// the consumers after the fields above (so it can override them).
   std::map<std::string, std::string> rdkafka;
-  /// Where librdkafka's log lines go; empty = stderr.
+  /// Where librdkafka's log lines go (from librdkafka's threads: must be thread-safe);
+  /// empty = its warnings and errors to stderr.
   log_sink log;
 };
 
