@@ -36,8 +36,10 @@ bool keeps_polling(rd_kafka_resp_err_t err) {
 
 result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string group,
                                                  std::vector<std::string> topics,
-                                                 consumer_counters* counters) {
+                                                 consumer_counters* counters,
+                                                 bool keep_raw_headers) {
   std::unique_ptr<consumer> c(new consumer());
+  c->keep_raw_headers_ = keep_raw_headers;
   c->ctx_.log = o.log ? &o.log : nullptr;
   c->ctx_.self = c.get();
   for (const auto& t : topics) c->ctx_.name += (c->ctx_.name.empty() ? "consumer " : ",") + t;
@@ -97,7 +99,7 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
   const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_.get()), "COOPERATIVE") == 0;
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     for (int i = 0; i < parts->cnt; ++i) {
-      tracker(parts->elems[i].topic).assign(parts->elems[i].partition);
+      tracker(parts->elems[i].topic).second->assign(parts->elems[i].partition);
     }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), parts)) rd_kafka_error_destroy(e);
@@ -113,7 +115,7 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
   const bool lost = err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS ||
                     rd_kafka_assignment_lost(rk_.get()) != 0;
   for (auto& [topic, ps] : by_topic) {
-    auto& t = tracker(topic);
+    auto& t = *tracker(topic).second;
     if (!lost) (void)commit_partitions(topic, t.take_commits(ps), /*sync=*/true);
     for (auto p : ps) {
       const auto n = t.revoke(p);
@@ -142,6 +144,7 @@ result<void> consumer::commit_partitions(
 
 result<void> consumer::commit(bool sync) {
   first_uncommitted_.reset();
+  settled_since_commit_ = 0;
   std::optional<error_info> first;
   for (auto& [topic, t] : trackers_) {
     if (auto r = commit_partitions(topic, t.take_commits(), sync); !r && !first) first = r.error();
@@ -150,65 +153,74 @@ result<void> consumer::commit(bool sync) {
   return {};
 }
 
-bool consumer::commit_due() const {
-  if (!first_uncommitted_) return false;
-  std::int64_t settled = 0;
-  for (const auto& [topic, t] : trackers_) settled += t.settled_since_commit();
-  return settled >= commit_batch_ || clock::now() - *first_uncommitted_ >= commit_interval_;
+bool consumer::commit_due(clock::time_point now) const {
+  return first_uncommitted_ &&
+         (settled_since_commit_ >= commit_batch_ || now - *first_uncommitted_ >= commit_interval_);
 }
 
 result<std::optional<received_message>> consumer::receive(std::chrono::milliseconds timeout) {
   if (closed_) return fail(transport_errc::closed, "kafka consumer is closed");
-  const auto deadline = clock::now() + timeout;
+  auto now = clock::now();
+  const auto deadline = now + timeout;
   for (;;) {
-    if (commit_due()) (void)commit(/*sync=*/false);  // a failure is logged by on_commit
-    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-    if (first_uncommitted_) {
-      wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                *first_uncommitted_ + commit_interval_ - clock::now()));
-    }
-    wait = std::max(wait, std::chrono::milliseconds(0));
-    message_ptr m(rd_kafka_consumer_poll(rk_.get(), static_cast<int>(wait.count())));
+    if (commit_due(now)) (void)commit(/*sync=*/false);  // a failure is logged by on_commit
+    auto wait = deadline - now;
+    if (first_uncommitted_) wait = std::min(wait, *first_uncommitted_ + commit_interval_ - now);
+    const auto wait_ms = std::max<std::int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(), 0);
+    message_ptr m(rd_kafka_consumer_poll(rk_.get(), static_cast<int>(wait_ms)));
     if (!m) {
-      if (clock::now() >= deadline) {
-        if (commit_due()) (void)commit(false);
+      now = clock::now();
+      if (now >= deadline) {
+        if (commit_due(now)) (void)commit(false);
         return std::optional<received_message>();
       }
       continue;
     }
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      now = clock::now();
       if (keeps_polling(m->err)) {
-        if (clock::now() >= deadline) return std::optional<received_message>();
+        if (now >= deadline) return std::optional<received_message>();
         continue;
       }
       return fail(kafka_error(m->err, "consume from '" + ctx_.name + "'"));
     }
+    if (m->rkt != last_rkt_) {
+      last_rkt_ = m->rkt;
+      last_tracker_ = tracker(rd_kafka_topic_name(m->rkt));
+    }
     received_message out;
-    const std::string topic = rd_kafka_topic_name(m->rkt);
-    out.queue = topic;
+    out.queue = *last_tracker_.first;
     out.body.assign(static_cast<const char*>(m->payload), m->payload == nullptr ? 0 : m->len);
     auto h = std::make_shared<record_handle>();
     h->owner = this;
-    h->topic = topic;
+    h->topic = last_tracker_.first;
+    h->tracker = last_tracker_.second;
     rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
     h->timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
     rd_kafka_headers_t* hdrs = nullptr;
     if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      const char* name = nullptr;
-      const void* value = nullptr;
-      size_t size = 0;
-      for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                         RD_KAFKA_RESP_ERR_NO_ERROR;
-           ++i) {
-        h->raw_headers.emplace_back(std::string(name),
-                                    std::string(static_cast<const char*>(value), value == nullptr ? 0 : size));
+      const auto each = [hdrs](auto&& fn) {
+        const char* name = nullptr;
+        const void* value = nullptr;
+        size_t size = 0;
+        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
+                           RD_KAFKA_RESP_ERR_NO_ERROR;
+             ++i) {
+          fn(std::string_view(name),
+             std::string_view(static_cast<const char*>(value), value == nullptr ? 0 : size));
+        }
+      };
+      auto read = read_headers_from(each);
+      if (keep_raw_headers_) {
+        each([&h](std::string_view n, std::string_view v) { h->raw_headers.emplace_back(n, v); });
       }
+      out.hdrs = std::move(read.out_of_band);
+      out.delivery_count = read.attempts;
+      out.refused_schema_version = std::move(read.refused_schema_version);
+      h->attempts_header = std::move(read.attempts_text);
     }
-    auto read = read_headers(h->raw_headers);
-    out.hdrs = std::move(read.out_of_band);
-    out.delivery_count = read.attempts;
-    out.refused_schema_version = std::move(read.refused_schema_version);
-    h->ticket = tracker(topic).track(m->partition, m->offset);
+    h->ticket = h->tracker->track(m->partition, m->offset);
     out.handle = std::move(h);
     if (counters_ != nullptr) ++counters_->received;
     return std::optional<received_message>(std::move(out));
@@ -216,28 +228,29 @@ result<std::optional<received_message>> consumer::receive(std::chrono::milliseco
 }
 
 result<void> consumer::settle(const record_handle& h) {
-  if (!tracker(h.topic).settle(h.ticket)) {
+  if (!h.tracker->settle(h.ticket)) {
     return fail(transport_errc::unavailable,
-                "kafka: partition " + std::to_string(h.ticket.partition) + " of '" + h.topic +
+                "kafka: partition " + std::to_string(h.ticket.partition) + " of '" + *h.topic +
                     "' was revoked (a rebalance) or the record already settled; its new owner "
                     "receives it again");
   }
   if (commit_interval_.count() == 0) return commit(/*sync=*/true);
+  ++settled_since_commit_;
   if (!first_uncommitted_) first_uncommitted_ = clock::now();
-  if (commit_due()) (void)commit(false);
+  if (settled_since_commit_ >= commit_batch_) (void)commit(false);
   return {};
 }
 
 result<void> consumer::hold(const record_handle& h) {
-  if (!tracker(h.topic).rewind(h.ticket)) {
+  if (!h.tracker->rewind(h.ticket)) {
     return fail(transport_errc::unavailable, "kafka: partition revoked before the record was held");
   }
-  auto l = list_of(h.topic, {{h.ticket.partition, h.ticket.offset}});
+  auto l = list_of(*h.topic, {{h.ticket.partition, h.ticket.offset}});
   if (auto err = rd_kafka_pause_partitions(rk_.get(), l.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return fail(kafka_error(err, "pause a partition of '" + h.topic + "'"));
+    return fail(kafka_error(err, "pause a partition of '" + *h.topic + "'"));
   }
   if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_.get(), l.get(), 5000)) {
-    auto info = kafka_error(rd_kafka_error_code(e), "rewind a partition of '" + h.topic + "'");
+    auto info = kafka_error(rd_kafka_error_code(e), "rewind a partition of '" + *h.topic + "'");
     rd_kafka_error_destroy(e);
     return fail(std::move(info));
   }

@@ -20,12 +20,18 @@
 namespace babelqueue::inline v1::kafka::detail {
 
 /// What a received record carries besides its body: where it came from, for its settle,
-/// and its headers exactly as they were (a release republishes them unchanged).
+/// and what a release or a re-injection needs to write it again.
 struct record_handle {
-  const void* owner = nullptr;  // the consumer that received it
-  std::string topic;
+  const void* owner = nullptr;         // the consumer that received it
+  const std::string* topic = nullptr;  // the consumer's tracker key (lives as long as it)
+  offset_tracker* tracker = nullptr;
   offset_tracker::ticket ticket;
   std::int64_t timestamp_ms = -1;  // -1 = none
+  /// The first `bq-attempts` header as it was (a release keeps it, even when it is not the
+  /// body's count).
+  std::optional<std::string> attempts_header;
+  /// Every header exactly as it was, in order — kept only by consumers opened with
+  /// keep_raw_headers (the re-injector copies records byte for byte).
   std::vector<std::pair<std::string, std::string>> raw_headers;
 };
 
@@ -41,7 +47,8 @@ class consumer {
  public:
   static result<std::unique_ptr<consumer>> open(const options& o, std::string group,
                                                 std::vector<std::string> topics,
-                                                consumer_counters* counters);
+                                                consumer_counters* counters,
+                                                bool keep_raw_headers = false);
   ~consumer();
   consumer(const consumer&) = delete;
   consumer& operator=(const consumer&) = delete;
@@ -78,8 +85,12 @@ class consumer {
   result<void> commit_partitions(const std::string& topic,
                                  const std::vector<std::pair<std::int32_t, std::int64_t>>& offs,
                                  bool sync);
-  bool commit_due() const;
-  offset_tracker& tracker(const std::string& topic) { return trackers_[topic]; }
+  bool commit_due(std::chrono::steady_clock::time_point now) const;
+  /// The tracker of `topic` and its stable name.
+  std::pair<const std::string*, offset_tracker*> tracker(const std::string& topic) {
+    auto it = trackers_.try_emplace(topic).first;
+    return {&it->first, &it->second};
+  }
 
   struct context : client_context {
     consumer* self = nullptr;
@@ -91,6 +102,12 @@ class consumer {
   std::chrono::milliseconds commit_interval_{};
   std::int64_t commit_batch_ = 1;
   std::optional<std::chrono::steady_clock::time_point> first_uncommitted_;
+  std::int64_t settled_since_commit_ = 0;
+  bool keep_raw_headers_ = false;
+  // The topic of the last record (records of one topic come in runs): its handle, name
+  // and tracker, so a record costs no name lookup.
+  const rd_kafka_topic_t* last_rkt_ = nullptr;
+  std::pair<const std::string*, offset_tracker*> last_tracker_{nullptr, nullptr};
   bool closed_ = false;
 };
 

@@ -68,27 +68,23 @@ result<void> kafka_transport::publish(std::string_view topic, std::string_view b
                                       const headers& hdrs) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
   if (auto r = check_topic(topic); !r) return r;
-  const detail::record rec = detail::record_for(topic, body, hdrs);
-  return impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout);
+  return impl_->producer->publish(topic, body, hdrs, std::nullopt,
+                                  clock::now() + opts_.operation_timeout);
 }
 
 result<void> kafka_transport::publish_keyed(std::string_view topic, std::string_view key,
                                             std::string_view body, const headers& hdrs) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
   if (auto r = check_topic(topic); !r) return r;
-  detail::record rec = detail::record_for(topic, body, hdrs);
-  rec.key = key;
-  return impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout);
+  return impl_->producer->publish(topic, body, hdrs, key, clock::now() + opts_.operation_timeout);
 }
 
 result<void> kafka_transport::publish_batch(std::string_view topic,
                                             std::span<const outgoing_message> messages) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
   if (auto r = check_topic(topic); !r) return r;
-  std::vector<detail::record> recs;
-  recs.reserve(messages.size());
-  for (const auto& m : messages) recs.push_back(detail::record_for(topic, m.body, m.hdrs));
-  return impl_->producer->produce(recs, clock::now() + opts_.operation_timeout);
+  return impl_->producer->publish(topic, messages, std::nullopt,
+                                  clock::now() + opts_.operation_timeout);
 }
 
 result<std::optional<received_message>> kafka_transport::receive(std::string_view topic,
@@ -117,7 +113,7 @@ result<detail::consumer*> owner_of(
     const std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>>& consumers,
     const received_message& m, std::string_view what) {
   const auto* h = handle_of(m);
-  auto it = h == nullptr ? consumers.end() : consumers.find(h->topic);
+  auto it = h == nullptr || h->topic == nullptr ? consumers.end() : consumers.find(*h->topic);
   if (it == consumers.end() || !it->second->owns(*h)) {
     return fail(transport_errc::invalid_argument,
                 "kafka " + std::string(what) + ": the record was not received by this transport");
@@ -142,7 +138,8 @@ result<void> kafka_transport::release(const received_message& message,
   const auto* h = handle_of(message);
   detail::record rec;
   rec.value = message.body;
-  std::string destination = h->topic;
+  std::string destination = *h->topic;
+  headers oob = message.hdrs;  // the out-of-band headers as received
   if (delay.count() > 0) {
     const std::size_t tier = bk::delay_tier(delay, opts_.retry_topics);
     if (tier == 0) {
@@ -152,23 +149,23 @@ result<void> kafka_transport::release(const received_message& message,
                       : "kafka release delay " + std::to_string(delay.count()) +
                             " ms is longer than the longest retry tier");
     }
-    destination = bk::retry_topic(h->topic, tier);
-  }
-  rec.topic = destination;
-  // The same bytes and the same headers (bq-attempts unchanged: a release is not a retry);
-  // a delayed one also says when and where to return.
-  for (const auto& kv : h->raw_headers) {
-    if (delay.count() > 0 && (kv.first == bk::header_delay || kv.first == bk::header_original_topic)) {
-      continue;
-    }
-    rec.headers.push_back(kv);
-  }
-  if (delay.count() > 0) {
-    rec.headers.emplace_back(std::string(bk::header_delay), std::to_string(delay.count()));
-    rec.headers.emplace_back(std::string(bk::header_original_topic), h->topic);
+    destination = bk::retry_topic(*h->topic, tier);
+    // A delayed one also says when and where to return.
+    oob[std::string(bk::header_delay)] = std::to_string(delay.count());
+    oob[std::string(bk::header_original_topic)] = *h->topic;
     rec.timestamp_ms = 0;  // now: the re-injector waits from the record's timestamp
   } else {
     rec.timestamp_ms = h->timestamp_ms > 0 ? h->timestamp_ms : 0;
+  }
+  rec.topic = destination;
+  // The same bytes and headers: the contract ones derived from the body again, except
+  // bq-attempts, kept as received (a release is not a retry, and the header may be
+  // authoritative over the body).
+  rec.headers = bk::project(message.body, oob).headers;
+  if (h->attempts_header) {
+    for (auto& [k, v] : rec.headers) {
+      if (k == bk::header_attempts) v = *h->attempts_header;
+    }
   }
   if (auto r = impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout); !r) {
     return r;

@@ -10,6 +10,7 @@
 // unit-tested directly.
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -34,7 +35,7 @@ class offset_tracker {
   std::size_t revoke(std::int32_t partition) {
     const auto it = parts_.find(partition);
     if (it == parts_.end()) return 0;
-    const std::size_t n = it->second.in_flight.size();
+    const std::size_t n = it->second.pending();
     parts_.erase(it);
     return n;
   }
@@ -47,17 +48,30 @@ class offset_tracker {
     auto it = parts_.find(partition);
     if (it == parts_.end()) it = parts_.emplace(partition, fresh()).first;
     state& s = it->second;
-    s.in_flight.insert(offset);
+    auto& q = s.in_flight;
+    if (q.empty() || q.back().offset < offset) {
+      q.push_back({offset, false});  // the usual case: offsets arrive in order
+    } else {  // after a rewind: keep the queue sorted
+      auto at = std::lower_bound(q.begin(), q.end(), offset,
+                                 [](const entry& e, std::int64_t o) { return e.offset < o; });
+      if (at == q.end() || at->offset != offset) q.insert(at, {offset, false});
+      else at->done = false;
+    }
     if (offset + 1 > s.next) s.next = offset + 1;
     return {partition, offset, s.epoch};
   }
 
-  /// A record was settled. False when it is stale (its partition was revoked since).
+  /// A record was settled. False when it is stale (its partition was revoked since) or was
+  /// settled already.
   bool settle(const ticket& t) {
     const auto it = parts_.find(t.partition);
     if (it == parts_.end() || it->second.epoch != t.epoch) return false;
-    if (it->second.in_flight.erase(t.offset) == 0) return false;
-    ++settled_;
+    auto& q = it->second.in_flight;
+    auto at = std::lower_bound(q.begin(), q.end(), t.offset,
+                               [](const entry& e, std::int64_t o) { return e.offset < o; });
+    if (at == q.end() || at->offset != t.offset || at->done) return false;
+    at->done = true;
+    while (!q.empty() && q.front().done) q.pop_front();
     return true;
   }
 
@@ -66,13 +80,14 @@ class offset_tracker {
   bool rewind(const ticket& t) {
     const auto it = parts_.find(t.partition);
     if (it == parts_.end() || it->second.epoch != t.epoch) return false;
-    it->second.in_flight.erase(t.offset);
+    auto& q = it->second.in_flight;
+    auto at = std::lower_bound(q.begin(), q.end(), t.offset,
+                               [](const entry& e, std::int64_t o) { return e.offset < o; });
+    if (at != q.end() && at->offset == t.offset) q.erase(at);
+    while (!q.empty() && q.front().done) q.pop_front();
     if (it->second.next > t.offset) it->second.next = t.offset;
     return true;
   }
-
-  /// Records settled since the last take_commits().
-  std::int64_t settled_since_commit() const noexcept { return settled_; }
 
   /// True when some partition can commit further than it has.
   bool has_commits() const {
@@ -95,25 +110,34 @@ class offset_tracker {
         s.committed = c;
       }
     }
-    if (!only) settled_ = 0;
     return out;
   }
 
   /// Records handed out and not settled, over every partition.
   std::size_t in_flight() const {
     std::size_t n = 0;
-    for (const auto& [p, s] : parts_) n += s.in_flight.size();
+    for (const auto& [p, s] : parts_) n += s.pending();
     return n;
   }
 
  private:
+  struct entry {
+    std::int64_t offset;
+    bool done;
+  };
   struct state {
     std::uint64_t epoch = 0;
-    std::set<std::int64_t> in_flight;
+    // Records handed out, by offset; settled ones stay until everything before them is
+    // settled too (so the front is the lowest unsettled record).
+    std::deque<entry> in_flight;
     std::int64_t next = -1;       // one past the highest offset received; -1 = none yet
     std::int64_t committed = -1;  // the last offset committed by this assignment
     std::int64_t committable() const {
-      return in_flight.empty() ? next : std::min(next, *in_flight.begin());
+      return in_flight.empty() ? next : std::min(next, in_flight.front().offset);
+    }
+    std::size_t pending() const {
+      return static_cast<std::size_t>(std::count_if(in_flight.begin(), in_flight.end(),
+                                                    [](const entry& e) { return !e.done; }));
     }
   };
   state fresh() {
@@ -123,7 +147,6 @@ class offset_tracker {
   }
   std::map<std::int32_t, state> parts_;
   std::uint64_t epochs_ = 0;
-  std::int64_t settled_ = 0;
 };
 
 }  // namespace babelqueue::inline v1::kafka::detail

@@ -19,26 +19,38 @@
 namespace babelqueue::inline v1::kafka::detail {
 
 struct received_headers {
-  headers out_of_band;                               // first value wins for a repeated name
-  std::optional<std::int64_t> attempts;              // the first `bq-attempts`, if parseable
-  std::optional<std::string> refused_schema_version; // the gate on the first `bq-schema-version`
+  headers out_of_band;                                // first value wins for a repeated name
+  std::optional<std::int64_t> attempts;               // the first `bq-attempts`, if parseable
+  std::optional<std::string> attempts_text;           // ... as it was written
+  std::optional<std::string> refused_schema_version;  // the gate on the first `bq-schema-version`
 };
 
-/// `raw` in wire order; a null header value reads as empty.
-inline received_headers read_headers(const std::vector<std::pair<std::string, std::string>>& raw) {
+/// `for_each(fn)` calls fn(name, value) (std::string_view) for each header in wire order; a
+/// null header value reads as empty.
+template <class ForEach>
+received_headers read_headers_from(ForEach&& for_each) {
   namespace bk = bindings::kafka;
   received_headers out;
-  const std::string* attempts = nullptr;
-  const std::string* version = nullptr;
-  for (const auto& [name, value] : raw) {
-    if (name == bk::header_attempts && attempts == nullptr) attempts = &value;
-    if (name == bk::header_schema_version && version == nullptr) version = &value;
-    if (!bk::is_contract_header(name)) out.out_of_band.emplace(name, value);
-  }
-  if (attempts != nullptr) out.attempts = bk::parse_attempts(*attempts);
+  std::optional<std::string> version;
+  for_each([&](std::string_view name, std::string_view value) {
+    if (name == bk::header_attempts) {
+      if (!out.attempts_text) out.attempts_text = std::string(value);
+    } else if (name == bk::header_schema_version) {
+      if (!version) version = std::string(value);
+    }
+    if (!bk::is_contract_header(name)) out.out_of_band.emplace(std::string(name), std::string(value));
+  });
+  if (out.attempts_text) out.attempts = bk::parse_attempts(*out.attempts_text);
   out.refused_schema_version = bk::refused_schema_version(
-      version != nullptr ? std::optional<std::string_view>(*version) : std::nullopt);
+      version ? std::optional<std::string_view>(*version) : std::nullopt);
   return out;
+}
+
+/// The same over a list of (name, value) pairs.
+inline received_headers read_headers(const std::vector<std::pair<std::string, std::string>>& raw) {
+  return read_headers_from([&raw](auto&& fn) {
+    for (const auto& [name, value] : raw) fn(name, value);
+  });
 }
 
 }  // namespace babelqueue::inline v1::kafka::detail

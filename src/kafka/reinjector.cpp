@@ -75,7 +75,7 @@ result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<s
   }
   detail::create_missing_topics(r->impl_->producer->handle(), r->tier_topics_, r->impl_->opts.operation_timeout);
   auto c = detail::consumer::open(r->impl_->opts, r->impl_->opts.group + ".reinjector",
-                                  r->tier_topics_, &r->impl_->counters);
+                                  r->tier_topics_, &r->impl_->counters, /*keep_raw_headers=*/true);
   if (!c) return fail(c.error());
   r->impl_->consumer = std::move(*c);
   return r;
@@ -110,7 +110,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     // Python re-injector): a producer clock running ahead cannot park a record for more than
     // its delay, and the due time is kept so that a record seen again after its partition
     // resumed is not postponed once more.
-    const record_key key{h.topic, h.ticket.partition, h.ticket.offset};
+    const record_key key{*h.topic, h.ticket.partition, h.ticket.offset};
     if (self.due.size() > 100000) self.due.clear();  // entries of partitions that moved away
     auto known = self.due.find(key);
     if (known == self.due.end()) {
@@ -123,7 +123,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     const std::int64_t due = known->second;
     if (due > now_ms()) {
       if (auto held = self.consumer->hold(h); !held) return fail(held.error());
-      self.held[{h.topic, h.ticket.partition}] = due;
+      self.held[{*h.topic, h.ticket.partition}] = due;
       ++stats_.held;
       continue;
     }
@@ -131,7 +131,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     if (const auto* o = find_header(h, bk::header_original_topic); o != nullptr && !o->empty()) {
       destination = *o;
     } else {
-      destination = bk::work_topic_of(h.topic).value_or(h.topic);
+      destination = bk::work_topic_of(*h.topic).value_or(*h.topic);
     }
     detail::record rec;
     rec.topic = destination;
@@ -144,7 +144,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
         !sent) {
       // Not acknowledged: rewind so the record is tried again (never committed past).
       (void)self.consumer->hold(h);
-      self.held[{h.topic, h.ticket.partition}] = now_ms() + 1000;
+      self.held[{*h.topic, h.ticket.partition}] = now_ms() + 1000;
       return fail(sent.error());
     }
     self.due.erase(key);

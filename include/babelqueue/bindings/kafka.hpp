@@ -83,26 +83,50 @@ inline bool is_contract_header(std::string_view name) {
          name == header_schema_version || name == header_source_lang || name == header_attempts;
 }
 
+/// The projection streamed, without building strings: calls `add(name, value)` (both
+/// std::string_view, valid during the call) for each header in wire order — the contract
+/// headers, then the out-of-band ones (sanitised: blank names or values dropped; a name a
+/// contract header already took is skipped) — and returns the timestamp (`meta.created_at`,
+/// nullopt when the body has none or does not decode). project() collects it.
+template <class Add>
+std::optional<std::int64_t> project_each(std::string_view body, const headers& oob, Add&& add) {
+  std::optional<std::int64_t> timestamp;
+  std::string_view taken[6];
+  std::size_t n_taken = 0;
+  const auto emit = [&](std::string_view name, std::string_view value) {
+    if (value.empty()) return;
+    add(name, value);
+    taken[n_taken++] = name;
+  };
+  if (auto env = decode(body)) {
+    emit(header_job, env->urn());
+    emit(header_trace_id, env->trace_id());
+    emit(header_message_id, env->id());
+    char version[24];
+    const auto v_end = std::to_chars(version, version + sizeof version, env->schema_version()).ptr;
+    emit(header_schema_version, std::string_view(version, static_cast<std::size_t>(v_end - version)));
+    emit(header_source_lang, env->lang());
+    char attempts[24];
+    const auto a_end = std::to_chars(attempts, attempts + sizeof attempts, env->attempts()).ptr;
+    emit(header_attempts, std::string_view(attempts, static_cast<std::size_t>(a_end - attempts)));
+    timestamp = env->created_at();
+  }
+  for (const auto& [k, v] : oob) {
+    if (is_blank(k) || is_blank(v)) continue;
+    if (std::find(taken, taken + n_taken, std::string_view(k)) != taken + n_taken) continue;
+    add(std::string_view(k), std::string_view(v));
+  }
+  return timestamp;
+}
+
 /// The projection of a record with value `body` and out-of-band headers `oob` (sanitised:
 /// blank names or values dropped, wire-core §6). Never fails: a body that does not decode (a
 /// poison record dead-lettered unchanged) carries the out-of-band headers only.
 inline record_projection project(std::string_view body, const headers& oob = {}) {
   record_projection p;
-  if (auto env = decode(body)) {
-    const auto add = [&p](std::string_view name, std::string_view value) {
-      if (!value.empty()) p.headers.emplace_back(std::string(name), std::string(value));
-    };
-    add(header_job, env->urn());
-    add(header_trace_id, env->trace_id());
-    add(header_message_id, env->id());
-    add(header_schema_version, std::to_string(env->schema_version()));
-    add(header_source_lang, env->lang());
-    p.headers.emplace_back(std::string(header_attempts), std::to_string(env->attempts()));
-    p.timestamp_ms = env->created_at();
-  }
-  for (const auto& [k, v] : sanitize_headers(oob)) {
-    if (p.header(k) == nullptr) p.headers.emplace_back(k, v);
-  }
+  p.timestamp_ms = project_each(body, oob, [&p](std::string_view name, std::string_view value) {
+    p.headers.emplace_back(std::string(name), std::string(value));
+  });
   return p;
 }
 
