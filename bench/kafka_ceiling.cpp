@@ -3,7 +3,7 @@
 // the kafka:// transport is measured (bench/kafka_rounds.sh).
 //
 //   kafka_ceiling --url kafka://... --topic T [--messages N] [--size B] [--publishers P]
-//                 [--batch K] [--group G] [--read 0|1] [--partitions N]
+//                 [--batch K] [--group G] [--read 0|1] [--project 0|1] [--partitions N]
 //                 [--phase both|publish|consume|create|delete]
 //
 // Same settings as the transport, read from the same URL with kafka::options_from_url:
@@ -24,6 +24,8 @@
 // commit_interval after the first uncommitted one, whichever first; a last synchronous
 // commit after the N-th record. Prints the lines `babelqueue bench` prints ("publish: N
 // msgs in T s = R msg/s", "consume: ...", "consume-steady: ... from the first record").
+// --project 1: the headers and timestamp are projected from the envelope for every record
+// (bindings::kafka::project, as the transport does), not once.
 // --read 1: the consume loop also copies each value out and reads its bq-attempts and
 // bq-schema-version headers (what the transport must do for every record; the bare loop does
 // not). --phase create creates the topic (N partitions, replication 1) so that a measurement
@@ -59,6 +61,7 @@ struct args_t {
   unsigned publishers = 1;
   int partitions = 1;
   bool read = false;
+  bool project_each = false;
   double idle_s = 5;
 };
 
@@ -175,7 +178,13 @@ void run_publish(const args_t& a, const babelqueue::kafka::options& o, const std
       for (std::size_t done = 0; done < mine;) {
         const std::size_t k = std::min(a.batch, mine - done);
         const auto s0 = bench_clock::now();
-        for (std::size_t i = 0; i < k; ++i) produce_one(rk, a.topic, body, proj);
+        for (std::size_t i = 0; i < k; ++i) {
+          if (a.project_each) {
+            produce_one(rk, a.topic, body, bk::project(body));  // as the transport: per record
+          } else {
+            produce_one(rk, a.topic, body, proj);
+          }
+        }
         // Awaits the delivery reports of all K (flush sends what lingers at once).
         if (rd_kafka_flush(rk, flush_ms) != RD_KAFKA_RESP_ERR_NO_ERROR) die("flush timed out");
         if (states[p].first_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -196,9 +205,10 @@ void run_publish(const args_t& a, const babelqueue::kafka::options& o, const std
   std::sort(all.begin(), all.end());
   auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
   std::printf("publish: %zu msgs in %.3f s = %.0f msg/s; latency p50 %.1f us, p99 %.1f us (per %zu-record "
-              "call; librdkafka %s loop, acks=%s, linger %lld ms, %u publisher(s))\n",
+              "call; librdkafka %s loop, acks=%s, linger %lld ms, %u publisher(s)%s)\n",
               n, s, static_cast<double>(n) / s, at(0.5), at(0.99), a.batch, rd_kafka_version_str(),
-              o.acks.c_str(), static_cast<long long>(o.linger.count()), a.publishers);
+              o.acks.c_str(), static_cast<long long>(o.linger.count()), a.publishers,
+              a.project_each ? ", headers projected per record" : "");
   for (auto* rk : producers) rd_kafka_destroy(rk);
 }
 
@@ -388,6 +398,7 @@ int main(int argc, char** argv) {
     else if (k == "--timeout") a.idle_s = std::stod(v);
     else if (k == "--partitions") a.partitions = std::max(1, std::stoi(v));
     else if (k == "--read") a.read = v != "0" && v != "off";
+    else if (k == "--project") a.project_each = v != "0" && v != "off";
     else die("unknown option " + k);
   }
   if (a.url.empty() || a.topic.empty()) die("--url and --topic are required");
