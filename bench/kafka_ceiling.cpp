@@ -150,8 +150,7 @@ void produce_one(rd_kafka_t* rk, const std::string& topic, const std::string& bo
         rk, RD_KAFKA_V_TOPIC(topic.c_str()),
         RD_KAFKA_V_VALUE(const_cast<char*>(body.data()), body.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_TIMESTAMP(proj.timestamp_ms.value_or(0)), RD_KAFKA_V_HEADERS(h),
-        RD_KAFKA_V_END);
+        RD_KAFKA_V_TIMESTAMP(proj.timestamp_ms.value_or(0)), RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
     rd_kafka_headers_destroy(h);
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) die(std::string("produce: ") + rd_kafka_err2str(err));
@@ -190,7 +189,8 @@ void run_publish(const args_t& a, const babelqueue::kafka::options& o, const std
         if (states[p].first_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
           die(std::string("delivery failed: ") + rd_kafka_err2str(states[p].first_error));
         }
-        lat[p].push_back(std::chrono::duration<double, std::micro>(bench_clock::now() - s0).count());
+        lat[p].push_back(
+            std::chrono::duration<double, std::micro>(bench_clock::now() - s0).count());
         done += k;
       }
     });
@@ -203,12 +203,15 @@ void run_publish(const args_t& a, const babelqueue::kafka::options& o, const std
   std::vector<double> all;
   for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
-  auto at = [&](double q) { return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))]; };
-  std::printf("publish: %zu msgs in %.3f s = %.0f msg/s; latency p50 %.1f us, p99 %.1f us (per %zu-record "
-              "call; librdkafka %s loop, acks=%s, linger %lld ms, %u publisher(s)%s)\n",
-              n, s, static_cast<double>(n) / s, at(0.5), at(0.99), a.batch, rd_kafka_version_str(),
-              o.acks.c_str(), static_cast<long long>(o.linger.count()), a.publishers,
-              a.project_each ? ", headers projected per record" : "");
+  auto at = [&](double q) {
+    return all[static_cast<std::size_t>(q * static_cast<double>(all.size() - 1))];
+  };
+  std::printf(
+      "publish: %zu msgs in %.3f s = %.0f msg/s; latency p50 %.1f us, p99 %.1f us (per %zu-record "
+      "call; librdkafka %s loop, acks=%s, linger %lld ms, %u publisher(s)%s)\n",
+      n, s, static_cast<double>(n) / s, at(0.5), at(0.99), a.batch, rd_kafka_version_str(),
+      o.acks.c_str(), static_cast<long long>(o.linger.count()), a.publishers,
+      a.project_each ? ", headers projected per record" : "");
   for (auto* rk : producers) rd_kafka_destroy(rk);
 }
 
@@ -300,9 +303,8 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
       }
       rd_kafka_message_destroy(m);
     }
-    if (first_uncommitted &&
-        (since_commit >= static_cast<std::size_t>(o.commit_batch) ||
-         now - *first_uncommitted >= o.commit_interval)) {
+    if (first_uncommitted && (since_commit >= static_cast<std::size_t>(o.commit_batch) ||
+                              now - *first_uncommitted >= o.commit_interval)) {
       commit(rk, a.topic, next, committed, /*sync=*/false);
       since_commit = 0;
       first_uncommitted.reset();
@@ -311,12 +313,12 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
   const auto t_end = bench_clock::now();
   commit(rk, a.topic, next, committed, /*sync=*/true);
   const double s = std::chrono::duration<double>(t_end - t0).count();
-  std::printf("consume: %zu msgs in %.3f s = %.0f msg/s (librdkafka %s loop%s, commit every %lld "
-              "or %lld ms)\n",
-              got, s, static_cast<double>(got) / s, rd_kafka_version_str(),
-              a.read ? " reading value + headers" : "",
-              static_cast<long long>(o.commit_batch),
-              static_cast<long long>(o.commit_interval.count()));
+  std::printf(
+      "consume: %zu msgs in %.3f s = %.0f msg/s (librdkafka %s loop%s, commit every %lld "
+      "or %lld ms)\n",
+      got, s, static_cast<double>(got) / s, rd_kafka_version_str(),
+      a.read ? " reading value + headers" : "", static_cast<long long>(o.commit_batch),
+      static_cast<long long>(o.commit_interval.count()));
   if (first_record && got > 1) {
     const double to_first = std::chrono::duration<double>(*first_record - t0).count();
     const double steady = std::chrono::duration<double>(t_end - *first_record).count();
@@ -387,6 +389,7 @@ int main(int argc, char** argv) {
     std::string k = argv[i];
     if (i + 1 >= argc) die("missing value of " + k);
     std::string v = argv[++i];
+    // clang-format off
     if (k == "--url") a.url = v;
     else if (k == "--topic" || k == "--queue") a.topic = v;
     else if (k == "--group") a.group = v;
@@ -400,6 +403,7 @@ int main(int argc, char** argv) {
     else if (k == "--read") a.read = v != "0" && v != "off";
     else if (k == "--project") a.project_each = v != "0" && v != "off";
     else die("unknown option " + k);
+    // clang-format on
   }
   if (a.url.empty() || a.topic.empty()) die("--url and --topic are required");
   auto url = babelqueue::broker_url::parse(a.url);
