@@ -76,12 +76,21 @@ result<void> producer::enqueue(rd_kafka_topic_t* rkt, std::string_view topic, st
   const std::size_t key_size = key ? key->size() : 0;
   void* opaque = reinterpret_cast<void*>(static_cast<std::uintptr_t>(base_ + slot));
   for (;;) {
+    // librdkafka's RD_KAFKA_V_* macros are GNU statement expressions (clang's -Wpedantic
+    // says so; GCC exempts macros from system headers).
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wgnu-statement-expression"
+#endif
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_.get(), RD_KAFKA_V_RKT(rkt),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_KEY(key_ptr, key_size), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_OPAQUE(opaque),
         RD_KAFKA_V_END);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};  // librdkafka owns hdrs now
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || clock::now() >= deadline) {
       rd_kafka_headers_destroy(hdrs);
