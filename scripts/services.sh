@@ -412,9 +412,15 @@ PY
 
 # kafka_ready DIR: the broker answers (2 when its process is gone).
 kafka_ready() {
-  local plain
-  alive_pid "$1/kafka.pid" 'kafka\.Kafka' >/dev/null ||
-    { echo "services: ERROR: the Kafka broker exited" >&2; return 2; }
+  local plain pid
+  if ! alive_pid "$1/kafka.pid" 'kafka\.Kafka' >/dev/null; then
+    # Just launched, the process may not have exec'd java yet (its command line is still
+    # the launching shell's): only a process that is gone has exited.
+    pid=$(head -n 1 "$1/kafka.pid" 2>/dev/null | tr -dc 0-9)
+    [[ -n $pid ]] && running "$pid" && return 1
+    echo "services: ERROR: the Kafka broker exited" >&2
+    return 2
+  fi
   read -r plain _ <"$1/ports"
   kafka_probe "$plain"
 }
