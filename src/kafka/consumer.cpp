@@ -68,7 +68,13 @@ result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string g
 }
 
 consumer::~consumer() {
-  if (rk_ && !closed_) (void)close();
+  if (!rk_) return;
+  if (!closed_) (void)close();
+  // Destroyed here, while every member its callbacks touch is alive (members declared after
+  // rk_ die before it). And without a second consumer close: ours ran above; when it timed
+  // out (e.g. a LeaveGroup under load), librdkafka's own would call the rebalance callback
+  // again from inside rd_kafka_destroy.
+  rd_kafka_destroy_flags(rk_.release(), RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
 }
 
 void consumer::on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,

@@ -52,6 +52,8 @@ producer::~producer() {
     rd_kafka_poll(rk_.get(), 0);
   }
   for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+  topics_.clear();
+  rk_.reset();  // here, while slots_ (which a late delivery report writes) is alive
 }
 
 void producer::on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* /*opaque*/) {
