@@ -62,6 +62,10 @@ std::string serialise(const bq::broker_url& u) {
   }
   out += encode(u.host);
   if (u.port) out += ':' + std::to_string(*u.port);
+  for (const auto& [h, p] : u.more_hosts) {  // `kafka://a:1,b:2`
+    out += ',' + encode(h);
+    if (p) out += ':' + std::to_string(*p);
+  }
   out += encode(u.path, true);
   char sep = '?';
   for (const auto& [k, v] : u.query) {
@@ -75,7 +79,7 @@ std::string serialise(const bq::broker_url& u) {
 bool same(const bq::broker_url& a, const bq::broker_url& b) {
   return a.scheme == b.scheme && a.user == b.user && a.password == b.password &&
          a.has_password == b.has_password && a.host == b.host && a.port == b.port &&
-         a.path == b.path && a.query == b.query;
+         a.more_hosts == b.more_hosts && a.path == b.path && a.query == b.query;
 }
 
 void check_duration_text(std::string_view text) {
@@ -195,7 +199,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   for (char c : u.scheme) FUZZ_CHECK(!(c >= 'A' && c <= 'Z'), "scheme not lower-cased");
   FUZZ_CHECK(!u.port || *u.port != 0, "port 0 accepted");
   FUZZ_CHECK(u.path.empty() || u.path.front() == '/', "path without its leading '/'");
-  FUZZ_CHECK(u.location() == u.host + u.path, "location() is not host + path");
+  std::string hosts = u.host;
+  for (const auto& [h, p] : u.more_hosts) {
+    FUZZ_CHECK(!h.empty(), "an empty host in a host list accepted");
+    FUZZ_CHECK(!p || *p != 0, "port 0 accepted in a host list");
+    hosts += ',' + h + (p ? ':' + std::to_string(*p) : std::string());
+  }
+  FUZZ_CHECK(u.location() == hosts + u.path, "location() is not the host list + path");
   (void)u.redacted();
 
   const std::string again_text = serialise(u);
