@@ -17,31 +17,6 @@ log_level level_of(int syslog_level) {
   return log_level::debug;
 }
 
-void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
-  // Pass-through properties go to the producer and the consumers alike (kafka_transport.hpp),
-  // so librdkafka's "is a consumer property and will be ignored by this producer" notes are
-  // expected, not news.
-  if (std::string_view(facility) == "CONFWARN" &&
-      std::string_view(text).find("property and will be ignored by this") != std::string_view::npos) {
-    return;
-  }
-  const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));
-  std::string line = "kafka ";
-  if (ctx != nullptr && !ctx->name.empty()) line += ctx->name + " ";
-  line += std::string(facility) + ": " + text;
-  if (ctx != nullptr && ctx->log != nullptr && *ctx->log) {
-    try {
-      (*ctx->log)(level_of(level), line);
-    } catch (...) {  // a sink must not throw; never let it unwind into librdkafka
-    }
-    return;
-  }
-  // Without a sink only warnings and errors reach stderr (as the CLI's default logger would
-  // show them); librdkafka's informational lines need options::log.
-  if (level > 4) return;
-  std::fprintf(stderr, "babelqueue %s: %s\n", std::string(to_string(level_of(level))).c_str(),
-               line.c_str());
-}
 
 // librdkafka reports connection trouble twice: a log line (facility FAIL) and an error
 // event. Without this callback the event is logged again at error level; librdkafka retries
@@ -88,6 +63,32 @@ result<void> set_passthrough(rd_kafka_conf_t* conf, const options& o) {
 }
 
 }  // namespace
+
+void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* text) {
+  // Pass-through properties go to the producer and the consumers alike (kafka_transport.hpp),
+  // so librdkafka's "is a consumer property and will be ignored by this producer" notes are
+  // expected, not news.
+  if (std::string_view(facility) == "CONFWARN" &&
+      std::string_view(text).find("property and will be ignored by this") != std::string_view::npos) {
+    return;
+  }
+  const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));
+  std::string line = "kafka ";
+  if (ctx != nullptr && !ctx->name.empty()) line += ctx->name + " ";
+  line += std::string(facility) + ": " + text;
+  if (ctx != nullptr && ctx->log != nullptr && *ctx->log) {
+    try {
+      (*ctx->log)(level_of(level), line);
+    } catch (...) {  // a sink must not throw; never let it unwind into librdkafka
+    }
+    return;
+  }
+  // Without a sink only warnings and errors reach stderr (as the CLI's default logger would
+  // show them); librdkafka's informational lines need options::log.
+  if (level > 4) return;
+  std::fprintf(stderr, "babelqueue %s: %s\n", std::string(to_string(level_of(level))).c_str(),
+               line.c_str());
+}
 
 result<void> set_property(rd_kafka_conf_t* conf, const std::string& name,
                           const std::string& value) {

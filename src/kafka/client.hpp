@@ -52,6 +52,10 @@ struct client_context {
 result<conf_ptr> producer_conf(const options& o, client_context* ctx);
 result<conf_ptr> consumer_conf(const options& o, client_context* ctx);
 
+/// One line from librdkafka (or about it): to the client's options::log, else — warnings and
+/// errors only (syslog `level` <= 4) — to stderr. Runs on librdkafka's threads too.
+void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* text);
+
 /// Sets one property; transport_errc::invalid_argument with librdkafka's message.
 result<void> set_property(rd_kafka_conf_t* conf, const std::string& name,
                           const std::string& value);

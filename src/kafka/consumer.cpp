@@ -87,17 +87,9 @@ void consumer::on_commit(rd_kafka_t* rk, rd_kafka_resp_err_t err,
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
   // An asynchronous commit failed (typically a rebalance raced it): the records are
   // delivered again to whoever owns the partition next (at-least-once). Say so.
-  const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));
-  const std::string line = "kafka " + ctx->name + ": offset commit failed (" +
-                           rd_kafka_err2str(err) + "); settled records may be delivered again";
-  if (ctx->log != nullptr && *ctx->log) {
-    try {
-      (*ctx->log)(log_level::warn, line);
-    } catch (...) {
-    }
-  } else {
-    std::fprintf(stderr, "babelqueue warn: %s\n", line.c_str());
-  }
+  const std::string text = std::string("offset commit failed (") + rd_kafka_err2str(err) +
+                           "); settled records may be delivered again";
+  log_line(rk, 4, "COMMIT", text.c_str());
 }
 
 void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {

@@ -89,14 +89,6 @@ class offset_tracker {
     return true;
   }
 
-  /// True when some partition can commit further than it has.
-  bool has_commits() const {
-    for (const auto& [p, s] : parts_) {
-      if (s.committable() > s.committed) return true;
-    }
-    return false;
-  }
-
   /// The (partition, offset) pairs to commit now — offset = the next record to consume —
   /// for every partition (or only `only`) that moved, recorded as committed.
   std::vector<std::pair<std::int32_t, std::int64_t>> take_commits(
@@ -111,13 +103,6 @@ class offset_tracker {
       }
     }
     return out;
-  }
-
-  /// Records handed out and not settled, over every partition.
-  std::size_t in_flight() const {
-    std::size_t n = 0;
-    for (const auto& [p, s] : parts_) n += s.pending();
-    return n;
   }
 
  private:
