@@ -178,6 +178,11 @@ if(TARGET babelqueue_kafka)  # Debian's librdkafka ships pkg-config files only
           DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
           COMPONENT babelqueue_development)
 endif()
+if(TARGET babelqueue_amqp10)  # Debian's Proton C++ ships no CMake package, a broken .pc
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindProton.cmake
+          DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
+          COMPONENT babelqueue_development)
+endif()
 
 unset(_babelqueue_components)
 unset(_babelqueue_pc_to_prefix)

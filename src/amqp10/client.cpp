@@ -1,0 +1,840 @@
+// The Proton C++ layer (see client.hpp): a messaging_handler on the client's own thread,
+// and the caller-side waits. Everything named `*_` below without a lock comment is touched
+// only on the Proton thread; what sits under `m_` is shared with the caller.
+#include "amqp10/client.hpp"
+
+#include "amqp10/conditions.hpp"
+#include "core/reconnect_backoff.hpp"
+
+#include <proton/binary.hpp>
+#include <proton/connection.hpp>
+#include <proton/connection_options.hpp>
+#include <proton/container.hpp>
+#include <proton/delivery.h>
+#include <proton/delivery.hpp>
+#include <proton/disposition.h>
+#include <proton/duration.hpp>
+#include <proton/error_condition.hpp>
+#include <proton/messaging_handler.hpp>
+#include <proton/receiver.hpp>
+#include <proton/receiver_options.hpp>
+#include <proton/sender.hpp>
+#include <proton/sender_options.hpp>
+#include <proton/source.hpp>
+#include <proton/source_options.hpp>
+#include <proton/ssl.hpp>
+#include <proton/target.hpp>
+#include <proton/target_options.hpp>
+#include <proton/tracker.hpp>
+#include <proton/transport.hpp>
+#include <proton/work_queue.hpp>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace babelqueue::inline v1::amqp10 {
+
+namespace {
+
+// Proton C++ 0.37 has no public way from a proton::delivery to its pn_delivery_t, and its
+// delivery::modify() does not set delivery-failed (wire-brokers §4.5): reach the protected
+// accessor through a derived class (never instantiated).
+struct delivery_access : proton::delivery {
+  static pn_delivery_t* raw(const proton::delivery& d) {
+    return (d.*(&delivery_access::pn_object))();
+  }
+};
+
+void settle_modified_failed(const proton::delivery& d) {
+  pn_delivery_t* pd = delivery_access::raw(d);
+  pn_disposition_set_failed(pn_delivery_local(pd), true);
+  pn_delivery_update(pd, PN_MODIFIED);
+  pn_delivery_settle(pd);
+}
+
+proton::binary tag_of(std::uint64_t n) {
+  proton::binary b(sizeof n, 0);
+  std::memcpy(b.data(), &n, sizeof n);
+  return b;
+}
+
+std::uint64_t tag_value(const proton::binary& b) {
+  std::uint64_t n = 0;
+  if (b.size() == sizeof n) std::memcpy(&n, b.data(), sizeof n);
+  return n;
+}
+
+// A batch of messages for one address, from a caller waiting for all of them.
+struct send_op {
+  std::vector<proton::message> messages;
+  std::size_t next = 0;      // Proton thread: the next message to send
+  std::size_t accepted = 0;  // Proton thread
+  bool done = false;         // under m_
+  bool abandoned = false;    // under m_: the caller stopped waiting
+  std::optional<error_info> error;  // under m_
+};
+
+// A settlement, from a caller waiting for it to be applied.
+struct settle_op {
+  delivery_ref ref;
+  outcome how = outcome::accept;
+  bool done = false;  // under m_
+  std::optional<error_info> error;
+};
+
+}  // namespace
+
+struct client::impl final : proton::messaging_handler {
+  explicit impl(client_config c)
+      : config(std::move(c)),
+        container_(*this),
+        backoff_(config.backoff_min, config.backoff_max) {
+    container_.auto_stop(false);
+  }
+
+  // ---- shared with the caller (under m_) -------------------------------------------
+  client_config config;
+  mutable std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> work_;
+  proton::work_queue* work_queue_ = nullptr;  // the open connection's, else null
+  bool wake_pending_ = false;
+  bool connected_ = false;
+  bool closing_ = false;
+  bool stopped_ = false;
+  bool run_finished_ = false;  // container_.run() returned for good
+  std::optional<error_info> connect_error_;  // why the last connect failed (cleared on open)
+  std::map<std::string, std::deque<inbound>, std::less<>> inbox_;
+  std::map<std::string, error_info, std::less<>> receiver_errors_;
+  std::map<std::string, bool, std::less<>> attached_;  // caller: receivers asked for
+  client_stats stats_;
+
+  // ---- Proton thread only -------------------------------------------------------------
+  struct out_link {
+    proton::sender sender;
+    bool open = false;
+    std::deque<std::shared_ptr<send_op>> queue;
+  };
+  struct flight {
+    std::shared_ptr<send_op> op;
+    std::string address;
+  };
+  struct held_delivery {
+    proton::delivery delivery;
+    std::string address;
+  };
+  proton::container container_;
+  std::thread thread_;
+  proton::connection conn_;
+  enum class state { idle, connecting, up } state_ = state::idle;
+  std::uint64_t generation_ = 0;  // connections opened so far
+  clock::time_point connect_deadline_{};  // of the connect in progress
+  bool tick_armed_ = false;
+  detail::reconnect_backoff backoff_;
+  std::map<std::string, out_link, std::less<>> senders_;
+  std::map<std::string, proton::receiver, std::less<>> receivers_;
+  std::unordered_map<std::uint64_t, flight> in_flight_;
+  std::unordered_map<std::uint64_t, held_delivery> deliveries_;
+  std::uint64_t next_tag_ = 0;
+  std::uint64_t next_delivery_ = 0;
+
+  // ---- caller side ----------------------------------------------------------------------
+
+  void start() {
+    thread_ = std::thread([this] { run(); });
+  }
+
+  void run() {
+    for (;;) {
+      try {
+        container_.run();
+        std::lock_guard lk(m_);
+        run_finished_ = true;
+        cv_.notify_all();
+        return;
+      } catch (const std::exception& e) {
+        // A Proton exception escaped a handler (none should): fail what waits, keep going
+        // unless stopping.
+        std::lock_guard lk(m_);
+        if (stopped_) {
+          run_finished_ = true;
+          cv_.notify_all();
+          return;
+        }
+        connect_error_ = error_info(transport_errc::unavailable,
+                                    config.name + ": AMQP event loop error: " + e.what());
+        cv_.notify_all();
+      }
+    }
+  }
+
+  // Hands `fn` to the Proton thread. While connected it runs in the connection's context
+  // (its work queue), so that what it changes on the connection is written out at once;
+  // otherwise a container timer runs it. One wake-up per non-empty queue.
+  bool post(std::function<void()> fn) {
+    std::unique_lock lk(m_);
+    if (stopped_) return false;
+    work_.push_back(std::move(fn));
+    if (wake_pending_) return true;
+    wake_pending_ = true;
+    if (work_queue_ != nullptr && work_queue_->add([this] { drain(true); })) return true;
+    lk.unlock();
+    container_.schedule(proton::duration::IMMEDIATE, [this] { drain(false); });
+    return true;
+  }
+
+  bool run_finished_now() const {
+    std::lock_guard lk(m_);
+    return run_finished_;
+  }
+
+  error_info closed_error() const {
+    return error_info(transport_errc::closed, config.name + " transport is closed");
+  }
+
+  // ---- Proton thread: work and connection ----------------------------------------------
+
+  // Runs the posted work. A timer (`in_connection` false) must not change a live
+  // connection — Proton writes only what a connection's own events change — so while up it
+  // hands the batch over to the connection's work queue.
+  void drain(bool in_connection) {
+    if (!in_connection && state_ == state::up && conn_) {
+      conn_.work_queue().add([this] { drain(true); });
+      return;
+    }
+    std::deque<std::function<void()>> batch;
+    {
+      std::lock_guard lk(m_);
+      batch.swap(work_);
+      wake_pending_ = false;
+    }
+    for (auto& fn : batch) {
+      try {
+        fn();
+      } catch (const std::exception& e) {
+        fail_everything(error_info(transport_errc::unavailable,
+                                   config.name + ": AMQP error: " + e.what()));
+      }
+    }
+  }
+
+  bool demand() const {
+    if (!receivers_.empty()) return true;
+    for (const auto& [address, link] : senders_) {
+      if (!link.queue.empty()) return true;
+    }
+    return false;
+  }
+
+  void ensure_connected() {
+    if (state_ != state::idle || closing()) return;
+    if (clock::now() < backoff_.next_attempt()) {
+      arm_tick();  // connects once the backoff pause is over
+      return;
+    }
+    connect();
+  }
+
+  // Proton 0.37 cannot cancel a scheduled timer, and container::run() does not return while
+  // one is pending: so no long timers. One short tick runs only while something waits on
+  // time — a connect in progress (its connect_timeout) or a reconnect pause — and stops
+  // re-arming once the client is closing.
+  static constexpr std::int64_t tick_interval_ms = 50;
+
+  void arm_tick() {
+    if (tick_armed_ || closing()) return;
+    tick_armed_ = true;
+    container_.schedule(proton::duration(tick_interval_ms), [this] {
+      tick_armed_ = false;
+      on_tick();
+    });
+  }
+
+  void on_tick() {
+    if (closing()) return;
+    if (state_ == state::connecting && clock::now() >= connect_deadline_) {
+      proton::connection stale = conn_;
+      lost(error_info(transport_errc::unavailable,
+                      config.name + ": no AMQP connection to " + config.host + ":" +
+                          std::to_string(config.port) + " within connect_timeout (" +
+                          std::to_string(config.connect_timeout.count()) + " ms)"));
+      try {
+        stale.close();
+      } catch (const std::exception&) {  // already gone
+      }
+    }
+    if (state_ == state::idle && demand()) ensure_connected();
+    if (state_ == state::connecting) arm_tick();
+  }
+
+  bool closing() const {
+    std::lock_guard lk(m_);
+    return closing_;
+  }
+
+  void connect() {
+    proton::connection_options co;
+    co.idle_timeout(proton::duration(config.idle_timeout.count()));
+    co.sasl_enabled(true);
+    if (!config.username.empty()) {
+      co.user(config.username);
+      co.password(config.password);
+      co.sasl_allowed_mechs("PLAIN");
+      co.sasl_allow_insecure_mechs(true);  // Artemis's default acceptors are plain TCP
+    } else {
+      co.sasl_allowed_mechs("ANONYMOUS");
+    }
+    std::string vhost = config.virtual_host;
+    if (config.tls.enabled) {
+      const auto mode = config.tls.verify ? proton::ssl::VERIFY_PEER_NAME
+                                          : proton::ssl::ANONYMOUS_PEER;
+      if (!config.tls.cert_file.empty()) {
+        co.ssl_client_options(proton::ssl_client_options(
+            proton::ssl_certificate(config.tls.cert_file, config.tls.key_file),
+            config.tls.ca_file, mode));
+      } else if (!config.tls.ca_file.empty()) {
+        co.ssl_client_options(proton::ssl_client_options(config.tls.ca_file, mode));
+      } else {
+        co.ssl_client_options(proton::ssl_client_options(mode));
+      }
+      // Proton checks the server's name against the AMQP open hostname.
+      if (!config.tls.server_name.empty()) vhost = config.tls.server_name;
+    }
+    if (!vhost.empty()) co.virtual_host(vhost);
+    const std::string url = std::string(config.tls.enabled ? "amqps://" : "amqp://") +
+                            config.host + ":" + std::to_string(config.port);
+    state_ = state::connecting;
+    try {
+      conn_ = container_.connect(url, co);
+    } catch (const std::exception& e) {
+      state_ = state::idle;
+      conn_ = proton::connection();
+      connect_failed(error_info(transport_errc::unavailable,
+                                config.name + ": cannot connect to " + url + ": " + e.what()));
+      return;
+    }
+    connect_deadline_ = clock::now() + config.connect_timeout;
+    arm_tick();
+  }
+
+  void connect_failed(error_info why) {
+    backoff_.failed();
+    const bool fatal = why.code == transport_errc::permission;
+    {
+      std::lock_guard lk(m_);
+      connect_error_ = why;
+      cv_.notify_all();
+    }
+    if (fatal) {
+      // A refused login does not heal by retrying: fail what waits for this connection.
+      fail_queued_sends(why);
+    } else if (demand()) {
+      ensure_connected();
+    }
+  }
+
+  // The connection is gone (or never came up): forget its links and deliveries, fail the
+  // sends it had in flight, keep unsent work for the next connection.
+  void lost(error_info why) {
+    const bool was_up = state_ == state::up;
+    state_ = state::idle;
+    conn_ = proton::connection();
+    for (auto& [tag, f] : in_flight_) {
+      complete(f.op, error_info(transport_errc::unavailable,
+                                config.name + ": connection lost before the broker confirmed " +
+                                    "the message (unconfirmed): " + why.message,
+                                {}, why.native));
+    }
+    in_flight_.clear();
+    for (auto& [address, link] : senders_) {
+      link.sender = proton::sender();
+      link.open = false;
+      // A batch cut in the middle cannot be resumed on a new connection without resending.
+      while (!link.queue.empty() && link.queue.front()->next > 0) {
+        complete(link.queue.front(), error_info(transport_errc::unavailable,
+                                                config.name + ": connection lost during a " +
+                                                    "batch (unconfirmed): " + why.message));
+        link.queue.pop_front();
+      }
+    }
+    for (auto& [address, r] : receivers_) r = proton::receiver();
+    deliveries_.clear();
+    {
+      std::lock_guard lk(m_);
+      connected_ = false;
+      work_queue_ = nullptr;
+      for (auto& [address, q] : inbox_) q.clear();  // unsettled: the broker redelivers them
+      // A drain handed to the dead connection's work queue may never run: a timer does it.
+      if (wake_pending_) {
+        container_.schedule(proton::duration::IMMEDIATE, [this] { drain(false); });
+      }
+    }
+    if (was_up) {
+      backoff_.succeeded();  // the first reconnect after a working connection is immediate
+      {
+        std::lock_guard lk(m_);
+        connect_error_ = why;
+        cv_.notify_all();
+      }
+      if (demand()) ensure_connected();
+    } else {
+      connect_failed(std::move(why));
+    }
+  }
+
+  void fail_queued_sends(const error_info& why) {
+    for (auto& [address, link] : senders_) {
+      for (auto& op : link.queue) complete(op, why);
+      link.queue.clear();
+    }
+  }
+
+  void fail_everything(const error_info& why) {
+    for (auto& [tag, f] : in_flight_) complete(f.op, why);
+    in_flight_.clear();
+    fail_queued_sends(why);
+  }
+
+  void complete(const std::shared_ptr<send_op>& op, std::optional<error_info> error) {
+    std::lock_guard lk(m_);
+    if (op->done) return;
+    op->done = true;
+    op->error = std::move(error);
+    cv_.notify_all();
+  }
+
+  bool abandoned(const send_op& op) const {
+    std::lock_guard lk(m_);
+    return op.abandoned || op.done;
+  }
+
+  std::vector<proton::symbol> capabilities() const { return config.link_capabilities; }
+
+  void open_sender(const std::string& address, out_link& link) {
+    proton::sender_options so;
+    so.delivery_mode(proton::delivery_mode::AT_LEAST_ONCE);
+    so.target(proton::target_options().address(address).capabilities(capabilities()));
+    link.sender = conn_.open_sender(address, so);
+    link.open = false;
+  }
+
+  void open_receiver(const std::string& address) {
+    proton::receiver_options ro;
+    ro.auto_accept(false);
+    ro.credit_window(0);  // credit is given back per settled message (see settle)
+    ro.delivery_mode(proton::delivery_mode::AT_LEAST_ONCE);
+    ro.source(proton::source_options().address(address).capabilities(capabilities()));
+    proton::receiver r = conn_.open_receiver(address, ro);
+    r.add_credit(config.prefetch);
+    receivers_[address] = r;
+  }
+
+  // Sends what the credit allows from the head of an address's queue.
+  void pump(const std::string& address, out_link& link) {
+    if (!link.open || !link.sender) return;
+    while (!link.queue.empty() && link.sender.credit() > 0) {
+      auto op = link.queue.front();
+      if (op->next == 0 && abandoned(*op)) {
+        link.queue.pop_front();
+        continue;
+      }
+      const std::uint64_t tag = ++next_tag_;
+      link.sender.send(op->messages[op->next], tag_of(tag));
+      op->messages[op->next] = proton::message();  // sent: free its body now
+      ++op->next;
+      in_flight_[tag] = flight{op, address};
+      if (op->next == op->messages.size()) link.queue.pop_front();
+    }
+  }
+
+  // ---- work items ----------------------------------------------------------------------
+
+  void do_send(const std::string& address, const std::shared_ptr<send_op>& op) {
+    auto& link = senders_[address];
+    link.queue.push_back(op);
+    if (state_ != state::up) {
+      ensure_connected();
+      return;
+    }
+    if (!link.sender) open_sender(address, link);
+    pump(address, link);
+  }
+
+  void do_attach(const std::string& address) {
+    if (receivers_.count(address) == 0) receivers_[address] = proton::receiver();
+    if (state_ != state::up) {
+      ensure_connected();
+      return;
+    }
+    if (!receivers_[address]) open_receiver(address);
+  }
+
+  void do_settle(const std::shared_ptr<settle_op>& op) {
+    std::optional<error_info> error;
+    auto it = deliveries_.find(op->ref.id);
+    if (op->ref.connection != generation_ || state_ != state::up) {
+      error = error_info(transport_errc::unavailable,
+                         config.name + ": the connection this message arrived on was lost; " +
+                             "the broker delivers it again");
+    } else if (it == deliveries_.end()) {
+      error = error_info(transport_errc::invalid_argument,
+                         config.name + ": message unknown or already settled");
+    } else {
+      proton::delivery d = it->second.delivery;
+      const std::string address = it->second.address;
+      deliveries_.erase(it);
+      switch (op->how) {
+        case outcome::accept:
+          d.accept();
+          break;
+        case outcome::modified_failed:
+          settle_modified_failed(d);
+          break;
+        case outcome::release:
+          d.release();
+          break;
+        case outcome::reject:
+          d.reject();
+          break;
+      }
+      if (auto r = receivers_.find(address); r != receivers_.end() && r->second) {
+        r->second.add_credit(1);
+      }
+    }
+    std::lock_guard lk(m_);
+    op->done = true;
+    op->error = std::move(error);
+    cv_.notify_all();
+  }
+
+  void do_close() {
+    if (state_ == state::up || state_ == state::connecting) {
+      try {
+        conn_.close();
+        return;  // on_transport_close stops the container
+      } catch (const std::exception&) {
+      }
+    }
+    container_.stop();
+  }
+
+  // ---- Proton events -------------------------------------------------------------------
+
+  bool current(const proton::connection& c) const { return conn_ && c == conn_; }
+
+  void on_connection_open(proton::connection& c) override {
+    if (!current(c)) return;
+    state_ = state::up;
+    ++generation_;
+    backoff_.succeeded();
+    {
+      std::lock_guard lk(m_);
+      connected_ = true;
+      work_queue_ = &c.work_queue();
+      connect_error_.reset();
+      ++stats_.connects;
+      cv_.notify_all();
+    }
+    for (auto& [address, r] : receivers_) open_receiver(address);
+    for (auto& [address, link] : senders_) {
+      if (!link.queue.empty()) open_sender(address, link);
+    }
+  }
+
+  void on_sender_open(proton::sender& s) override {
+    auto it = senders_.find(s.target().address());
+    if (it == senders_.end() || !(it->second.sender == s)) return;
+    it->second.open = true;
+    pump(it->first, it->second);
+  }
+
+  void on_sendable(proton::sender& s) override {
+    auto it = senders_.find(s.target().address());
+    if (it == senders_.end() || !(it->second.sender == s)) return;
+    it->second.open = true;
+    pump(it->first, it->second);
+  }
+
+  std::optional<flight> take_flight(const proton::tracker& t) {
+    auto it = in_flight_.find(tag_value(t.tag()));
+    if (it == in_flight_.end()) return std::nullopt;
+    flight f = std::move(it->second);
+    in_flight_.erase(it);
+    return f;
+  }
+
+  void on_tracker_accept(proton::tracker& t) override {
+    auto f = take_flight(t);
+    if (!f) return;
+    {
+      std::lock_guard lk(m_);
+      ++stats_.accepted;
+    }
+    if (++f->op->accepted == f->op->messages.size()) complete(f->op, std::nullopt);
+  }
+
+  void on_tracker_reject(proton::tracker& t) override {
+    if (auto f = take_flight(t)) {
+      complete(f->op, error_info(transport_errc::refused,
+                                 config.name + ": the broker rejected the message on '" +
+                                     f->address + "'"));
+    }
+  }
+
+  void on_tracker_release(proton::tracker& t) override {
+    if (auto f = take_flight(t)) {
+      complete(f->op, error_info(transport_errc::refused,
+                                 config.name + ": the broker released the message on '" +
+                                     f->address + "' without storing it"));
+    }
+  }
+
+  void on_tracker_settle(proton::tracker& t) override {
+    if (auto f = take_flight(t)) {  // settled with no outcome we know
+      complete(f->op, error_info(transport_errc::refused,
+                                 config.name + ": the broker settled the message on '" +
+                                     f->address + "' without accepting it"));
+    }
+  }
+
+  void on_message(proton::delivery& d, proton::message& m) override {
+    proton::receiver r = d.receiver();
+    const std::string address = r.source().address();
+    const std::uint64_t id = ++next_delivery_;
+    deliveries_.emplace(id, held_delivery{d, address});
+    inbound in;
+    swap(in.message, m);
+    in.ref = delivery_ref{id, generation_};
+    std::lock_guard lk(m_);
+    ++stats_.delivered;
+    inbox_[address].push_back(std::move(in));
+    cv_.notify_all();
+  }
+
+  void link_failed(const std::string& address, bool sender, const proton::error_condition& c) {
+    error_info why = from_condition(c, config.name, (sender ? "sending to '" : "receiving from '") +
+                                                        address + "'");
+    if (sender) {
+      auto it = senders_.find(address);
+      if (it == senders_.end()) return;
+      for (auto& op : it->second.queue) complete(op, why);
+      for (auto f = in_flight_.begin(); f != in_flight_.end();) {
+        if (f->second.address == address) {
+          complete(f->second.op, why);
+          f = in_flight_.erase(f);
+        } else {
+          ++f;
+        }
+      }
+      senders_.erase(it);
+    } else {
+      receivers_.erase(address);
+      std::lock_guard lk(m_);
+      receiver_errors_[address] = why;
+      attached_.erase(address);
+      cv_.notify_all();
+    }
+  }
+
+  void on_sender_error(proton::sender& s) override {
+    const std::string address = s.target().address();
+    auto it = senders_.find(address);
+    if (it != senders_.end() && it->second.sender == s) link_failed(address, true, s.error());
+  }
+
+  void on_sender_close(proton::sender& s) override {
+    const std::string address = s.target().address();
+    auto it = senders_.find(address);
+    if (it != senders_.end() && it->second.sender == s && !closing()) {
+      link_failed(address, true,
+                  proton::error_condition("amqp:link:detach-forced", "the broker closed the link"));
+    }
+  }
+
+  void on_receiver_error(proton::receiver& r) override {
+    const std::string address = r.source().address();
+    auto it = receivers_.find(address);
+    if (it != receivers_.end() && it->second == r) link_failed(address, false, r.error());
+  }
+
+  void on_receiver_close(proton::receiver& r) override {
+    const std::string address = r.source().address();
+    auto it = receivers_.find(address);
+    if (it != receivers_.end() && it->second == r && !closing()) {
+      link_failed(address, false,
+                  proton::error_condition("amqp:link:detach-forced", "the broker closed the link"));
+    }
+  }
+
+  void on_transport_error(proton::transport& t) override {
+    if (!current(t.connection())) return;
+    lost(from_condition(t.error(), config.name,
+                        "connection to " + config.host + ":" + std::to_string(config.port)));
+  }
+
+  void on_connection_error(proton::connection& c) override {
+    if (!current(c)) return;
+    lost(from_condition(c.error(), config.name,
+                        "connection to " + config.host + ":" + std::to_string(config.port)));
+  }
+
+  void on_transport_close(proton::transport& t) override {
+    if (closing()) {
+      container_.stop();
+      return;
+    }
+    if (!current(t.connection())) return;
+    lost(error_info(transport_errc::unavailable, config.name + ": connection closed"));
+  }
+
+  void on_session_error(proton::session&) override {}
+  void on_error(const proton::error_condition&) override {}
+};
+
+client::client(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+
+client::~client() {
+  if (impl_) (void)close(clock::now() + std::chrono::milliseconds(500));
+}
+
+result<std::unique_ptr<client>> client::open(client_config config) {
+  auto i = std::make_unique<impl>(std::move(config));
+  const auto deadline = clock::now() + i->config.connect_timeout;
+  impl* p = i.get();
+  std::unique_ptr<client> c(new client(std::move(i)));
+  p->start();
+  p->post([p] { p->ensure_connected(); });
+  std::unique_lock lk(p->m_);
+  p->cv_.wait_until(lk, deadline, [p] { return p->connected_ || p->connect_error_.has_value(); });
+  if (p->connected_) return c;
+  error_info why = p->connect_error_.value_or(error_info(
+      transport_errc::unavailable, p->config.name + ": no AMQP connection to " + p->config.host +
+                                       ":" + std::to_string(p->config.port) +
+                                       " within connect_timeout"));
+  lk.unlock();
+  (void)c->close(clock::now() + std::chrono::milliseconds(500));
+  return fail(std::move(why));
+}
+
+result<void> client::send(std::string_view address, std::vector<proton::message> messages,
+                          clock::time_point deadline) {
+  if (messages.empty()) return {};
+  auto op = std::make_shared<send_op>();
+  op->messages = std::move(messages);
+  impl* p = impl_.get();
+  if (!p->post([p, op, a = std::string(address)] { p->do_send(a, op); })) {
+    return fail(p->closed_error());
+  }
+  std::unique_lock lk(p->m_);
+  p->cv_.wait_until(lk, deadline, [&] { return op->done || p->stopped_; });
+  if (op->done) {
+    if (op->error) return fail(*op->error);
+    return {};
+  }
+  op->abandoned = true;
+  if (p->stopped_) return fail(p->closed_error());
+  if (!p->connected_ && p->connect_error_) {
+    error_info why = *p->connect_error_;
+    why.message += " (gave up at operation_timeout)";
+    return fail(std::move(why));
+  }
+  return fail(transport_errc::timeout,
+              p->config.name + ": the broker did not confirm the message on '" +
+                  std::string(address) + "' within operation_timeout (unconfirmed)");
+}
+
+result<std::optional<inbound>> client::receive(std::string_view address,
+                                               clock::time_point deadline) {
+  impl* p = impl_.get();
+  std::unique_lock lk(p->m_);
+  if (p->stopped_ || p->closing_) return fail(p->closed_error());
+  auto& q = p->inbox_[std::string(address)];
+  if (!q.empty()) {
+    inbound in = std::move(q.front());
+    q.pop_front();
+    return std::optional<inbound>(std::move(in));
+  }
+  if (auto e = p->receiver_errors_.find(address); e != p->receiver_errors_.end()) {
+    error_info why = std::move(e->second);
+    p->receiver_errors_.erase(e);
+    return fail(std::move(why));
+  }
+  const bool attached = p->attached_.count(address) != 0;
+  if (!attached || !p->connected_) {
+    p->attached_[std::string(address)] = true;
+    lk.unlock();
+    p->post([p, a = std::string(address)] { p->do_attach(a); });
+    lk.lock();
+  }
+  p->cv_.wait_until(lk, deadline, [&] {
+    return !q.empty() || p->stopped_ || p->receiver_errors_.count(address) != 0 ||
+           (!p->connected_ && p->connect_error_ &&
+            p->connect_error_->code == transport_errc::permission);
+  });
+  if (!q.empty()) {
+    inbound in = std::move(q.front());
+    q.pop_front();
+    return std::optional<inbound>(std::move(in));
+  }
+  if (p->stopped_) return fail(p->closed_error());
+  if (auto e = p->receiver_errors_.find(address); e != p->receiver_errors_.end()) {
+    error_info why = std::move(e->second);
+    p->receiver_errors_.erase(e);
+    return fail(std::move(why));
+  }
+  if (!p->connected_ && p->connect_error_) return fail(*p->connect_error_);
+  return std::optional<inbound>();
+}
+
+result<void> client::settle(const delivery_ref& ref, outcome how, clock::time_point deadline) {
+  auto op = std::make_shared<settle_op>();
+  op->ref = ref;
+  op->how = how;
+  impl* p = impl_.get();
+  if (!p->post([p, op] { p->do_settle(op); })) return fail(p->closed_error());
+  std::unique_lock lk(p->m_);
+  p->cv_.wait_until(lk, deadline, [&] { return op->done || p->stopped_; });
+  if (op->done) {
+    if (op->error) return fail(*op->error);
+    return {};
+  }
+  if (p->stopped_) return fail(p->closed_error());
+  return fail(transport_errc::timeout,
+              p->config.name + ": settlement not applied within operation_timeout");
+}
+
+result<void> client::close(clock::time_point deadline) {
+  impl* p = impl_.get();
+  {
+    std::lock_guard lk(p->m_);
+    if (p->closing_) return {};
+    p->closing_ = true;
+  }
+  p->post([p] { p->do_close(); });
+  {
+    std::lock_guard lk(p->m_);
+    p->stopped_ = true;  // no more work is accepted; waiting calls return `closed`
+    p->cv_.notify_all();
+  }
+  // The Proton thread ends once the connection is closed; past the deadline, stop it.
+  {
+    std::unique_lock lk(p->m_);
+    p->cv_.wait_until(lk, deadline, [p] { return p->run_finished_; });
+  }
+  if (!p->run_finished_now()) p->container_.stop();
+  if (p->thread_.joinable()) p->thread_.join();
+  return {};
+}
+
+client_stats client::stats() const {
+  std::lock_guard lk(impl_->m_);
+  return impl_->stats_;
+}
+
+}  // namespace babelqueue::inline v1::amqp10

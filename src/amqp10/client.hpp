@@ -1,0 +1,133 @@
+#pragma once
+// The AMQP 1.0 layer the Artemis (and Azure Service Bus) bindings share, on Qpid Proton C++
+// 0.37: one connection driven by Proton's event loop on a thread owned by the client,
+// behind blocking calls that the transport seam needs — a confirmed send, a receive with a
+// timeout, and settlement of what was received.
+//
+// Why a thread: Proton C++'s container only runs inside container::run(); it cannot be
+// pumped from the caller's thread with a timeout. Every Proton object (connection, links,
+// deliveries, trackers) lives and dies on that thread: callers hand it work through a
+// queue (one container::schedule wake-up per non-empty queue) and wait on a condition
+// variable; what crosses threads is plain data (proton::message values, numeric ids).
+//
+// Credit is manual: each receiver starts with `prefetch` credit and gets one back for each
+// message settled, so at most `prefetch` unsettled messages per address are held — a slow
+// caller never makes the client buffer without bound.
+//
+// Connection loss fails the sends in flight (unavailable, "unconfirmed"); unsent work waits
+// for a reconnect within its caller's deadline. Deliveries of a lost connection can no
+// longer be settled (the broker redelivers them). Reconnects happen only on demand (a send,
+// a receive, or attached receivers) with the shared backoff schedule.
+//
+// Thread-safety: a client is used by one caller thread at a time (the transport contract);
+// internally it synchronises with its Proton thread.
+
+#include <babelqueue/result.hpp>
+
+#include <proton/message.hpp>
+#include <proton/symbol.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace babelqueue::inline v1::amqp10 {
+
+struct tls_config {
+  bool enabled = false;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string server_name;
+  bool verify = true;
+};
+
+struct client_config {
+  std::string host;
+  std::uint16_t port = 5672;
+  /// Empty: SASL ANONYMOUS; else SASL PLAIN (allowed over plain TCP).
+  std::string username;
+  std::string password;
+  /// The AMQP `open` hostname (virtual host); empty = host.
+  std::string virtual_host;
+  tls_config tls;
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds idle_timeout{30000};
+  std::chrono::milliseconds backoff_min{100};
+  std::chrono::milliseconds backoff_max{5000};
+  /// Credit of each receiver (unsettled messages held per address).
+  std::uint32_t prefetch = 64;
+  /// Capabilities put on every sender target and receiver source (Artemis: `queue`).
+  std::vector<proton::symbol> link_capabilities;
+  /// Names the binding in error messages ("artemis").
+  std::string name = "amqp";
+};
+
+/// How a received message is settled.
+enum class outcome {
+  accept,          ///< `accepted`: done, the broker forgets it
+  modified_failed, ///< `modified{delivery-failed=true}`: back to the queue, counted as failed
+  release,         ///< `released`: back to the queue, not counted
+  reject,          ///< `rejected`: the broker's own dead-letter handling
+};
+
+/// Identifies a received delivery for settlement.
+struct delivery_ref {
+  std::uint64_t id = 0;
+  std::uint64_t connection = 0;  ///< the connection generation it arrived on
+};
+
+struct inbound {
+  proton::message message;
+  delivery_ref ref;
+};
+
+struct client_stats {
+  std::int64_t connects = 0;
+  std::int64_t accepted = 0;
+  std::int64_t delivered = 0;
+};
+
+class client {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  /// Starts the Proton thread and connects once: transport_errc::unavailable when the
+  /// broker cannot be reached before connect_timeout, transport_errc::permission for a
+  /// refused login.
+  static result<std::unique_ptr<client>> open(client_config config);
+  ~client();
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+
+  /// Sends each message to `address` unsettled and waits until the broker accepted all of
+  /// them (or the first failure), at most until `deadline`.
+  result<void> send(std::string_view address, std::vector<proton::message> messages,
+                    clock::time_point deadline);
+
+  /// The next message of `address` (attaching a receiver on first use), waiting until
+  /// `deadline`. nullopt when nothing arrived.
+  result<std::optional<inbound>> receive(std::string_view address, clock::time_point deadline);
+
+  /// Settles a received delivery. transport_errc::unavailable when its connection was lost;
+  /// invalid_argument when it is unknown or already settled.
+  result<void> settle(const delivery_ref& ref, outcome how, clock::time_point deadline);
+
+  /// Closes the connection (unsettled deliveries go back to the broker) and stops the
+  /// Proton thread, waiting at most until `deadline`. Every later call fails with
+  /// transport_errc::closed.
+  result<void> close(clock::time_point deadline);
+
+  client_stats stats() const;
+
+ private:
+  struct impl;
+  explicit client(std::unique_ptr<impl> impl);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace babelqueue::inline v1::amqp10
