@@ -1,0 +1,150 @@
+// The D5 runtime rules over artemis:// (the App on Artemis): retry arithmetic with the DLQ
+// carrying 3 in the body and bq_attempts, poison bytes dead-lettered unchanged, the
+// broker's delivery-count honoured, unknown-URN release, trace_id as correlation-id on
+// every hop, headers surviving a retry.
+#include "artemis/artemis_fixture.hpp"
+
+#include <babelqueue/runtime/app.hpp>
+
+#include <proton/binary.hpp>
+#include <proton/message_id.hpp>
+#include <proton/scalar.hpp>
+
+#include <stdexcept>
+
+using namespace std::chrono_literals;
+using babelqueue::json;
+
+namespace {
+
+class ArtemisApp : public bqtest::ArtemisTest {
+ protected:
+  babelqueue::app_options app_opts() {
+    babelqueue::artemis::register_transport();
+    babelqueue::app_options o;
+    o.queue = queue_;
+    o.poll_timeout = 300ms;
+    o.dead_letter = true;
+    return o;
+  }
+};
+
+std::string prop(const proton::message& m, const std::string& name) {
+  if (!m.properties().exists(name)) return "<unset>";
+  return proton::get<std::string>(m.properties().get(name));
+}
+
+std::string text_body(const proton::message& m) {
+  if (m.body().type() == proton::BINARY) return std::string(proton::get<proton::binary>(m.body()));
+  return proton::get<std::string>(m.body());
+}
+
+}  // namespace
+
+TEST_F(ArtemisApp, RetriesSeeZeroOneTwoAndTheDlqCarriesThreeInBodyAndProperty) {
+  babelqueue::app app(bqtest::artemis_url(), app_opts());
+  std::vector<std::int64_t> seen;
+  app.handle("urn:babel:orders:created", [&](babelqueue::message& m) {
+    seen.push_back(m.attempts());
+    throw std::runtime_error("Payment gateway timeout");
+  });
+  auto id = app.publish("urn:babel:orders:created", json{{"order_id", 1}},
+                        {.queue = "", .trace_id = "trace-artemis-1", .hdrs = {}});
+  ASSERT_TRUE(id) << id.error().message;
+  auto n = app.drain();
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(*n, 3u);
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1, 2}));
+  EXPECT_EQ(peer_->drain(queue_), 0);
+  auto dlq = peer_->get(queue_ + ".dlq");
+  ASSERT_TRUE(dlq);
+  auto env = babelqueue::decode(text_body(*dlq)).value();
+  EXPECT_EQ(env.attempts(), 3);
+  EXPECT_EQ(env.id(), *id);
+  EXPECT_EQ(env.trace_id(), "trace-artemis-1");
+  ASSERT_TRUE(env.dead_letter());
+  EXPECT_EQ(env.dead_letter()->reason, "failed");
+  EXPECT_EQ(prop(*dlq, "bq_attempts"), "3");
+  EXPECT_EQ(proton::get<std::string>(dlq->correlation_id()), "trace-artemis-1")
+      << "trace_id on every hop";
+  EXPECT_EQ(dlq->subject(), "urn:babel:orders:created");
+}
+
+TEST_F(ArtemisApp, PoisonBytesAreDeadLetteredUnchanged) {
+  const std::vector<std::string> garbage = {"not json", std::string("\xff\xfe\x00 bin", 7),
+                                            R"({"job":"urn:babel:x:y"})"};
+  for (const auto& g : garbage) {
+    proton::message m;
+    m.body(proton::binary(g));
+    ASSERT_TRUE(peer_->send(queue_, m));
+  }
+  babelqueue::app app(bqtest::artemis_url(), app_opts());
+  app.handle("urn:babel:test:item", [](babelqueue::message&) {});
+  ASSERT_TRUE(app.drain());
+  for (const auto& g : garbage) {
+    auto m = peer_->get(queue_ + ".dlq");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(text_body(*m), g) << "the original bytes, never re-encoded";
+  }
+  EXPECT_EQ(peer_->drain(queue_), 0);
+}
+
+TEST_F(ArtemisApp, TheBrokersDeliveryCountCountsTowardsTheLimit) {
+  // Two failed deliveries elsewhere (a .NET/Node consumer's modified{delivery-failed}):
+  // body attempts 0, delivery-count 2. One more failure reaches 3.
+  {
+    auto t = open();
+    ASSERT_TRUE(t);
+    ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(5)));
+    for (int i = 0; i < 2; ++i) {
+      auto got = t->receive(queue_, 5s);
+      ASSERT_TRUE(got && got->has_value());
+      ASSERT_TRUE(t->release(**got));
+    }
+  }
+  babelqueue::app app(bqtest::artemis_url(), app_opts());
+  std::vector<std::int64_t> seen;
+  app.handle("urn:babel:test:item", [&](babelqueue::message& m) {
+    seen.push_back(m.attempts());
+    throw std::runtime_error("boom");
+  });
+  ASSERT_TRUE(app.drain());
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{2}));
+  auto dlq = peer_->get(queue_ + ".dlq");
+  ASSERT_TRUE(dlq);
+  EXPECT_EQ(babelqueue::decode(text_body(*dlq))->attempts(), 3);
+}
+
+TEST_F(ArtemisApp, AnUnknownUrnIsReleasedUnchanged) {
+  auto o = app_opts();
+  o.on_unknown_urn = babelqueue::unknown_urn_strategy::release;
+  o.max_attempts = 100;
+  babelqueue::app app(bqtest::artemis_url(), o);
+  app.handle("urn:babel:test:item", [](babelqueue::message&) {});
+  const std::string stranger = bqtest::envelope_text(1, "urn:babel:other:thing");
+  {
+    auto t = open();
+    ASSERT_TRUE(t->publish(queue_, stranger, {{"traceparent", "tp-x"}}));
+  }
+  ASSERT_TRUE(app.drain());
+  auto m = peer_->get(queue_);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(text_body(*m), stranger) << "same bytes";
+  EXPECT_EQ(prop(*m, "traceparent"), "tp-x") << "same properties";
+  EXPECT_GE(m->delivery_count(), 1u) << "modified{delivery-failed}: the broker counted it";
+}
+
+TEST_F(ArtemisApp, OutOfBandHeadersSurviveARetry) {
+  babelqueue::app app(bqtest::artemis_url(), app_opts());
+  std::vector<std::string> seen;
+  int calls = 0;
+  app.handle("urn:babel:test:item", [&](babelqueue::message& m) {
+    auto it = m.hdrs().find("tenant");
+    seen.push_back(it == m.hdrs().end() ? "<none>" : it->second);
+    if (++calls == 1) throw std::runtime_error("once");
+  });
+  ASSERT_TRUE(app.publish("urn:babel:test:item", json{{"n", 1}},
+                          {.queue = "", .trace_id = "", .hdrs = {{"tenant", "acme"}}}));
+  ASSERT_TRUE(app.drain());
+  EXPECT_EQ(seen, (std::vector<std::string>{"acme", "acme"}));
+}
