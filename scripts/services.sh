@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
-#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka); one
-#                                             already running from this run directory is kept
+#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis);
+#                                             one already running from this run dir is kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
 #   bash scripts/services.sh env              print the export lines (= services.env)
 #   bash scripts/services.sh kafka-ctl ACTION what $BABELQUEUE_KAFKA_CTL runs (see below)
+#   bash scripts/services.sh artemis-ctl ACTION  what $BABELQUEUE_ARTEMIS_CTL runs
 #
 # State lives in one run directory, $BABELQUEUE_SERVICES_DIR (default <repo>/build/services):
 #   services.env       `export VAR=value` lines of every started service: `source` it
@@ -40,8 +41,29 @@
 #                                          after 30 s), kill = SIGKILL and wait, start = the same
 #                                          ports and data again, back once it is ready
 #                                          (topics, records and committed offsets survive)
+#   artemis   BABELQUEUE_ARTEMIS_URL       artemis://admin:admin@127.0.0.1:<port> (Apache ActiveMQ
+#                                          Artemis 2.40.0, AMQP 1.0 acceptor; login required:
+#                                          SASL PLAIN admin/admin, no ANONYMOUS). Address
+#                                          settings: `#` defaults to ANYCAST routing (a bare
+#                                          link to a fresh address makes a queue), `multicast.#`
+#                                          keeps Artemis's stock MULTICAST defaults
+#             BABELQUEUE_ARTEMIS_TLS_URL   artemis+ssl://admin:admin@localhost:<port> (AMQP 1.0
+#                                          over TLS on 127.0.0.1; server certificate DNS:localhost
+#                                          and IP:127.0.0.1 signed by the CA below; no client
+#                                          certificate required)
+#             BABELQUEUE_ARTEMIS_TLS_CA    PEM of the throwaway CA that signed both certificates
+#             BABELQUEUE_ARTEMIS_TLS_CERT  client certificate PEM (the broker does not ask for it)
+#             BABELQUEUE_ARTEMIS_TLS_KEY   client private key PEM
+#             BABELQUEUE_ARTEMIS_CORE_URL  tcp://127.0.0.1:<port>, the all-protocols acceptor
+#                                          (for the artemis CLI: --url ... --user admin
+#                                          --password admin)
+#             BABELQUEUE_ARTEMIS_HOME      the broker instance directory (bin/artemis, etc/, data/)
+#             BABELQUEUE_ARTEMIS_CTL       "$BABELQUEUE_ARTEMIS_CTL" stop | kill | start | restart |
+#                                          kill-restart | pid like the Kafka one (persistence on:
+#                                          durable messages survive a restart), and
+#                                          queue-stat [ARGS] = `artemis queue stat` against it
 #
-# Adding a service (artemis, elasticmq, pulsar ...) is three functions below,
+# Adding a service (elasticmq, pulsar ...) is three functions below,
 # <name>_start DIR (start the server with `launch`, which records its PID, wait until a
 # client round trip works, write DIR/env), <name>_alive DIR and <name>_stop DIR, plus its
 # name in `known`.
@@ -49,7 +71,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
-known=(rabbitmq redis kafka)  # also the order of services.env
+known=(rabbitmq redis kafka artemis)  # also the order of services.env
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 ready_timeout=${BABELQUEUE_SERVICES_TIMEOUT:-90}
 
@@ -159,6 +181,37 @@ wait_ready() {
   done
 }
 
+# tls_material DIR [P12_PASSWORD]: throwaway CA (ca.pem), server (server.pem/.key: CN and SAN
+# DNS:localhost, SAN IP:127.0.0.1) and client (client.pem/.key) certificates in DIR; with
+# P12_PASSWORD also server.p12, the server key and certificate chain as a PKCS12 keystore (for
+# Java servers).
+tls_material() {
+  local d=$1 p12=${2:-} name
+  (
+    cd "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=babelqueue test CA" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+      -keyout ca.key -out ca.pem
+    printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >server.ext
+    printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
+      "extendedKeyUsage=clientAuth" >client.ext
+    for name in server client; do
+      local cn=localhost
+      [[ $name == client ]] && cn=babelqueue-test-client
+      openssl req -newkey rsa:2048 -nodes -subj "/CN=$cn" -keyout "$name.key" -out "$name.csr"
+      openssl x509 -req -in "$name.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+        -extfile "$name.ext" -out "$name.pem"
+    done
+    if [[ -n $p12 ]]; then
+      openssl pkcs12 -export -name server -in server.pem -inkey server.key -certfile ca.pem \
+        -passout "pass:$p12" -out server.p12
+    fi
+    rm -f ./*.csr ./*.ext ca.srl
+    chmod 600 ./*.key
+  ) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; return 1; }
+}
+
 # -- redis ------------------------------------------------------------------------------
 redis_start() {
   local dir=$1 port
@@ -184,30 +237,6 @@ as_rabbitmq=()
 if ((EUID == 0)); then
   as_rabbitmq=(setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups)
 fi
-
-# tls_material DIR: throwaway CA, server (CN/SAN localhost, 127.0.0.1) and client certificates.
-tls_material() {
-  local d=$1 name
-  (
-    cd "$d"
-    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=babelqueue test CA" \
-      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-      -keyout ca.key -out ca.pem
-    printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=CA:FALSE" \
-      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >server.ext
-    printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature,keyEncipherment" \
-      "extendedKeyUsage=clientAuth" >client.ext
-    for name in server client; do
-      local cn=localhost
-      [[ $name == client ]] && cn=babelqueue-test-client
-      openssl req -newkey rsa:2048 -nodes -subj "/CN=$cn" -keyout "$name.key" -out "$name.csr"
-      openssl x509 -req -in "$name.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
-        -extfile "$name.ext" -out "$name.pem"
-    done
-    rm -f ./*.csr ./*.ext ca.srl
-    chmod 600 ./*.key
-  ) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log" >&2; return 1; }
-}
 
 rabbitmq_start() {
   local dir=$1 amqp tls dist epmd node cookie f
@@ -331,47 +360,73 @@ rabbitmq_stop() {
   stop_pid "$dir/epmd.pid" epmd 5
 }
 
+# -- downloads --------------------------------------------------------------------------
+# Java servers (kafka, artemis) come from Maven Central, downloaded once into a cache
+# directory ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/<service>-<key> shared by every run
+# directory and reused while the key (what is downloaded) is unchanged.
+cache_root=${BABELQUEUE_CACHE_DIR:-$HOME/.cache/babelqueue}
+download_timeout=${BABELQUEUE_DOWNLOAD_TIMEOUT:-${BABELQUEUE_KAFKA_DOWNLOAD_TIMEOUT:-1200}}
+
+# cache_fill CACHE NEEDS LABEL FETCH: makes sure the cache directory CACHE holds NEEDS (a path
+# in it): unless the stamp file CACHE/complete and NEEDS exist, runs FETCH in CACHE, under
+# CACHE/.lock (a second run directory waits for the first one's download instead of starting
+# its own). FETCH prints a one-line summary, written into the stamp only after FETCH
+# succeeded, so an interrupted download is redone.
+cache_fill() {
+  local cache=$1 needs=$2 label=$3 fetch=$4 rc=0
+  [[ -f $cache/complete && -e $cache/$needs ]] && return 0
+  command -v mvn >/dev/null || die "mvn not installed (scripts/apt-packages.txt: maven)"
+  mkdir -p "$cache"
+  (
+    flock -w "$download_timeout" 8 || die "another download holds $cache/.lock"
+    [[ -f $cache/complete && -e $cache/$needs ]] && exit 0  # done by the holder of the lock
+    rm -f "$cache/complete"
+    say "$label: downloading with Maven into $cache (once)"
+    t=$SECONDS
+    cd "$cache"
+    summary=$("$fetch") || exit 1
+    [[ -e $needs ]] || die "$label: the download made no $cache/$needs"
+    echo "$summary" >complete
+    say "$label: downloaded in $((SECONDS - t)) s ($summary)"
+  ) 8>"$cache/.lock" 9>&- || rc=$?
+  return "$rc"
+}
+
+# mvn_quiet ARGS...: `mvn -B -q ARGS` in the current directory, bounded by the download
+# timeout; its output goes to mvn.log, whose tail is printed when it fails.
+mvn_quiet() {
+  if ! timeout --foreground "$download_timeout" mvn -B -q "$@" >mvn.log 2>&1 </dev/null; then
+    echo "services: ERROR: the Maven download failed; last lines of $PWD/mvn.log:" >&2
+    tail -n 30 mvn.log >&2
+    return 1
+  fi
+}
+
 # -- kafka ------------------------------------------------------------------------------
 # Apache Kafka 4.1.1 as one KRaft node (process.roles=broker,controller) run straight from
 # the Maven Central jars of scripts/kafka/pom.xml (no release tarball). The jars are
 # downloaded once (mvn dependency:copy-dependencies, about 55 MB) into
 # ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/kafka-<hash of the pom>/libs and reused by every
-# run while the pom is unchanged; the stamp file `complete` is written only after a whole
-# download, so an interrupted one is redone. The node itself (config, data, log) lives in
+# run while the pom is unchanged (cache_fill). The node itself (config, data, log) lives in
 # the run directory and is formatted afresh at each start.
 kafka_pom=$repo/scripts/kafka/pom.xml
-cache_root=${BABELQUEUE_CACHE_DIR:-$HOME/.cache/babelqueue}
-kafka_download_timeout=${BABELQUEUE_KAFKA_DOWNLOAD_TIMEOUT:-1200}
 kafka_libs=  # set by kafka_fetch
 
-# kafka_fetch: sets kafka_libs to the jar directory, downloading it first when needed. The
-# cache is shared by run directories: a lock keeps two downloads apart.
+# kafka_fetch: sets kafka_libs to the jar directory, downloading it first when needed.
 kafka_fetch() {
-  local cache t rc=0
+  local cache
   cache=$cache_root/kafka-$(sha256sum "$kafka_pom" | cut -c1-16)
   kafka_libs=$cache/libs
-  [[ -f $cache/complete && -d $kafka_libs ]] && return 0
-  command -v mvn >/dev/null || die "mvn not installed (scripts/apt-packages.txt: maven)"
-  mkdir -p "$cache"
-  (
-    flock -w "$kafka_download_timeout" 8 || die "another download holds $cache/.lock"
-    [[ -f $cache/complete && -d $cache/libs ]] && exit 0  # done by the holder of the lock
-    rm -rf "$cache/libs" "$cache/complete"
-    cp "$kafka_pom" "$cache/pom.xml"
-    say "kafka: downloading the broker's jars with Maven into $cache/libs (once per pom)"
-    t=$SECONDS
-    if ! (cd "$cache" && timeout --foreground "$kafka_download_timeout" mvn -B -q \
-        dependency:copy-dependencies -DoutputDirectory=libs -DincludeScope=runtime \
-        >mvn.log 2>&1 </dev/null); then
-      echo "services: ERROR: the Maven download failed; last lines of $cache/mvn.log:" >&2
-      tail -n 30 "$cache/mvn.log" >&2
-      exit 1
-    fi
-    ls "$cache/libs"/kafka_2.13-*.jar >/dev/null 2>&1 || die "no kafka_2.13 jar in $cache/libs"
-    echo "$(ls "$cache/libs" | wc -l) jars, $(du -sh "$cache/libs" | cut -f1)" >"$cache/complete"
-    say "kafka: jars downloaded in $((SECONDS - t)) s ($(cat "$cache/complete"))"
-  ) 8>"$cache/.lock" 9>&- || rc=$?
-  return "$rc"
+  cache_fill "$cache" libs kafka kafka_download
+}
+
+# kafka_download: the jars of the pom into ./libs (cache_fill's FETCH).
+kafka_download() {
+  rm -rf libs
+  cp "$kafka_pom" pom.xml
+  mvn_quiet dependency:copy-dependencies -DoutputDirectory=libs -DincludeScope=runtime || return 1
+  ls libs/kafka_2.13-*.jar >/dev/null 2>&1 || die "no kafka_2.13 jar in $PWD/libs"
+  echo "$(ls libs | wc -l) jars, $(du -sh libs | cut -f1)"
 }
 
 # kafka_launch DIR: starts the broker of DIR (configured by kafka_start) on its ports and data.
@@ -505,45 +560,227 @@ kafka_alive() {
 
 kafka_stop() { stop_pid "$1/kafka.pid" 'kafka\.Kafka' 30 group; }
 
-# kafka_kill DIR: SIGKILL, then wait until the process is gone.
-kafka_kill() {
-  local pid i
-  pid=$(alive_pid "$1/kafka.pid" 'kafka\.Kafka') || return 0
-  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 100; i++)); do
-    alive_pid "$1/kafka.pid" 'kafka\.Kafka' >/dev/null || return 0
-    sleep 0.1
-  done
-  die "the Kafka broker (PID $pid) survived SIGKILL"
-}
-
 # kafka_ctl ACTION: BABELQUEUE_KAFKA_CTL, on the broker of this run directory. After a
 # SIGKILL the new broker is ready only once the controller has let the killed incarnation's
 # session expire (broker.session.timeout.ms, 9 s): kill-restart takes 16-21 s, restart 7-14
 # (2 cores, idle to busy).
 kafka_ctl() {
-  local dir=$run/kafka t=$SECONDS
-  [[ -f $dir/ports && -f $dir/server.properties ]] ||
-    die "no Kafka broker in $run (services.sh start kafka)"
+  local rc=0
+  broker_ctl kafka Kafka 'kafka\.Kafka' "$@" || rc=$?
+  ((rc != 3)) ||
+    die "usage: \$BABELQUEUE_KAFKA_CTL stop | kill | start | restart | kill-restart | pid"
+  return "$rc"
+}
+
+# -- artemis ----------------------------------------------------------------------------
+# Apache ActiveMQ Artemis 2.40.0, for the AMQP 1.0 transport. The binary distribution
+# (org.apache.activemq:apache-artemis:2.40.0:tar.gz:bin from Maven Central, 47 MB) is
+# downloaded and unpacked once into ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/artemis-2.40.0
+# (cache_fill). Each start makes a fresh broker instance in the run directory (`artemis
+# create`, about 3 s) and adapts it with scripts/artemis/configure.py: one JVM (-Xms64M
+# -Xmx512M), acceptors on free loopback ports only: `artemis` (all protocols; for the CLI),
+# `amqp`, and `amqps` (TLS, PKCS12 keystore of tls_material's server certificate); address
+# settings `#` with ANYCAST routing defaults and `multicast.#` with the stock MULTICAST ones.
+# Persistence stays on (journal without fsync), so durable messages survive a restart.
+artemis_version=2.40.0
+artemis_dist=  # set by artemis_fetch
+artemis_class='org\.apache\.activemq\.artemis\.boot\.Artemis'
+# The variables bin/artemis and its profiles would take from the caller instead of the
+# instance's settings (e.g. JAVA_ARGS replaces the heap settings).
+artemis_env=(env -u JAVA_ARGS -u JAVA_ARGS_APPEND -u DEBUG_ARGS -u LOGGING_ARGS
+  -u ARTEMIS_INSTANCE -u ARTEMIS_HOME -u ARTEMIS_CLUSTER_PROPS)
+
+# artemis_fetch: sets artemis_dist to the unpacked distribution, downloading it first when
+# needed.
+artemis_fetch() {
+  local cache=$cache_root/artemis-$artemis_version
+  artemis_dist=$cache/apache-artemis-$artemis_version
+  cache_fill "$cache" "apache-artemis-$artemis_version/bin/artemis" artemis artemis_download
+}
+
+# artemis_download: the distribution, unpacked into ./apache-artemis-<version> (cache_fill's
+# FETCH); the tarball is deleted (Maven's local repository keeps a copy).
+artemis_download() {
+  local v=$artemis_version tarball=apache-artemis-$artemis_version-bin.tar.gz size
+  rm -rf "apache-artemis-$v" "$tarball"
+  mvn_quiet dependency:copy "-Dartifact=org.apache.activemq:apache-artemis:$v:tar.gz:bin" \
+    -DoutputDirectory=. || return 1
+  size=$(du -h "$tarball" | cut -f1) || return 1
+  tar xzf "$tarball" || return 1
+  rm -f "$tarball"
+  echo "apache-artemis-$v-bin.tar.gz $size, unpacked $(du -sh "apache-artemis-$v" | cut -f1)"
+}
+
+# artemis_launch DIR: starts the broker instance of DIR (made by artemis_start).
+artemis_launch() {
+  local dir=$1 dist
+  dist=$(cat "$dir/dist")
+  [[ -f $dist/../complete ]] || die "the Artemis distribution $dist is gone (start artemis anew)"
+  echo "[$(date '+%F %T')] services.sh: starting the broker" >>"$dir/artemis.log"
+  # artemis_ready reads the log from here on (a restarted broker appends to the old log)
+  wc -c <"$dir/artemis.log" >"$dir/log-offset"
+  : >"$dir/probe.log"
+  launch "$dir/artemis.pid" "$dir/artemis.log" -- \
+    "${artemis_env[@]}" "$dir/instance/bin/artemis" run
+}
+
+# artemis_probe DIR PORT [--tls CA]: an AMQP 1.0 round trip as admin
+# (scripts/artemis/amqp-probe.py); its complaint goes to DIR/probe.log.
+artemis_probe() {
+  local dir=$1 port=$2
+  shift 2
+  python3 "$repo/scripts/artemis/amqp-probe.py" 127.0.0.1 "$port" admin admin "$@" \
+    2>>"$dir/probe.log" </dev/null 9>&-
+}
+
+# artemis_ready DIR: the broker logged AMQ221007 (server active) since its launch and an AMQP
+# round trip works on the amqp and on the amqps acceptor (verifying the server certificate
+# against the CA, for the name localhost); 2 when its process is gone or a port was taken.
+artemis_ready() {
+  local dir=$1 pid core amqp tls off since
+  if ! alive_pid "$dir/artemis.pid" "$artemis_class" >/dev/null; then
+    # just launched, bin/artemis may not have exec'd java yet
+    pid=$(head -n 1 "$dir/artemis.pid" 2>/dev/null | tr -dc 0-9)
+    [[ -n $pid ]] && running "$pid" && return 1
+    echo "services: ERROR: the Artemis broker exited" >&2
+    return 2
+  fi
+  read -r core amqp tls <"$dir/ports"
+  off=$(cat "$dir/log-offset" 2>/dev/null) || off=0
+  since=$(tail -c "+$((off + 1))" "$dir/artemis.log")
+  if grep -q 'Address already in use' <<<"$since"; then
+    echo "services: ERROR: one of the Artemis ports ($core $amqp $tls) is taken" >&2
+    return 2
+  fi
+  grep -q AMQ221007 <<<"$since" || return 1
+  artemis_probe "$dir" "$amqp" && artemis_probe "$dir" "$tls" --tls "$dir/tls/ca.pem"
+}
+
+artemis_start() {
+  local dir=$1 core amqp tls pass t created f
+  for f in java openssl; do
+    command -v "$f" >/dev/null || die "$f not found (scripts/apt-packages.txt)"
+  done
+  artemis_fetch || return 1
+  read -r core amqp tls < <(free_ports 3)
+  echo "$core $amqp $tls" >"$dir/ports"
+  echo "$artemis_dist" >"$dir/dist"
+  mkdir -p "$dir/tls"
+  pass=$(openssl rand -hex 16)
+  tls_material "$dir/tls" "$pass" || return 1
+  t=$SECONDS
+  # --default-port: the `artemis` acceptor's port; configure.py moves and adds the others.
+  if ! "${artemis_env[@]}" "$artemis_dist/bin/artemis" create "$dir/instance" --silent --force \
+      --user admin --password admin --require-login --host 127.0.0.1 --default-port "$core" \
+      --no-web --no-autotune --no-fsync --java-memory 512M \
+      --no-stomp-acceptor --no-mqtt-acceptor --no-hornetq-acceptor \
+      >"$dir/create.log" 2>&1 </dev/null 9>&- ||
+    ! python3 "$repo/scripts/artemis/configure.py" "$dir/instance" "$core" "$amqp" "$tls" \
+      "$dir/tls/server.p12" "$pass" >>"$dir/create.log" 2>&1; then
+    echo "services: ERROR: creating the Artemis instance failed:" >&2
+    cat "$dir/create.log" >&2
+    return 1
+  fi
+  created=$((SECONDS - t))
+  # The control script of BABELQUEUE_ARTEMIS_CTL.
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# stop | kill | start | restart | kill-restart | pid | queue-stat [ARGS]: the babelqueue"
+    echo "# test Artemis broker of $dir (written by scripts/services.sh; see its header)."
+    printf 'BABELQUEUE_SERVICES_DIR=%q exec bash %q artemis-ctl "$@"\n' \
+      "$run" "$repo/scripts/services.sh"
+  } >"$dir/artemisctl"
+  chmod 755 "$dir/artemisctl"
+
+  artemis_launch "$dir"
+  wait_ready "$ready_timeout" artemis_ready "$dir" "$dir/artemis.log" "$dir/probe.log" ||
+    return 1
+  {
+    env_line BABELQUEUE_ARTEMIS_URL "artemis://admin:admin@127.0.0.1:$amqp"
+    env_line BABELQUEUE_ARTEMIS_TLS_URL "artemis+ssl://admin:admin@localhost:$tls"
+    env_line BABELQUEUE_ARTEMIS_TLS_CA "$dir/tls/ca.pem"
+    env_line BABELQUEUE_ARTEMIS_TLS_CERT "$dir/tls/client.pem"
+    env_line BABELQUEUE_ARTEMIS_TLS_KEY "$dir/tls/client.key"
+    env_line BABELQUEUE_ARTEMIS_CORE_URL "tcp://127.0.0.1:$core"
+    env_line BABELQUEUE_ARTEMIS_HOME "$dir/instance"
+    env_line BABELQUEUE_ARTEMIS_CTL "$dir/artemisctl"
+  } >"$dir/env"
+  say "artemis ready in $((SECONDS - t)) s (instance created in $created s):" \
+    "amqp 127.0.0.1:$amqp, amqps 127.0.0.1:$tls, core 127.0.0.1:$core"
+}
+
+artemis_alive() {
+  [[ -f $1/ports ]] && artemis_ready "$1" 2>/dev/null
+}
+
+artemis_stop() { stop_pid "$1/artemis.pid" "$artemis_class" 30 group; }
+
+# artemis_ctl ACTION [ARGS]: BABELQUEUE_ARTEMIS_CTL, on the broker of this run directory:
+# broker_ctl's actions, and queue-stat [ARGS] (`artemis queue stat` as admin, ARGS e.g.
+# --queueName NAME or --json).
+artemis_ctl() {
+  local rc=0 dir=$run/artemis core
+  if [[ ${1:-} == queue-stat ]]; then
+    shift
+    [[ -f $dir/ports ]] || die "no Artemis broker in $run (services.sh start artemis)"
+    read -r core _ <"$dir/ports"
+    # (without the CLI's "Connection brokerURL = ..." line)
+    "${artemis_env[@]}" "$dir/instance/bin/artemis" queue stat --silent \
+      --url "tcp://127.0.0.1:$core" --user admin --password admin "$@" </dev/null 9>&- |
+      sed '/^Connection brokerURL = /d'
+    return
+  fi
+  broker_ctl artemis Artemis "$artemis_class" "$@" || rc=$?
+  ((rc != 3)) || die "usage: \$BABELQUEUE_ARTEMIS_CTL stop | kill | start | restart |" \
+    "kill-restart | pid | queue-stat [ARGS]"
+  return "$rc"
+}
+
+# -- broker control (kafka, artemis) ------------------------------------------------------
+# kill_wait PIDFILE PATTERN LABEL: SIGKILL (to the process group), then wait until the
+# process is gone.
+kill_wait() {
+  local pid i
+  pid=$(alive_pid "$1" "$2") || return 0
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    alive_pid "$1" "$2" >/dev/null || return 0
+    sleep 0.1
+  done
+  die "the $3 broker (PID $pid) survived SIGKILL"
+}
+
+# broker_ctl NAME LABEL PATTERN ACTION: the control command of the broker NAME of this run
+# directory, whose PID file is NAME/NAME.pid (a process matching PATTERN), whose log is
+# NAME/NAME.log, and which has NAME_launch DIR, NAME_ready DIR and NAME_stop DIR:
+#   stop = NAME_stop (SIGTERM, wait, SIGKILL after 30 s), kill = SIGKILL and wait,
+#   start = NAME_launch on the same ports and data, back once NAME_ready (a running broker
+#   is kept), restart = stop + start, kill-restart = kill + start, pid = print its PID.
+# Returns 3 for any other ACTION.
+broker_ctl() {
+  local name=$1 label=$2 pattern=$3 action=${4:-} dir=$run/$1 t=$SECONDS
+  [[ -f $dir/ports ]] || die "no $label broker in $run (services.sh start $name)"
   dir=$(readlink -f "$dir")
-  case ${1:-} in
-    stop) kafka_stop "$dir" ;;
-    kill) kafka_kill "$dir" ;;
-    pid) alive_pid "$dir/kafka.pid" 'kafka\.Kafka' || die "the Kafka broker is not running" ;;
+  case $action in
+    stop) "${name}_stop" "$dir" ;;
+    kill) kill_wait "$dir/$name.pid" "$pattern" "$label" ;;
+    pid) alive_pid "$dir/$name.pid" "$pattern" || die "the $label broker is not running" ;;
     start | restart | kill-restart)
-      case $1 in
-        restart) kafka_stop "$dir" ;;
-        kill-restart) kafka_kill "$dir" ;;
+      case $action in
+        restart) "${name}_stop" "$dir" ;;
+        kill-restart) kill_wait "$dir/$name.pid" "$pattern" "$label" ;;
       esac
-      if alive_pid "$dir/kafka.pid" 'kafka\.Kafka' >/dev/null; then
-        say "kafka already running"
+      if alive_pid "$dir/$name.pid" "$pattern" >/dev/null; then
+        say "$name already running"
       else
-        kafka_launch "$dir"
+        "${name}_launch" "$dir"
       fi
-      wait_ready "$ready_timeout" kafka_ready "$dir" "$dir/kafka.log" || exit 1
-      say "kafka $1: ready in $((SECONDS - t)) s"
+      # (probe.log: artemis's readiness probe)
+      wait_ready "$ready_timeout" "${name}_ready" "$dir" "$dir/$name.log" "$dir/probe.log" ||
+        exit 1
+      say "$name $action: ready in $((SECONDS - t)) s"
       ;;
-    *) die "usage: \$BABELQUEUE_KAFKA_CTL stop | kill | start | restart | kill-restart | pid" ;;
+    *) return 3 ;;
   esac
 }
 
@@ -624,19 +861,19 @@ case $cmd in
     flock -w 300 9 || die "another services.sh holds $run/.lock"
     "$cmd" "$@"
     ;;
-  kafka-ctl)
+  kafka-ctl | artemis-ctl)
     [[ -d $run ]] || die "no run directory $run"
     run=$(cd "$run" && pwd)
     exec 9>"$run/.lock"
     flock -w 300 9 || die "another services.sh holds $run/.lock"
-    kafka_ctl "$@"
+    "${cmd%-ctl}_ctl" "$@"
     ;;
   env)
     [[ -f $run/services.env ]] && grep '^export ' "$run/services.env"
     exit 0
     ;;
   *)
-    sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -7,14 +7,15 @@
 # cannot be reached: the interop tests must never silently skip in CI.
 #
 # Environment: BABELQUEUE_PEER_VERSION (default 1.24.0, the newest on PyPI when pinned),
-#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp,kafka: pika for the RabbitMQ
-#              and confluent-kafka for the Kafka interop tests), BABELQUEUE_PEER_VENV (default
-#              build/.venv-peer), PYTHON (default python3).
+#              BABELQUEUE_PEER_EXTRAS (default redis,gdpr,amqp,kafka,artemis: pika for the
+#              RabbitMQ, confluent-kafka for the Kafka and python-qpid-proton for the Artemis
+#              interop tests), BABELQUEUE_PEER_VENV (default build/.venv-peer), PYTHON
+#              (default python3).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${BABELQUEUE_PEER_VERSION:-1.24.0}
-extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis}
 venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
 python=${PYTHON:-python3}
 marker="$version [$extras]"
@@ -24,6 +25,7 @@ imports=babelqueue
 [[ ,$extras, == *,amqp,* ]] && imports+=,pika
 [[ ,$extras, == *,kafka,* ]] && imports+=,confluent_kafka
 [[ ,$extras, == *,redis,* ]] && imports+=,redis
+[[ ,$extras, == *,artemis,* ]] && imports+=,proton
 
 installed() {
   [[ -x "$venv/bin/python" ]] && [[ -f "$venv/.babelqueue-peer" ]] &&

@@ -10,7 +10,7 @@
 #            rabbitmq, kafka (the tsan test preset's filter; interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
-# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka) start in the background
+# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis) start in the background
 # right after deps, while dev compiles; every CTest phase waits for them and sees their
 # BABELQUEUE_* variables (build/services/services.env); they are stopped on every exit path.
 # BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
@@ -22,7 +22,8 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
-#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka"; "" for none)
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis";
+#                           "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
 
@@ -125,10 +126,11 @@ elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
 fi
 
 # -- services (background) -------------------------------------------------------------
-# Started now so that RabbitMQ and Kafka boot while dev compiles (Kafka's jars are downloaded
-# on the first run, into a cache kept across runs); services_ready waits for them before
-# the first CTest run. The EXIT trap stops them whatever happens (failure, Ctrl-C, TERM).
-services=${BABELQUEUE_SERVICES-rabbitmq redis kafka}
+# Started now so that RabbitMQ, Kafka and Artemis boot while dev compiles (the Kafka jars and
+# the Artemis distribution are downloaded on the first run, into a cache kept across runs);
+# services_ready waits for them before the first CTest run. The EXIT trap stops them
+# whatever happens (failure, Ctrl-C, TERM).
+services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis}
 export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
 export BABELQUEUE_REQUIRE_SERVICES=1
 services_pid=
