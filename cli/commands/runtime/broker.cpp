@@ -16,6 +16,9 @@
 #ifdef BABELQUEUE_HAVE_KAFKA
 #include <babelqueue/kafka/kafka_transport.hpp>
 #endif
+#ifdef BABELQUEUE_HAVE_ARTEMIS
+#include <babelqueue/artemis/artemis_transport.hpp>
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -65,6 +68,9 @@ void register_builtin_transports() {
 #ifdef BABELQUEUE_HAVE_KAFKA
     babelqueue::kafka::register_transport();
 #endif
+#ifdef BABELQUEUE_HAVE_ARTEMIS
+    babelqueue::artemis::register_transport();
+#endif
   });
 }
 
@@ -93,8 +99,8 @@ std::string default_broker_url() {
 CLI::Option* add_broker_option(CLI::App* cmd, std::string& url) {
   return cmd->add_option(
       "--broker", url,
-      "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT, amqp://USER:PASS@HOST:PORT/VHOST "
-      "...). Default: "
+      "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT, amqp://USER:PASS@HOST:PORT/VHOST, "
+      "kafka://HOST:PORT, artemis://USER:PASS@HOST:PORT ...). Default: "
       "$BABELQUEUE_BROKER, else " +
 #ifdef BABELQUEUE_HAVE_SQLITE
           std::string("sqlite://$XDG_STATE_HOME/babelqueue/queue.db "

@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
-# CLI over amqp://: publish in one process, consume in another against the shared RabbitMQ
-# node; stdout carries only the messages; unknown URNs are dead-lettered; retries counted.
-# usage: cli_test.sh BABELQUEUE_BINARY   (needs BABELQUEUE_RABBITMQ_URL)
+# The CLI over a queue broker (amqp://, artemis://): publish in one process, consume in
+# another against the shared server; stdout carries only the messages; unknown URNs are
+# dead-lettered; retries counted; a refused login is a clear error without the password.
+# usage: broker_cli_test.sh BABELQUEUE_BINARY URL_VARIABLE SERVICE
+#   e.g. broker_cli_test.sh build/dev/cli/babelqueue BABELQUEUE_ARTEMIS_URL artemis
 set -euo pipefail
-BQ=$1
+BQ=$1 VAR=$2 SERVICE=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
-if [ -z "${BABELQUEUE_RABBITMQ_URL:-}" ]; then
+if [ -z "${!VAR:-}" ]; then
   if [ "${BABELQUEUE_REQUIRE_SERVICES:-}" = 1 ] || [ "${CI:-}" = true ]; then
-    fail "BABELQUEUE_RABBITMQ_URL is not set (scripts/services.sh start rabbitmq)"
+    fail "$VAR is not set (scripts/services.sh start $SERVICE)"
   fi
-  echo "skipped: no RabbitMQ (scripts/services.sh start rabbitmq)"; exit 0
+  echo "skipped: no $SERVICE (scripts/services.sh start $SERVICE)"; exit 0
 fi
-B=$BABELQUEUE_RABBITMQ_URL
+B=${!VAR}
 Q="bq-cli-$$"
 
 echo "-- publish in one process, consume in another ($Q)"
 id1=$("$BQ" publish --broker "$B" --queue "$Q" urn:babel:orders:created \
       --data '{"order_id":1,"big":12345678901234567890,"s":"caf\u00e9"}' \
-      --trace-id trace-amqp --header traceparent=00-abc)
+      --trace-id trace-cli --header traceparent=00-abc)
 id2=$("$BQ" publish --broker "$B" --queue "$Q" urn:babel:other:thing)
 [ ${#id1} -eq 36 ] || fail "publish printed '$id1', not a meta.id"
 out=$("$BQ" consume --broker "$B" --queue "$Q" --timeout 1 -q \
@@ -25,7 +27,7 @@ out=$("$BQ" consume --broker "$B" --queue "$Q" --timeout 1 -q \
 [ "$(wc -l <<<"$out")" -eq 1 ] || fail "expected one handled line, got: $out"
 grep -q "\"id\":\"$id1\"" <<<"$out" || fail "handled message is not $id1"
 grep -q '"big":12345678901234567890,"s":"café"' <<<"$out" || fail "--data changed: $out"
-grep -q '"trace_id":"trace-amqp"' <<<"$out" || fail "trace_id changed"
+grep -q '"trace_id":"trace-cli"' <<<"$out" || fail "trace_id changed"
 dlq=$("$BQ" consume --broker "$B" --queue "$Q.dlq" --max 1 -q)
 grep -q "\"id\":\"$id2\"" <<<"$dlq" || fail "unknown URN not dead-lettered: $dlq"
 grep -q '"attempts":0,"dead_letter":{"reason":"unknown_urn","error":null' <<<"$dlq" || fail "bad DLQ block: $dlq"
