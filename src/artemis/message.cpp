@@ -46,6 +46,7 @@ proton::message to_message(std::string_view body, const headers& hdrs,
 
 std::string body_of(const proton::message& m) {
   const proton::value& v = m.body();
+  if (v.empty()) return {};  // no body section at all (the fuzzer's first find)
   switch (v.type()) {
     case proton::STRING:
       return proton::get<std::string>(v);
@@ -54,7 +55,11 @@ std::string body_of(const proton::message& m) {
     case proton::SYMBOL:
       return std::string(proton::get<proton::symbol>(v));
     default:
-      return proton::to_string(v);
+      try {
+        return proton::to_string(v);
+      } catch (const proton::error&) {
+        return "<an AMQP body Proton cannot print>";
+      }
   }
 }
 

@@ -21,7 +21,7 @@ proton::message to_message(std::string_view body, const headers& hdrs,
 /// The envelope bytes of a received message: an `amqp-value` string or binary, or `data`
 /// sections (a STOMP or JMS BytesMessage producer). Any other body (an AMQP sequence, a
 /// map, null) is not an envelope: its Proton text form is returned, which the runtime then
-/// dead-letters as undecodable rather than dropping it.
+/// dead-letters as undecodable rather than dropping it. No body section reads as empty.
 std::string body_of(const proton::message& m);
 
 /// The string application properties minus the contract ones.
