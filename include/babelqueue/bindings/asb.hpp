@@ -219,9 +219,7 @@ inline std::optional<std::int64_t> integer_of(std::string_view text) {
 template <class T>
 std::optional<std::int64_t> integer_of(const T& value) {
   using V = std::remove_cvref_t<T>;
-  if constexpr (std::is_same_v<V, bool> || detail::is_character<V>) {
-    return std::nullopt;
-  } else if constexpr (std::is_integral_v<V>) {
+  if constexpr (std::is_integral_v<V> && !std::is_same_v<V, bool> && !detail::is_character<V>) {
     if (!std::in_range<std::int64_t>(value)) return std::nullopt;
     return static_cast<std::int64_t>(value);
   } else if constexpr (std::is_floating_point_v<V>) {
@@ -236,7 +234,7 @@ std::optional<std::int64_t> integer_of(const T& value) {
   } else if constexpr (detail::is_variant<V>::value) {
     return std::visit([](const auto& alt) { return integer_of(alt); }, value);
   } else {
-    return std::nullopt;
+    return std::nullopt;  // bool, a character, anything else
   }
 }
 

@@ -59,8 +59,8 @@ bool is_scheme_char(char c) noexcept {
 
 // Endpoint: <scheme>://<host>[:<port>][/]. Fills host and port; the error message otherwise.
 result<void> parse_endpoint(std::string_view value, connection_string& out) {
-  const auto bad = [](std::string why) {
-    return refuse(auth_errc::invalid_value, "connection string: Endpoint " + why,
+  const auto bad = [](std::string_view why) {
+    return refuse(auth_errc::invalid_value, "connection string: Endpoint " + std::string(why),
                   key_names[endpoint_key]);
   };
   const auto sep = value.find("://");
