@@ -79,7 +79,7 @@ endfunction()
 # -- the table ---------------------------------------------------------------------------
 # The envelope codec and the JSON canonicalizer: the shared JSON envelope corpus plus the
 # conformance fixtures. They run the full time; the other parsers' input spaces are smaller,
-# so they get half of it (`scripts/fuzz.sh 60` = 2 x 60 s + 4 x 30 s = 4 min of fuzzing).
+# so they get half of it, or a quarter (see scripts/fuzz.sh for the total).
 babelqueue_fuzz_target(decode REQUIRES core
   SEEDS corpus ${BABELQUEUE_CONFORMANCE_DIR}/fixtures DICTS json.dict)
 babelqueue_fuzz_target(canonicalize REQUIRES core
@@ -108,6 +108,10 @@ babelqueue_fuzz_target(schema REQUIRES schema
 # GDPR field encryption: unprotect of hostile ciphertexts, protect/unprotect round trip.
 babelqueue_fuzz_target(gdpr_unprotect REQUIRES gdpr
   SEEDS corpus-gdpr_unprotect DICTS json.dict gdpr_unprotect.dict SHARE 50)
+# The Azure Service Bus connection-string parser and SAS token (src/amqp10/sas/, target
+# babelqueue_asb_auth): a small input space, so a quarter of the time.
+babelqueue_fuzz_target(asb_connection_string REQUIRES asb_auth
+  SEEDS corpus-asb_connection_string DICTS asb_connection_string.dict SHARE 25)
 
 # -- replay under CTest ------------------------------------------------------------------
 get_property(BABELQUEUE_FUZZ_TARGETS GLOBAL PROPERTY BABELQUEUE_FUZZ_TARGETS)
