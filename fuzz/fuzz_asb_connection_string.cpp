@@ -1,6 +1,6 @@
 // Fuzz target: the Azure Service Bus connection-string parser and the SAS token
 // (include/babelqueue/amqp10/connection_string.hpp, sas_token.hpp; target
-// babelqueue_asb_auth). The input is a connection string, as a user or an environment
+// babelqueue::amqp10). The input is a connection string, as a user or an environment
 // variable hands it over.
 //
 // Invariants:

@@ -108,9 +108,9 @@ babelqueue_fuzz_target(schema REQUIRES schema
 # GDPR field encryption: unprotect of hostile ciphertexts, protect/unprotect round trip.
 babelqueue_fuzz_target(gdpr_unprotect REQUIRES gdpr
   SEEDS corpus-gdpr_unprotect DICTS json.dict gdpr_unprotect.dict SHARE 50)
-# The Azure Service Bus connection-string parser and SAS token (src/amqp10/sas/, target
-# babelqueue_asb_auth): a small input space, so a quarter of the time.
-babelqueue_fuzz_target(asb_connection_string REQUIRES asb_auth
+# The Azure Service Bus connection-string parser and SAS token (src/amqp10/, in
+# babelqueue::amqp10): a small input space, so a quarter of the time.
+babelqueue_fuzz_target(asb_connection_string REQUIRES amqp10
   SEEDS corpus-asb_connection_string DICTS asb_connection_string.dict SHARE 25)
 
 # -- replay under CTest ------------------------------------------------------------------

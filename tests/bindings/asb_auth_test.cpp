@@ -1,4 +1,4 @@
-// The Azure Service Bus credentials helpers (babelqueue_asb_auth): the SAS token against the
+// The Azure Service Bus credentials helpers (babelqueue::amqp10): the SAS token against the
 // Python azure-servicebus generator, and the connection-string parser.
 #include <babelqueue/amqp10/connection_string.hpp>
 #include <babelqueue/amqp10/sas_token.hpp>

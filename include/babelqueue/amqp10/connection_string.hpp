@@ -27,7 +27,7 @@
 ///    transport's decision, not the parser's.
 /// Error messages name keys, never values (a value may be a secret).
 ///
-/// Part of the target `babelqueue_asb_auth` (src/amqp10/sas/).
+/// Part of the component `babelqueue::amqp10` (src/amqp10/).
 /// @note Thread-safety: pure and thread-safe.
 
 #include <babelqueue/amqp10/auth_error.hpp>

@@ -22,7 +22,7 @@
 /// only the single encoding names the policy right; this follows .NET. The two agree for
 /// every key name made of unreserved bytes only, such as `RootManageSharedAccessKey`.
 ///
-/// Part of the target `babelqueue_asb_auth` (src/amqp10/sas/; OpenSSL libcrypto).
+/// Part of the component `babelqueue::amqp10` (src/amqp10/; OpenSSL libcrypto).
 /// @note Thread-safety: pure and thread-safe (OpenSSL 3's one-shot HMAC is).
 
 #include <babelqueue/amqp10/auth_error.hpp>
