@@ -12,6 +12,8 @@
 #include <proton/container.hpp>
 #include <proton/delivery.h>
 #include <proton/delivery.hpp>
+#include <proton/codec.h>
+#include <proton/condition.h>
 #include <proton/disposition.h>
 #include <proton/duration.hpp>
 #include <proton/error_condition.hpp>
@@ -58,6 +60,27 @@ void settle_modified_failed(const proton::delivery& d) {
   pn_delivery_settle(pd);
 }
 
+void settle_rejected(const proton::delivery& d, const settlement& how) {
+  pn_delivery_t* pd = delivery_access::raw(d);
+  if (!how.condition.empty()) {
+    pn_condition_t* c = pn_disposition_condition(pn_delivery_local(pd));
+    pn_condition_set_name(c, how.condition.c_str());
+    if (!how.description.empty()) pn_condition_set_description(c, how.description.c_str());
+    if (!how.info.empty()) {
+      pn_data_t* info = pn_condition_info(c);
+      pn_data_put_map(info);
+      pn_data_enter(info);
+      for (const auto& [k, v] : how.info) {
+        pn_data_put_symbol(info, pn_bytes(k.size(), k.data()));
+        pn_data_put_string(info, pn_bytes(v.size(), v.data()));
+      }
+      pn_data_exit(info);
+    }
+  }
+  pn_delivery_update(pd, PN_REJECTED);
+  pn_delivery_settle(pd);
+}
+
 proton::binary tag_of(std::uint64_t n) {
   proton::binary b(sizeof n, 0);
   std::memcpy(b.data(), &n, sizeof n);
@@ -83,7 +106,7 @@ struct send_op {
 // A settlement, from a caller waiting for it to be applied.
 struct settle_op {
   delivery_ref ref;
-  outcome how = outcome::accept;
+  settlement how;
   bool done = false;  // under m_
   std::optional<error_info> error;
 };
@@ -489,7 +512,7 @@ struct client::impl final : proton::messaging_handler {
       proton::delivery d = it->second.delivery;
       const std::string address = it->second.address;
       deliveries_.erase(it);
-      switch (op->how) {
+      switch (op->how.how) {
         case outcome::accept:
           d.accept();
           break;
@@ -500,7 +523,7 @@ struct client::impl final : proton::messaging_handler {
           d.release();
           break;
         case outcome::reject:
-          d.reject();
+          settle_rejected(d, op->how);
           break;
       }
       if (auto r = receivers_.find(address); r != receivers_.end() && r->second) {
@@ -792,7 +815,8 @@ result<std::optional<inbound>> client::receive(std::string_view address,
   return std::optional<inbound>();
 }
 
-result<void> client::settle(const delivery_ref& ref, outcome how, clock::time_point deadline) {
+result<void> client::settle(const delivery_ref& ref, const settlement& how,
+                            clock::time_point deadline) {
   auto op = std::make_shared<settle_op>();
   op->ref = ref;
   op->how = how;

@@ -75,6 +75,15 @@ enum class outcome {
   reject,          ///< `rejected`: the broker's own dead-letter handling
 };
 
+/// A settlement: the outcome, and for `reject` the error condition sent with it (ASB's
+/// `com.microsoft:dead-letter` with its DeadLetterReason / DeadLetterErrorDescription info).
+struct settlement {
+  outcome how = outcome::accept;
+  std::string condition;
+  std::string description;
+  std::vector<std::pair<std::string, std::string>> info;
+};
+
 /// Identifies a received delivery for settlement.
 struct delivery_ref {
   std::uint64_t id = 0;
@@ -115,7 +124,10 @@ class client {
 
   /// Settles a received delivery. transport_errc::unavailable when its connection was lost;
   /// invalid_argument when it is unknown or already settled.
-  result<void> settle(const delivery_ref& ref, outcome how, clock::time_point deadline);
+  result<void> settle(const delivery_ref& ref, const settlement& how, clock::time_point deadline);
+  result<void> settle(const delivery_ref& ref, outcome how, clock::time_point deadline) {
+    return settle(ref, settlement{how, {}, {}, {}}, deadline);
+  }
 
   /// Closes the connection (unsettled deliveries go back to the broker) and stops the
   /// Proton thread, waiting at most until `deadline`. Every later call fails with

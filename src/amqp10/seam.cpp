@@ -1,0 +1,107 @@
+#include "amqp10/seam.hpp"
+
+namespace babelqueue::inline v1::amqp10 {
+
+namespace {
+
+// What a received_message's handle holds: the delivery to settle.
+struct settle_handle {
+  delivery_ref ref;
+  const void* owner = nullptr;  // the seam that received it
+  bool settled = false;
+};
+
+}  // namespace
+
+seam::seam(std::unique_ptr<client> c, message_codec codec, std::string name,
+           std::chrono::milliseconds operation_timeout)
+    : client_(std::move(c)),
+      codec_(std::move(codec)),
+      name_(std::move(name)),
+      operation_timeout_(operation_timeout) {}
+
+result<void> seam::check_queue(std::string_view queue) const {
+  if (closed_) return fail(closed_error());
+  if (queue.empty()) {
+    return fail(transport_errc::invalid_argument, name_ + ": the queue name must not be empty");
+  }
+  return {};
+}
+
+error_info seam::closed_error() const {
+  return error_info(transport_errc::closed, name_ + " transport is closed");
+}
+
+result<void> seam::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
+  if (auto r = check_queue(queue); !r) return r;
+  std::vector<proton::message> one;
+  one.push_back(codec_.to_message(body, hdrs, std::nullopt));
+  return client_->send(queue, std::move(one), clock::now() + operation_timeout_);
+}
+
+result<void> seam::publish_batch(std::string_view queue,
+                                 std::span<const outgoing_message> messages) {
+  if (auto r = check_queue(queue); !r) return r;
+  std::vector<proton::message> batch;
+  batch.reserve(messages.size());
+  for (const auto& m : messages) batch.push_back(codec_.to_message(m.body, m.hdrs, std::nullopt));
+  return client_->send(queue, std::move(batch), clock::now() + operation_timeout_);
+}
+
+result<std::optional<received_message>> seam::receive(std::string_view queue,
+                                                      std::chrono::milliseconds timeout) {
+  if (auto r = check_queue(queue); !r) return fail(r.error());
+  auto in = client_->receive(queue, clock::now() + timeout);
+  if (!in) return fail(in.error());
+  if (!*in) return std::optional<received_message>();
+  received_message out;
+  out.queue = std::string(queue);
+  codec_.read((*in)->message, out);
+  out.handle = std::make_shared<settle_handle>(settle_handle{(*in)->ref, this, false});
+  return std::optional<received_message>(std::move(out));
+}
+
+result<void> seam::settle(const received_message& message, const settlement& how) {
+  if (closed_) return fail(closed_error());
+  auto* h = static_cast<settle_handle*>(message.handle.get());
+  if (h == nullptr || h->owner != this) {
+    return fail(transport_errc::invalid_argument,
+                name_ + ": this message was not received by this transport instance");
+  }
+  if (h->settled) return fail(transport_errc::invalid_argument, name_ + ": message already settled");
+  auto r = client_->settle(h->ref, how, clock::now() + operation_timeout_);
+  // A timeout leaves it unknown whether the settlement went out: the caller may try again.
+  if (r || r.code() != transport_errc::timeout) h->settled = true;
+  return r;
+}
+
+result<void> seam::ack(const received_message& message) {
+  return settle(message, settlement{outcome::accept, {}, {}, {}});
+}
+
+result<void> seam::release(const received_message& message, std::chrono::milliseconds delay,
+                           outcome failure) {
+  if (delay.count() <= 0) return settle(message, settlement{failure, {}, {}, {}});
+  if (closed_) return fail(closed_error());
+  if (message.handle == nullptr ||
+      static_cast<settle_handle*>(message.handle.get())->owner != this) {
+    return settle(message, settlement{});  // the same refusal as any settlement
+  }
+  // The brokers schedule only at publish time: the same bytes and headers again, delayed,
+  // then the original is done.
+  std::vector<proton::message> copy;
+  copy.push_back(codec_.to_message(message.body, message.hdrs, delay));
+  if (auto r = client_->send(message.queue, std::move(copy), clock::now() + operation_timeout_);
+      !r) {
+    return r;
+  }
+  return ack(message);
+}
+
+result<void> seam::close(clock::time_point deadline) {
+  if (closed_) return {};
+  closed_ = true;
+  return client_->close(deadline);
+}
+
+}  // namespace babelqueue::inline v1::amqp10
