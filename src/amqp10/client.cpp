@@ -16,6 +16,8 @@
 #include <proton/condition.h>
 #include <proton/disposition.h>
 #include <proton/duration.hpp>
+#include <proton/message_id.hpp>
+#include <proton/scalar.hpp>
 #include <proton/error_condition.hpp>
 #include <proton/messaging_handler.hpp>
 #include <proton/receiver.hpp>
@@ -155,7 +157,8 @@ struct client::impl final : proton::messaging_handler {
   proton::container container_;
   std::thread thread_;
   proton::connection conn_;
-  enum class state { idle, connecting, up } state_ = state::idle;
+  // idle → connecting → (authorizing: the CBS token, when configured) → up
+  enum class state { idle, connecting, authorizing, up } state_ = state::idle;
   std::uint64_t generation_ = 0;  // connections opened so far
   clock::time_point connect_deadline_{};  // of the connect in progress
   bool tick_armed_ = false;
@@ -166,6 +169,13 @@ struct client::impl final : proton::messaging_handler {
   std::unordered_map<std::uint64_t, held_delivery> deliveries_;
   std::uint64_t next_tag_ = 0;
   std::uint64_t next_delivery_ = 0;
+  // CBS (config.cbs): the $cbs links, the request awaiting its reply, the next renewal.
+  proton::sender cbs_sender_;
+  proton::receiver cbs_receiver_;
+  bool cbs_want_send_ = false;
+  std::string cbs_request_id_;
+  std::uint64_t cbs_requests_ = 0;
+  clock::time_point cbs_renew_at_{};
 
   // ---- caller side ----------------------------------------------------------------------
 
@@ -269,11 +279,12 @@ struct client::impl final : proton::messaging_handler {
   // time — a connect in progress (its connect_timeout) or a reconnect pause — and stops
   // re-arming once the client is closing.
   static constexpr std::int64_t tick_interval_ms = 50;
+  static constexpr std::int64_t renew_tick_ms = 250;
 
-  void arm_tick() {
+  void arm_tick(std::int64_t interval_ms = tick_interval_ms) {
     if (tick_armed_ || closing()) return;
     tick_armed_ = true;
-    container_.schedule(proton::duration(tick_interval_ms), [this] {
+    container_.schedule(proton::duration(interval_ms), [this] {
       tick_armed_ = false;
       on_tick();
     });
@@ -281,19 +292,30 @@ struct client::impl final : proton::messaging_handler {
 
   void on_tick() {
     if (closing()) return;
-    if (state_ == state::connecting && clock::now() >= connect_deadline_) {
+    const auto now = clock::now();
+    if ((state_ == state::connecting || state_ == state::authorizing) && now >= connect_deadline_) {
       proton::connection stale = conn_;
       lost(error_info(transport_errc::unavailable,
                       config.name + ": no AMQP connection to " + config.host + ":" +
                           std::to_string(config.port) + " within connect_timeout (" +
-                          std::to_string(config.connect_timeout.count()) + " ms)"));
+                          std::to_string(config.connect_timeout.count()) + " ms)" +
+                          (state_ == state::authorizing ? ": no CBS put-token reply" : "")));
       try {
         stale.close();
       } catch (const std::exception&) {  // already gone
       }
     }
+    if (state_ == state::up && config.cbs && cbs_request_id_.empty() && !cbs_want_send_ &&
+        now >= cbs_renew_at_) {
+      // A timer must not change the connection: the renewal runs in its context.
+      cbs_want_send_ = true;
+      conn_.work_queue().add([this] {
+        if (state_ == state::up && cbs_sender_) put_token();
+      });
+    }
     if (state_ == state::idle && demand()) ensure_connected();
-    if (state_ == state::connecting) arm_tick();
+    if (state_ == state::connecting || state_ == state::authorizing) arm_tick();
+    if (state_ == state::up && config.cbs) arm_tick(renew_tick_ms);  // waits for the renewal
   }
 
   bool closing() const {
@@ -388,6 +410,10 @@ struct client::impl final : proton::messaging_handler {
     }
     for (auto& [address, r] : receivers_) r = proton::receiver();
     deliveries_.clear();
+    cbs_sender_ = proton::sender();
+    cbs_receiver_ = proton::receiver();
+    cbs_want_send_ = false;
+    cbs_request_id_.clear();
     {
       std::lock_guard lk(m_);
       connected_ = false;
@@ -537,7 +563,7 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void do_close() {
-    if (state_ == state::up || state_ == state::connecting) {
+    if (state_ != state::idle) {
       try {
         conn_.close();
         return;  // on_transport_close stops the container
@@ -553,6 +579,15 @@ struct client::impl final : proton::messaging_handler {
 
   void on_connection_open(proton::connection& c) override {
     if (!current(c)) return;
+    if (config.cbs) {
+      state_ = state::authorizing;  // entity links wait for the token (wire-brokers §2.6)
+      open_cbs();
+      return;
+    }
+    became_up(c);
+  }
+
+  void became_up(proton::connection& c) {
     state_ = state::up;
     ++generation_;
     backoff_.succeeded();
@@ -570,7 +605,105 @@ struct client::impl final : proton::messaging_handler {
     }
   }
 
+  // ---- CBS ----------------------------------------------------------------------------
+
+  static constexpr const char* cbs_address = "$cbs";
+
+  void open_cbs() {
+    proton::sender_options so;
+    so.delivery_mode(proton::delivery_mode::AT_LEAST_ONCE);
+    so.target(proton::target_options().address(cbs_address));
+    cbs_sender_ = conn_.open_sender(cbs_address, so);
+    proton::receiver_options ro;
+    ro.auto_accept(false);
+    ro.credit_window(0);
+    ro.source(proton::source_options().address(cbs_address));
+    // Replies come on the link whose target is the requests' reply-to.
+    ro.target(proton::target_options().address(cbs_address));
+    cbs_receiver_ = conn_.open_receiver(cbs_address, ro);
+    cbs_receiver_.add_credit(16);
+    put_token();
+  }
+
+  void put_token() {
+    cbs_want_send_ = true;
+    if (cbs_sender_ && cbs_sender_.credit() > 0) send_put_token();
+  }
+
+  void send_put_token() {
+    cbs_want_send_ = false;
+    auto token = config.cbs->make_token();
+    if (!token) {
+      cbs_failed(token.error());
+      return;
+    }
+    cbs_request_id_ = "bq-cbs-" + std::to_string(++cbs_requests_);
+    proton::message m;
+    m.id(proton::message_id(cbs_request_id_));
+    m.reply_to(cbs_address);
+    m.properties().put("operation", std::string("put-token"));
+    m.properties().put("type", config.cbs->token_type);
+    m.properties().put("name", config.cbs->audience);
+    m.body(*token);  // an amqp-value string
+    cbs_sender_.send(m);
+  }
+
+  void on_cbs_reply(proton::delivery& d, const proton::message& m) {
+    d.accept();
+    cbs_receiver_.add_credit(1);
+    std::string correlation;
+    try {
+      correlation = proton::get<std::string>(m.correlation_id());
+    } catch (const std::exception&) {
+      return;  // not a reply to us (e.g. our own request, echoed by a multicast $cbs)
+    }
+    if (correlation.empty() || correlation != cbs_request_id_) return;
+    cbs_request_id_.clear();
+    std::int64_t status = 0;
+    std::string description;
+    try {
+      if (m.properties().exists("status-code")) {
+        status = proton::coerce<std::int64_t>(m.properties().get("status-code"));
+      }
+      if (m.properties().exists("status-description")) {
+        description = proton::coerce<std::string>(m.properties().get("status-description"));
+      }
+    } catch (const std::exception&) {
+      status = 0;
+    }
+    if (status == 200 || status == 202) {
+      {
+        std::lock_guard lk(m_);
+        ++stats_.tokens_put;
+      }
+      cbs_renew_at_ = clock::now() + config.cbs->renew_every;
+      if (state_ == state::authorizing) {
+        proton::connection c = conn_;
+        became_up(c);
+      }
+      arm_tick(renew_tick_ms);
+      return;
+    }
+    cbs_failed(error_info(status == 401 || status == 403 ? transport_errc::permission
+                                                          : transport_errc::refused,
+                          config.name + ": the broker refused the CBS token for '" +
+                              config.cbs->audience + "': status " + std::to_string(status) +
+                              (description.empty() ? "" : " " + description),
+                          {}, native_error{"cbs", status, description}));
+  }
+
+  // A token the broker (or the token maker) refused: the connection cannot be used.
+  void cbs_failed(error_info why) {
+    proton::connection stale = conn_;
+    lost(std::move(why));
+    try {
+      if (stale) stale.close();
+    } catch (const std::exception&) {
+    }
+  }
+
   void on_sender_open(proton::sender& s) override {
+    if (cbs_sender_ && s == cbs_sender_) return;
     auto it = senders_.find(s.target().address());
     if (it == senders_.end() || !(it->second.sender == s)) return;
     it->second.open = true;
@@ -578,6 +711,10 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void on_sendable(proton::sender& s) override {
+    if (cbs_sender_ && s == cbs_sender_) {
+      if (cbs_want_send_) send_put_token();
+      return;
+    }
     auto it = senders_.find(s.target().address());
     if (it == senders_.end() || !(it->second.sender == s)) return;
     it->second.open = true;
@@ -628,6 +765,10 @@ struct client::impl final : proton::messaging_handler {
 
   void on_message(proton::delivery& d, proton::message& m) override {
     proton::receiver r = d.receiver();
+    if (cbs_receiver_ && r == cbs_receiver_) {
+      on_cbs_reply(d, m);
+      return;
+    }
     const std::string address = r.source().address();
     const std::uint64_t id = ++next_delivery_;
     deliveries_.emplace(id, held_delivery{d, address});
@@ -666,6 +807,10 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void on_sender_error(proton::sender& s) override {
+    if (cbs_sender_ && s == cbs_sender_) {
+      cbs_failed(from_condition(s.error(), config.name, "the CBS link"));
+      return;
+    }
     const std::string address = s.target().address();
     auto it = senders_.find(address);
     if (it != senders_.end() && it->second.sender == s) link_failed(address, true, s.error());
@@ -681,6 +826,10 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void on_receiver_error(proton::receiver& r) override {
+    if (cbs_receiver_ && r == cbs_receiver_) {
+      cbs_failed(from_condition(r.error(), config.name, "the CBS link"));
+      return;
+    }
     const std::string address = r.source().address();
     auto it = receivers_.find(address);
     if (it != receivers_.end() && it->second == r) link_failed(address, false, r.error());

@@ -29,6 +29,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,18 @@ struct tls_config {
   std::string key_file;
   std::string server_name;
   bool verify = true;
+};
+
+/// Claims-based security (Azure Service Bus, wire-brokers §2.6): after the AMQP open and
+/// before any entity link, a token is put on `$cbs` (SASL ANONYMOUS), and put again every
+/// `renew_every` while the connection lives.
+struct cbs_config {
+  /// The token's audience: `sb://<namespace host>/` (namespace policy) or `.../<entity>`.
+  std::string audience;
+  std::string token_type = "servicebus.windows.net:sastoken";
+  /// Makes a fresh token; called on the Proton thread (pure: e.g. an HMAC).
+  std::function<result<std::string>()> make_token;
+  std::chrono::milliseconds renew_every{std::chrono::minutes(45)};
 };
 
 struct client_config {
@@ -65,6 +78,8 @@ struct client_config {
   std::vector<proton::symbol> link_capabilities;
   /// Names the binding in error messages ("artemis").
   std::string name = "amqp";
+  /// Set: authorise with a CBS token (and SASL ANONYMOUS) before attaching links.
+  std::optional<cbs_config> cbs;
 };
 
 /// How a received message is settled.
@@ -99,6 +114,7 @@ struct client_stats {
   std::int64_t connects = 0;
   std::int64_t accepted = 0;
   std::int64_t delivered = 0;
+  std::int64_t tokens_put = 0;  ///< CBS put-token requests the broker accepted
 };
 
 class client {

@@ -19,6 +19,9 @@
 #ifdef BABELQUEUE_HAVE_ARTEMIS
 #include <babelqueue/artemis/artemis_transport.hpp>
 #endif
+#ifdef BABELQUEUE_HAVE_ASB
+#include <babelqueue/asb/asb_transport.hpp>
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -71,6 +74,9 @@ void register_builtin_transports() {
 #ifdef BABELQUEUE_HAVE_ARTEMIS
     babelqueue::artemis::register_transport();
 #endif
+#ifdef BABELQUEUE_HAVE_ASB
+    babelqueue::asb::register_transport();
+#endif
   });
 }
 
@@ -100,7 +106,7 @@ CLI::Option* add_broker_option(CLI::App* cmd, std::string& url) {
   return cmd->add_option(
       "--broker", url,
       "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT, amqp://USER:PASS@HOST:PORT/VHOST, "
-      "kafka://HOST:PORT, artemis://USER:PASS@HOST:PORT ...). Default: "
+      "kafka://HOST:PORT, artemis://USER:PASS@HOST:PORT, sb://KEYNAME:KEY@NAMESPACE ...). Default: "
       "$BABELQUEUE_BROKER, else " +
 #ifdef BABELQUEUE_HAVE_SQLITE
           std::string("sqlite://$XDG_STATE_HOME/babelqueue/queue.db "

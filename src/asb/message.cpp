@@ -1,0 +1,134 @@
+#include "asb/message.hpp"
+
+#include <babelqueue/bindings/asb.hpp>
+#include <babelqueue/json.hpp>
+#include <babelqueue/text.hpp>
+
+#include <proton/annotation_key.hpp>
+#include <proton/binary.hpp>
+#include <proton/codec/map.hpp>
+#include <proton/error.hpp>
+#include <proton/message_id.hpp>
+#include <proton/scalar.hpp>
+#include <proton/symbol.hpp>
+#include <proton/timestamp.hpp>
+#include <proton/value.hpp>
+
+#include <map>
+#include <variant>
+
+namespace babelqueue::inline v1::asb::detail {
+
+namespace projection = bindings::asb;
+
+proton::message to_message(std::string_view body, const headers& hdrs,
+                           std::optional<std::chrono::milliseconds> delay) {
+  const projection::message_projection p = projection::project(body, hdrs, delay);
+  proton::message m;
+  m.body(proton::binary(std::string(body)));  // one `data` section (§2.3)
+  m.inferred(true);
+  m.content_type(p.content_type);
+  if (p.subject) m.subject(*p.subject);
+  if (p.correlation_id) m.correlation_id(proton::message_id(*p.correlation_id));
+  if (p.message_id) m.id(proton::message_id(*p.message_id));
+  if (p.scheduled_enqueue_time_ms) {
+    m.message_annotations().put(
+        proton::annotation_key(proton::symbol(projection::annotation_scheduled_enqueue_time)),
+        proton::value(proton::timestamp(*p.scheduled_enqueue_time_ms)));
+  }
+  auto& properties = m.properties();
+  for (const auto& [name, value] : p.application_properties) {
+    std::visit([&](const auto& v) { properties.put(name, proton::scalar(v)); }, value);
+  }
+  return m;
+}
+
+namespace {
+
+// A JSON string literal holding the envelope (the Node adapter's double encoding): its text.
+std::optional<std::string> unwrapped_json_string(const std::string& body) {
+  if (body.size() < 2 || body.front() != '"') return std::nullopt;
+  try {
+    const json j = json::parse(body);
+    if (j.is_string()) return j.get<std::string>();
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::map<std::string, proton::scalar> properties_of(const proton::message& m) {
+  std::map<std::string, proton::scalar> all;
+  if (m.properties().empty()) return all;
+  try {
+    proton::get(m.properties().value(), all);
+  } catch (const proton::error&) {
+    all.clear();  // not a map of string → scalar (not AMQP-conformant)
+  }
+  return all;
+}
+
+}  // namespace
+
+std::string body_of(const proton::message& m) {
+  const proton::value& v = m.body();
+  if (v.empty()) return {};
+  std::string body;
+  switch (v.type()) {
+    case proton::STRING:
+      body = proton::get<std::string>(v);
+      break;
+    case proton::BINARY:
+      body = std::string(proton::get<proton::binary>(v));
+      break;
+    default:
+      try {
+        return proton::to_string(v);
+      } catch (const proton::error&) {
+        return "<an AMQP body Proton cannot print>";
+      }
+  }
+  if (auto inner = unwrapped_json_string(body)) return *inner;
+  return body;
+}
+
+std::optional<std::string> refused_schema_version(const proton::message& m) {
+  if (!m.properties().exists(std::string(projection::property_schema_version))) return std::nullopt;
+  proton::scalar v;
+  try {
+    v = m.properties().get(std::string(projection::property_schema_version));
+  } catch (const proton::error&) {
+    return std::string("<unreadable>");
+  }
+  if (v.type() == proton::STRING) {
+    const std::string s = proton::get<std::string>(v);
+    if (is_blank(s) || s == "1") return std::nullopt;
+    return s;
+  }
+  if (v.type() == proton::BOOLEAN) return proton::to_string(v);
+  try {
+    if (proton::coerce<std::int64_t>(v) == 1 && v.type() != proton::FLOAT &&
+        v.type() != proton::DOUBLE) {
+      return std::nullopt;
+    }
+  } catch (const proton::error&) {
+  }
+  try {
+    return proton::to_string(v);
+  } catch (const proton::error&) {
+    return std::string("<unreadable>");
+  }
+}
+
+void read_message(const proton::message& in, received_message& out) {
+  out.body = body_of(in);
+  const auto properties = properties_of(in);
+  std::vector<std::pair<std::string, std::string>> strings;
+  for (const auto& [name, value] : properties) {
+    if (value.type() == proton::STRING) strings.emplace_back(name, proton::get<std::string>(value));
+  }
+  out.hdrs = projection::headers_from_properties(strings);
+  out.delivery_count = projection::delivery_count_from_header(in.delivery_count());
+  out.refused_schema_version = refused_schema_version(in);
+}
+
+}  // namespace babelqueue::inline v1::asb::detail

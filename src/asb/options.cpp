@@ -1,0 +1,138 @@
+// sb:// URL and connection string → options, and their one validation.
+#include "asb/options.hpp"
+
+#include <babelqueue/amqp10/connection_string.hpp>
+
+namespace babelqueue::inline v1::asb {
+
+namespace {
+
+error_info bad(std::string what) {
+  return error_info(transport_errc::invalid_argument, "sb option " + std::move(what));
+}
+
+result<void> positive(std::string_view key, std::chrono::milliseconds v) {
+  if (v.count() <= 0) return fail(bad(std::string(key) + " must be > 0"));
+  return {};
+}
+
+// Percent-encodes everything but RFC 3986 unreserved characters (a SAS key is base64).
+std::string url_escape(std::string_view in) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : in) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+result<void> validate(const options& o) {
+  if (o.host.empty()) return fail(bad("host (the namespace) must not be empty"));
+  if (o.port == 0) return fail(bad("port must be 1..65535"));
+  const bool key_pair = !o.key_name.empty() || !o.key.empty();
+  if (key_pair && (o.key_name.empty() || o.key.empty())) {
+    return fail(bad("a SAS key needs its key name and the key (sb://<key name>:<key>@host)"));
+  }
+  if (key_pair == !o.sas_token.empty()) {
+    return fail(bad(key_pair ? "give a SAS key or sas_token, not both"
+                             : "credentials missing: sb://<key name>:<key>@host or ?sas_token="));
+  }
+  if (!o.sas_token.empty() && o.sas_token.rfind("SharedAccessSignature ", 0) != 0) {
+    return fail(bad("sas_token must start with 'SharedAccessSignature '"));
+  }
+  if (o.token_ttl.count() < 60) return fail(bad("token_ttl must be at least 60 s"));
+  if (auto r = positive("connect_timeout", o.connect_timeout); !r) return r;
+  if (auto r = positive("operation_timeout", o.operation_timeout); !r) return r;
+  if (o.idle_timeout.count() < 0) return fail(bad("idle_timeout must be >= 0"));
+  if (o.prefetch < 1 || o.prefetch > 1000) {
+    return fail(bad("prefetch must be 1..1000 (got " + std::to_string(o.prefetch) + ")"));
+  }
+  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
+  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
+    return fail(bad("reconnect_backoff_max must be >= reconnect_backoff_min"));
+  }
+  if (o.emulator && (!o.tls_ca_file.empty() || !o.tls_server_name.empty() || !o.tls_verify)) {
+    return fail(bad("tls_* options need TLS, which the emulator (emulator=true) does not use"));
+  }
+  return {};
+}
+
+}  // namespace detail
+
+result<options> options_from_url(const broker_url& url) {
+  if (url.scheme != "sb") {
+    return fail(transport_errc::invalid_argument, "not an sb:// URL (scheme '" + url.scheme + "')");
+  }
+  options o;
+  o.host = url.host;
+  o.key_name = url.user;
+  if (url.has_password) o.key = url.password;
+  if (url.path.size() > 1) {
+    return fail(bad("path '" + url.path + "' is not used: queues are named per call"));
+  }
+  query_options q(url);
+  if (auto r = q.get("emulator", o.emulator); !r) return fail(r.error());
+  o.port = o.emulator ? 5672 : 5671;
+  if (url.port) o.port = *url.port;
+  if (auto r = q.get("sas_token", o.sas_token); !r) return fail(r.error());
+  if (auto r = q.get("entity_path", o.entity_path); !r) return fail(r.error());
+  std::chrono::milliseconds ttl = o.token_ttl;
+  if (auto r = q.get("token_ttl", ttl); !r) return fail(r.error());
+  o.token_ttl = std::chrono::duration_cast<std::chrono::seconds>(ttl);
+  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
+  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
+  if (auto r = q.get("idle_timeout", o.idle_timeout); !r) return fail(r.error());
+  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
+  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
+  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
+  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
+  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return fail(r.error());
+  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
+  if (auto r = q.finish("sb"); !r) return fail(r.error());
+  if (auto r = detail::validate(o); !r) return fail(r.error());
+  return o;
+}
+
+result<options> options_from_connection_string(std::string_view text) {
+  auto cs = amqp10::parse_connection_string(text);
+  if (!cs) return fail(cs.error());
+  options o;
+  o.host = cs->host;
+  o.emulator = cs->use_development_emulator;
+  o.port = cs->port.value_or(o.emulator ? 5672 : 5671);
+  o.key_name = cs->shared_access_key_name.value_or("");
+  o.key = cs->shared_access_key.value_or("");
+  o.sas_token = cs->shared_access_signature.value_or("");
+  o.entity_path = cs->entity_path.value_or("");
+  if (auto r = detail::validate(o); !r) return fail(r.error());
+  return o;
+}
+
+result<std::string> url_from_connection_string(std::string_view text) {
+  auto o = options_from_connection_string(text);
+  if (!o) return fail(o.error());
+  std::string url = "sb://";
+  if (!o->key_name.empty()) url += url_escape(o->key_name) + ":" + url_escape(o->key) + "@";
+  const bool ipv6 = o->host.find(':') != std::string::npos;
+  url += (ipv6 ? "[" + o->host + "]" : o->host) + ":" + std::to_string(o->port);
+  std::string query;
+  auto add = [&](std::string_view k, std::string_view v) {
+    query += (query.empty() ? "?" : "&") + std::string(k) + "=" + url_escape(v);
+  };
+  if (o->emulator) add("emulator", "true");
+  if (!o->sas_token.empty()) add("sas_token", o->sas_token);
+  if (!o->entity_path.empty()) add("entity_path", o->entity_path);
+  return url + query;
+}
+
+}  // namespace babelqueue::inline v1::asb
