@@ -42,8 +42,10 @@
 #                                          ports and data again, back once it is ready
 #                                          (topics, records and committed offsets survive)
 #   artemis   BABELQUEUE_ARTEMIS_URL       artemis://admin:admin@127.0.0.1:<port> (Apache ActiveMQ
-#                                          Artemis 2.40.0, AMQP 1.0 acceptor; login required:
-#                                          SASL PLAIN admin/admin, no ANONYMOUS). Address
+#                                          Artemis 2.40.0, AMQP 1.0 acceptor; login: SASL PLAIN
+#                                          admin/admin, or ANONYMOUS (role guest: send, consume,
+#                                          browse, create addresses and queues; no management);
+#                                          a wrong password is refused). Address
 #                                          settings: `#` defaults to ANYCAST routing (a bare
 #                                          link to a fresh address makes a queue), `multicast.#`
 #                                          keeps Artemis's stock MULTICAST defaults
@@ -61,7 +63,25 @@
 #             BABELQUEUE_ARTEMIS_CTL       "$BABELQUEUE_ARTEMIS_CTL" stop | kill | start | restart |
 #                                          kill-restart | pid like the Kafka one (persistence on:
 #                                          durable messages survive a restart), and
-#                                          queue-stat [ARGS] = `artemis queue stat` against it
+#                                          queue-stat [ARGS] = `artemis queue stat` against it;
+#                                          start, restart and kill-restart also start the CBS
+#                                          responder below once the broker is ready (a running
+#                                          one is kept), stop and kill stop it
+#             BABELQUEUE_ASB_CONNECTION_STRING  the Azure Service Bus stand-in on the same broker:
+#                                          Endpoint=sb://127.0.0.1:<amqp port>;
+#                                          SharedAccessKeyName=RootManageSharedAccessKey;
+#                                          SharedAccessKey=<fixed test key, base64>;
+#                                          UseDevelopmentEmulator=true; (plain AMQP on the amqp
+#                                          port, SASL ANONYMOUS, then a CBS put-token on `$cbs`
+#                                          answered by scripts/artemis/cbs-responder.py: 202 for
+#                                          a SAS token signed with that key name and key, not
+#                                          expired, whose sr covers the audience; 401 otherwise;
+#                                          entity URLs amqps://127.0.0.1:<amqp port>/<queue>
+#                                          are the queue <queue>). Not Service Bus: no PeekLock
+#                                          lock tokens, no DeliveryCount (docs/testing.md)
+#             BABELQUEUE_ASB_CBS_LOG       the responder's log: one JSON object per put-token
+#                                          request (audience, key_name, sr, expiry, token,
+#                                          status, verdict, reasons)
 #
 # Adding a service (elasticmq, pulsar ...) is three functions below,
 # <name>_start DIR (start the server with `launch`, which records its PID, wait until a
@@ -159,8 +179,9 @@ running() {
   state=$(awk '{print $3}' /proc/"$1"/stat 2>/dev/null) && [[ -n $state && $state != Z ]]
 }
 
-# wait_ready SECONDS CHECK DIR LOG...: polls `CHECK DIR` until it succeeds; gives up when it
-# returns 2 (the server died) or after SECONDS, printing the tail of each LOG.
+# wait_ready SECONDS CHECK DIR LOG...: polls `CHECK DIR` until it succeeds (every $ready_poll
+# seconds, default 1); gives up when it returns 2 (the server died) or after SECONDS, printing
+# the tail of each LOG.
 wait_ready() {
   local limit=$1 deadline=$((SECONDS + $1)) check=$2 dir=$3 rc log
   shift 3
@@ -177,7 +198,7 @@ wait_ready() {
       done
       return 1
     fi
-    sleep 1
+    sleep "${ready_poll:-1}"
   done
 }
 
@@ -361,27 +382,31 @@ rabbitmq_stop() {
 }
 
 # -- downloads --------------------------------------------------------------------------
-# Java servers (kafka, artemis) come from Maven Central, downloaded once into a cache
-# directory ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/<service>-<key> shared by every run
-# directory and reused while the key (what is downloaded) is unchanged.
+# Java servers (kafka, artemis) come from Maven Central, and the CBS responder's
+# python-qpid-proton (when the Python peer venv has none) from PyPI, downloaded once into a
+# cache directory ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/<service>-<key> shared by every
+# run directory and reused while the key (what is downloaded) is unchanged.
 cache_root=${BABELQUEUE_CACHE_DIR:-$HOME/.cache/babelqueue}
 download_timeout=${BABELQUEUE_DOWNLOAD_TIMEOUT:-${BABELQUEUE_KAFKA_DOWNLOAD_TIMEOUT:-1200}}
 
-# cache_fill CACHE NEEDS LABEL FETCH: makes sure the cache directory CACHE holds NEEDS (a path
-# in it): unless the stamp file CACHE/complete and NEEDS exist, runs FETCH in CACHE, under
-# CACHE/.lock (a second run directory waits for the first one's download instead of starting
-# its own). FETCH prints a one-line summary, written into the stamp only after FETCH
-# succeeded, so an interrupted download is redone.
+# cache_fill CACHE NEEDS LABEL FETCH [TOOL]: makes sure the cache directory CACHE holds NEEDS
+# (a path in it): unless the stamp file CACHE/complete and NEEDS exist, runs FETCH in CACHE,
+# under CACHE/.lock (a second run directory waits for the first one's download instead of
+# starting its own). FETCH prints a one-line summary, written into the stamp only after FETCH
+# succeeded, so an interrupted download is redone. TOOL (default mvn) must be installed.
 cache_fill() {
-  local cache=$1 needs=$2 label=$3 fetch=$4 rc=0
+  local cache=$1 needs=$2 label=$3 fetch=$4 tool=${5:-mvn} rc=0
   [[ -f $cache/complete && -e $cache/$needs ]] && return 0
-  command -v mvn >/dev/null || die "mvn not installed (scripts/apt-packages.txt: maven)"
+  if ! command -v "$tool" >/dev/null; then
+    [[ $tool == mvn ]] && die "mvn not installed (scripts/apt-packages.txt: maven)"
+    die "$tool not installed"
+  fi
   mkdir -p "$cache"
   (
     flock -w "$download_timeout" 8 || die "another download holds $cache/.lock"
     [[ -f $cache/complete && -e $cache/$needs ]] && exit 0  # done by the holder of the lock
     rm -f "$cache/complete"
-    say "$label: downloading with Maven into $cache (once)"
+    say "$label: downloading into $cache (once)"
     t=$SECONDS
     cd "$cache"
     summary=$("$fetch") || exit 1
@@ -580,7 +605,9 @@ kafka_ctl() {
 # create`, about 3 s) and adapts it with scripts/artemis/configure.py: one JVM (-Xms64M
 # -Xmx512M), acceptors on free loopback ports only: `artemis` (all protocols; for the CLI),
 # `amqp`, and `amqps` (TLS, PKCS12 keystore of tls_material's server certificate); address
-# settings `#` with ANYCAST routing defaults and `multicast.#` with the stock MULTICAST ones.
+# settings `#` with ANYCAST routing defaults and `multicast.#` with the stock MULTICAST ones;
+# logins admin/admin or SASL ANONYMOUS (role guest), a wrong password refused; the address
+# `$cbs` and the amqp acceptor's anycastPrefix for the Azure Service Bus stand-in (below).
 # Persistence stays on (journal without fsync), so durable messages survive a restart.
 artemis_version=2.40.0
 artemis_dist=  # set by artemis_fetch
@@ -662,6 +689,7 @@ artemis_start() {
     command -v "$f" >/dev/null || die "$f not found (scripts/apt-packages.txt)"
   done
   artemis_fetch || return 1
+  cbs_python "$dir" || return 1
   read -r core amqp tls < <(free_ports 3)
   echo "$core $amqp $tls" >"$dir/ports"
   echo "$artemis_dist" >"$dir/dist"
@@ -695,6 +723,8 @@ artemis_start() {
   artemis_launch "$dir"
   wait_ready "$ready_timeout" artemis_ready "$dir" "$dir/artemis.log" "$dir/probe.log" ||
     return 1
+  local broker=$((SECONDS - t))
+  cbs_start "$dir" || return 1
   {
     env_line BABELQUEUE_ARTEMIS_URL "artemis://admin:admin@127.0.0.1:$amqp"
     env_line BABELQUEUE_ARTEMIS_TLS_URL "artemis+ssl://admin:admin@localhost:$tls"
@@ -704,16 +734,117 @@ artemis_start() {
     env_line BABELQUEUE_ARTEMIS_CORE_URL "tcp://127.0.0.1:$core"
     env_line BABELQUEUE_ARTEMIS_HOME "$dir/instance"
     env_line BABELQUEUE_ARTEMIS_CTL "$dir/artemisctl"
+    env_line BABELQUEUE_ASB_CONNECTION_STRING "Endpoint=sb://127.0.0.1:$amqp;SharedAccessKeyName=$asb_key_name;SharedAccessKey=$asb_key;UseDevelopmentEmulator=true;"
+    env_line BABELQUEUE_ASB_CBS_LOG "$dir/cbs.log"
   } >"$dir/env"
-  say "artemis ready in $((SECONDS - t)) s (instance created in $created s):" \
-    "amqp 127.0.0.1:$amqp, amqps 127.0.0.1:$tls, core 127.0.0.1:$core"
+  say "artemis ready in $((SECONDS - t)) s (instance created in $created s, broker ready at" \
+    "$broker s, CBS responder in $(cat "$dir/cbs-ready-time") s): amqp 127.0.0.1:$amqp," \
+    "amqps 127.0.0.1:$tls, core 127.0.0.1:$core"
 }
 
 artemis_alive() {
-  [[ -f $1/ports ]] && artemis_ready "$1" 2>/dev/null
+  [[ -f $1/ports ]] && artemis_ready "$1" 2>/dev/null && cbs_alive "$1"
 }
 
-artemis_stop() { stop_pid "$1/artemis.pid" "$artemis_class" 30 group; }
+artemis_stop() {
+  cbs_stop "$1"
+  stop_pid "$1/artemis.pid" "$artemis_class" 30 group
+}
+
+# broker_ctl's hooks: the CBS responder is started once the broker is ready (a running one is
+# kept) and stopped with the broker (artemis_stop) or right after a SIGKILL of it.
+artemis_helpers_start() {
+  if cbs_alive "$1"; then
+    say "CBS responder already running"
+  else
+    cbs_start "$1" || return 1
+    say "CBS responder ready in $(cat "$1/cbs-ready-time") s"
+  fi
+}
+artemis_helpers_stop() { cbs_stop "$1"; }
+
+# -- the Azure Service Bus stand-in (part of the artemis service) -------------------------
+# No Service Bus emulator can be had here (Microsoft's is a container image). The stand-in:
+# the artemis broker above takes SASL ANONYMOUS logins (etc/login.config, configure.py) and
+# has a MULTICAST address `$cbs`, and scripts/artemis/cbs-responder.py (python-qpid-proton)
+# answers the CBS put-token requests sent there, verifying each SAS token against the key
+# below and logging it to DIR/cbs.log (BABELQUEUE_ASB_CBS_LOG). The real azure-servicebus SDK
+# sends and receives (RECEIVE_AND_DELETE) through it; see docs/testing.md for what it is not.
+asb_key_name=RootManageSharedAccessKey
+asb_key='x4IkRxAcH6hTdcgljqGlVCxRFtmkMTGj/KoZtvd2iLs='  # a fixed test key (base64 of 32 bytes)
+cbs_proton_version=0.40.0
+cbs_pattern='cbs-responder\.py'
+
+# cbs_python DIR: writes to DIR/cbs-python an interpreter that imports python-qpid-proton: the
+# Python peer's ($BABELQUEUE_PEER_PYTHON, else the one build/peer-python.txt names) when it
+# does, else a venv made once in ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/cbs-venv-<version>
+# (cache_fill: under its lock, redone when interrupted).
+cbs_python() {
+  local dir=$1 py=${BABELQUEUE_PEER_PYTHON:-} cache
+  if [[ -z $py && -s $repo/build/peer-python.txt ]]; then
+    py=$(head -n 1 "$repo/build/peer-python.txt")
+  fi
+  if [[ -z $py || ! -x $py ]] || ! "$py" -c 'import proton' >/dev/null 2>&1 </dev/null 9>&-; then
+    cache=$cache_root/cbs-venv-$cbs_proton_version
+    cache_fill "$cache" venv/bin/python cbs-responder cbs_venv_create python3 || return 1
+    py=$cache/venv/bin/python
+    "$py" -c 'import proton' >/dev/null 2>&1 </dev/null 9>&- ||
+      die "$py does not import proton (delete $cache and start again)"
+  fi
+  echo "$py" >"$dir/cbs-python"
+}
+
+# cbs_venv_create: ./venv with python-qpid-proton from PyPI (cache_fill's FETCH).
+cbs_venv_create() {
+  rm -rf venv
+  if ! { python3 -m venv venv || { rm -rf venv && /usr/bin/python3 -m venv venv; }; } \
+      >pip.log 2>&1 </dev/null ||
+    ! timeout --foreground "$download_timeout" venv/bin/pip install --quiet \
+      --disable-pip-version-check --timeout 60 "python-qpid-proton==$cbs_proton_version" \
+      >>pip.log 2>&1 </dev/null ||
+    ! venv/bin/python -c 'import proton' >>pip.log 2>&1 </dev/null; then
+    echo "services: ERROR: the python-qpid-proton venv failed; last lines of $PWD/pip.log:" >&2
+    tail -n 30 pip.log >&2
+    return 1
+  fi
+  echo "python-qpid-proton $cbs_proton_version, venv $(du -sh venv | cut -f1)"
+}
+
+# cbs_launch DIR: starts the responder against the amqp acceptor of DIR's broker.
+cbs_launch() {
+  local dir=$1 amqp
+  read -r _ amqp _ <"$dir/ports"
+  echo "[$(date '+%F %T')] services.sh: starting the CBS responder" >>"$dir/cbs-responder.log"
+  wc -c <"$dir/cbs-responder.log" >"$dir/cbs-log-offset"
+  launch "$dir/cbs.pid" "$dir/cbs-responder.log" -- "$(cat "$dir/cbs-python")" \
+    "$repo/scripts/artemis/cbs-responder.py" --url "amqp://127.0.0.1:$amqp" \
+    --key-name "$asb_key_name" --key "$asb_key" --log "$dir/cbs.log"
+}
+
+# cbs_ready DIR: the responder printed `ready` since its launch (it logged in anonymously,
+# attached to $cbs and its own put-token request came back answered); 2 when it is gone.
+cbs_ready() {
+  local dir=$1 pid off
+  if ! alive_pid "$dir/cbs.pid" "$cbs_pattern" >/dev/null; then
+    pid=$(head -n 1 "$dir/cbs.pid" 2>/dev/null | tr -dc 0-9)
+    [[ -n $pid ]] && running "$pid" && return 1
+    echo "services: ERROR: the CBS responder exited" >&2
+    return 2
+  fi
+  off=$(cat "$dir/cbs-log-offset" 2>/dev/null) || off=0
+  tail -c "+$((off + 1))" "$dir/cbs-responder.log" | grep -qx 'cbs-responder: ready'
+}
+
+# cbs_start DIR: cbs_launch, then wait until it is ready (30 s); its time in DIR/cbs-ready-time.
+cbs_start() {
+  local dir=$1 t0=$EPOCHREALTIME
+  cbs_launch "$dir"
+  ready_poll=0.1 wait_ready 30 cbs_ready "$dir" "$dir/cbs-responder.log" || return 1
+  awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", b - a }' >"$dir/cbs-ready-time"
+}
+
+cbs_alive() { alive_pid "$1/cbs.pid" "$cbs_pattern" >/dev/null; }
+cbs_stop() { stop_pid "$1/cbs.pid" "$cbs_pattern" 5; }
 
 # artemis_ctl ACTION [ARGS]: BABELQUEUE_ARTEMIS_CTL, on the broker of this run directory:
 # broker_ctl's actions, and queue-stat [ARGS] (`artemis queue stat` as admin, ARGS e.g.
@@ -752,7 +883,10 @@ kill_wait() {
 
 # broker_ctl NAME LABEL PATTERN ACTION: the control command of the broker NAME of this run
 # directory, whose PID file is NAME/NAME.pid (a process matching PATTERN), whose log is
-# NAME/NAME.log, and which has NAME_launch DIR, NAME_ready DIR and NAME_stop DIR:
+# NAME/NAME.log, and which has NAME_launch DIR, NAME_ready DIR and NAME_stop DIR (and may
+# have NAME_helpers_start DIR, run once the broker is ready after start, restart and
+# kill-restart, and NAME_helpers_stop DIR, run after kill and kill-restart: the processes
+# that live beside the broker, e.g. artemis's CBS responder; NAME_stop stops them too):
 #   stop = NAME_stop (SIGTERM, wait, SIGKILL after 30 s), kill = SIGKILL and wait,
 #   start = NAME_launch on the same ports and data, back once NAME_ready (a running broker
 #   is kept), restart = stop + start, kill-restart = kill + start, pid = print its PID.
@@ -763,12 +897,18 @@ broker_ctl() {
   dir=$(readlink -f "$dir")
   case $action in
     stop) "${name}_stop" "$dir" ;;
-    kill) kill_wait "$dir/$name.pid" "$pattern" "$label" ;;
+    kill)
+      kill_wait "$dir/$name.pid" "$pattern" "$label"
+      if declare -F "${name}_helpers_stop" >/dev/null; then "${name}_helpers_stop" "$dir"; fi
+      ;;
     pid) alive_pid "$dir/$name.pid" "$pattern" || die "the $label broker is not running" ;;
     start | restart | kill-restart)
       case $action in
         restart) "${name}_stop" "$dir" ;;
-        kill-restart) kill_wait "$dir/$name.pid" "$pattern" "$label" ;;
+        kill-restart)
+          kill_wait "$dir/$name.pid" "$pattern" "$label"
+          if declare -F "${name}_helpers_stop" >/dev/null; then "${name}_helpers_stop" "$dir"; fi
+          ;;
       esac
       if alive_pid "$dir/$name.pid" "$pattern" >/dev/null; then
         say "$name already running"
@@ -778,6 +918,9 @@ broker_ctl() {
       # (probe.log: artemis's readiness probe)
       wait_ready "$ready_timeout" "${name}_ready" "$dir" "$dir/$name.log" "$dir/probe.log" ||
         exit 1
+      if declare -F "${name}_helpers_start" >/dev/null; then
+        "${name}_helpers_start" "$dir" || exit 1
+      fi
       say "$name $action: ready in $((SECONDS - t)) s"
       ;;
     *) return 3 ;;

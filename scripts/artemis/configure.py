@@ -14,6 +14,23 @@ etc/broker.xml:
     address with no queue, where its messages were dropped);
   - a new address-setting `multicast.#`: a copy of the stock `#` with both routing types
     MULTICAST, i.e. Artemis's stock behaviour for addresses named multicast.*.
+  - security-setting `#`: the role `guest` (SASL ANONYMOUS logins, see login.config below)
+    gets what a client needs to use queues and topics: createAddress, createDurableQueue,
+    createNonDurableQueue, deleteNonDurableQueue, send, consume, browse (not manage,
+    deleteAddress, deleteDurableQueue);
+  - a new address `$cbs`, MULTICAST (the Azure Service Bus stand-in: clients send CBS
+    put-token requests to it, scripts/artemis/cbs-responder.py answers on it, and every
+    receiver on `$cbs` sees the answers and picks its own by correlation-id);
+  - the `amqp` acceptor strips the prefix `amqps://127.0.0.1:AMQP_PORT/` from addresses
+    (anycastPrefix): the azure-servicebus SDKs address an entity by that URL (the endpoint of
+    the connection string), other clients by the bare name, and both must reach one queue.
+etc/login.config: `artemis create --require-login` writes one PropertiesLoginModule
+  `required`; it becomes `sufficient`, followed by a GuestLoginModule `sufficient` (user
+  `anonymous`, role `guest`) with credentialsInvalidate=true: a login without credentials
+  (SASL ANONYMOUS) is the guest, admin/admin is admin, and a wrong password is still refused
+  (the guest module fails when credentials were given). That is what `artemis create
+  --allow-anonymous` writes (2.40.0), but for its guest (there: user admin, role amq, and no
+  credentialsInvalidate, so any wrong password logs in as admin).
 etc/artemis.profile: the broker JVM's heap -Xms512M -Xmx512M -> -Xms64M -Xmx512M.
 
 Text edits, each of which must match exactly once (or the script fails), then a check of the
@@ -24,6 +41,13 @@ import sys
 import xml.etree.ElementTree as ET
 
 NS = {"c": "urn:activemq:core"}
+GUEST_PERMISSIONS = ("createNonDurableQueue", "deleteNonDurableQueue", "createDurableQueue",
+                     "createAddress", "consume", "browse", "send")
+
+
+def asb_prefix(amqp_port):
+    """The address prefix of the azure-servicebus SDK's entity URLs on the amqp acceptor."""
+    return "amqps://127.0.0.1:%s/" % amqp_port
 
 
 def replace_once(text, old, new, what):
@@ -35,6 +59,7 @@ def replace_once(text, old, new, what):
 
 def main(instance, core, amqp, tls, keystore, password):
     broker_xml = instance + "/etc/broker.xml"
+    login_config = instance + "/etc/login.config"
     profile = instance + "/etc/artemis.profile"
     with open(broker_xml, encoding="utf-8") as f:
         xml = f.read()
@@ -49,8 +74,9 @@ def main(instance, core, amqp, tls, keystore, password):
     for ch in ";&<>\"'":
         if ch in keystore or ch in password:
             sys.exit("configure.py: the keystore path and password may not contain %r" % ch)
-    amqp_line = ('%s<acceptor name="amqp">tcp://127.0.0.1:%s?%s</acceptor>\n'
-                 % (indent, amqp, params))
+    amqp_line = ('%s<!-- anycastPrefix: the azure-servicebus SDK\'s entity URLs (scripts/services.sh) -->\n'
+                 '%s<acceptor name="amqp">tcp://127.0.0.1:%s?%s;anycastPrefix=%s</acceptor>\n'
+                 % (indent, indent, amqp, params, asb_prefix(amqp)))
     tls_line = ('%s<!-- AMQP over TLS (scripts/services.sh); no client certificate required -->\n'
                 '%s<acceptor name="amqps">tcp://127.0.0.1:%s?%s;sslEnabled=true;'
                 'keyStorePath=%s;keyStorePassword=%s;keyStoreType=PKCS12</acceptor>\n'
@@ -82,8 +108,53 @@ def main(instance, core, amqp, tls, keystore, password):
                      "scripts/services.sh: bare AMQP links to a fresh address make an "
                      "anycast queue")
            + xml[m.end():])
+    # Security: the guest role
+    m = re.search(r'( *)<security-setting match="#">\n(.*?)( *)</security-setting>\n', xml, re.S)
+    if not m or xml.count("<security-setting ") != 1:
+        sys.exit("configure.py: no single <security-setting match=\"#\"> in " + broker_xml)
+    body = m.group(2)
+    for perm in GUEST_PERMISSIONS:
+        body = replace_once(body, '<permission type="%s" roles="amq"/>' % perm,
+                            '<permission type="%s" roles="amq,guest"/>' % perm,
+                            "the %s permission of security-setting #" % perm)
+    body = ('%s   <!-- scripts/services.sh: role guest = SASL ANONYMOUS (etc/login.config) -->\n'
+            % m.group(1)) + body
+    xml = xml[:m.start(2)] + body + xml[m.end(2):]
+
+    # The CBS node of the Azure Service Bus stand-in
+    m = re.search(r'\n( *)</addresses>\n', xml)
+    if not m or xml.count("</addresses>") != 1:
+        sys.exit("configure.py: no single </addresses> in " + broker_xml)
+    ind = m.group(1) + "   "
+    xml = (xml[:m.start() + 1]
+           + '%s<!-- scripts/services.sh: CBS put-token requests and replies (Azure Service '
+             'Bus stand-in, scripts/artemis/cbs-responder.py) -->\n'
+             '%s<address name="$cbs">\n%s   <multicast/>\n%s</address>\n\n'
+           % (ind, ind, ind, ind)
+           + xml[m.start() + 1:])
     with open(broker_xml, "w", encoding="utf-8") as f:
         f.write(xml)
+
+    # Login: admin/admin, or anonymous as the guest; a wrong password is refused
+    with open(login_config, encoding="utf-8") as f:
+        login = f.read()
+    login = replace_once(
+        login, "PropertiesLoginModule required\n", "PropertiesLoginModule sufficient\n",
+        "the PropertiesLoginModule in " + login_config)
+    login = replace_once(
+        login, 'org.apache.activemq.jaas.properties.role="artemis-roles.properties";\n',
+        'org.apache.activemq.jaas.properties.role="artemis-roles.properties";\n'
+        '\n'
+        '   /* scripts/services.sh: no credentials (SASL ANONYMOUS) = user anonymous, role guest;\n'
+        '      credentialsInvalidate: a wrong password does not fall through to the guest */\n'
+        '   org.apache.activemq.artemis.spi.core.security.jaas.GuestLoginModule sufficient\n'
+        '       debug=false\n'
+        '       credentialsInvalidate=true\n'
+        '       org.apache.activemq.jaas.guest.user="anonymous"\n'
+        '       org.apache.activemq.jaas.guest.role="guest";\n',
+        "the end of the PropertiesLoginModule in " + login_config)
+    with open(login_config, "w", encoding="utf-8") as f:
+        f.write(login)
 
     # Heap
     with open(profile, encoding="utf-8") as f:
@@ -104,6 +175,16 @@ def main(instance, core, amqp, tls, keystore, password):
         sys.exit("configure.py: unexpected acceptors %s" % sorted(acceptors))
     if "sslEnabled=true" not in acceptors["amqps"]:
         sys.exit("configure.py: the amqps acceptor has no TLS")
+    if not acceptors["amqp"].endswith(";anycastPrefix=" + asb_prefix(amqp)):
+        sys.exit("configure.py: the amqp acceptor has no anycastPrefix")
+    perms = {p.get("type"): p.get("roles").split(",")
+             for p in core_el.findall("c:security-settings/c:security-setting/c:permission", NS)}
+    granted = sorted(t for t, roles in perms.items() if "guest" in roles)
+    if granted != sorted(GUEST_PERMISSIONS):
+        sys.exit("configure.py: the guest role has %s, not %s" % (granted, GUEST_PERMISSIONS))
+    cbs = [a for a in core_el.findall("c:addresses/c:address", NS) if a.get("name") == "$cbs"]
+    if len(cbs) != 1 or [e.tag for e in cbs[0]] != ["{urn:activemq:core}multicast"]:
+        sys.exit("configure.py: no single MULTICAST address $cbs")
     settings = {s.get("match"): s
                 for s in core_el.findall("c:address-settings/c:address-setting", NS)}
     for match, routing in (("#", "ANYCAST"), ("multicast.#", "MULTICAST")):
@@ -119,7 +200,8 @@ def main(instance, core, amqp, tls, keystore, password):
     if stock(settings["#"]) != stock(settings["multicast.#"]):
         sys.exit("configure.py: address-settings # and multicast.# differ beyond routing")
     print("configure.py: acceptors artemis 127.0.0.1:%s, amqp 127.0.0.1:%s, amqps 127.0.0.1:%s; "
-          "address-settings # ANYCAST, multicast.# MULTICAST; heap -Xms64M -Xmx512M"
+          "address-settings # ANYCAST, multicast.# MULTICAST; address $cbs MULTICAST; "
+          "SASL ANONYMOUS = role guest; heap -Xms64M -Xmx512M"
           % (core, amqp, tls))
 
 
