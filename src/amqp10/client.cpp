@@ -6,6 +6,8 @@
 #include "amqp10/conditions.hpp"
 #include "core/reconnect_backoff.hpp"
 
+#include <babelqueue/uuid.hpp>
+
 #include <proton/binary.hpp>
 #include <proton/connection.hpp>
 #include <proton/connection_options.hpp>
@@ -637,7 +639,10 @@ struct client::impl final : proton::messaging_handler {
       cbs_failed(token.error());
       return;
     }
-    cbs_request_id_ = "bq-cbs-" + std::to_string(++cbs_requests_);
+    // Unique across clients: on a broker where $cbs is multicast every client sees every
+    // reply, and matches its own by this id.
+    cbs_request_id_ = uuid_v4();
+    ++cbs_requests_;
     proton::message m;
     m.id(proton::message_id(cbs_request_id_));
     m.reply_to(cbs_address);

@@ -50,7 +50,7 @@ result<void> validate(const options& o) {
   if (!o.sas_token.empty() && o.sas_token.rfind("SharedAccessSignature ", 0) != 0) {
     return fail(bad("sas_token must start with 'SharedAccessSignature '"));
   }
-  if (o.token_ttl.count() < 60) return fail(bad("token_ttl must be at least 60 s"));
+  if (o.token_ttl.count() < 1) return fail(bad("token_ttl must be at least 1 s"));
   if (auto r = positive("connect_timeout", o.connect_timeout); !r) return r;
   if (auto r = positive("operation_timeout", o.operation_timeout); !r) return r;
   if (o.idle_timeout.count() < 0) return fail(bad("idle_timeout must be >= 0"));

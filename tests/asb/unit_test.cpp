@@ -61,7 +61,7 @@ TEST(AsbOptions, CredentialsAreCheckedWithoutEchoingThem) {
                           "sb://k:v@ns.example?sas_token=SharedAccessSignature%20sr%3Dx",
                           "sb://ns.example?sas_token=not-a-token", "sb://k:v@ns.example/q",
                           "sb://k:v@ns.example?emulator=true&tls_verify=false",
-                          "sb://k:v@ns.example?prefetch=0", "sb://k:v@ns.example?token_ttl=5s",
+                          "sb://k:v@ns.example?prefetch=0", "sb://k:v@ns.example?token_ttl=500ms",
                           "sb://k:v@ns.example?nope=1"}) {
     auto r = parse(bad);
     ASSERT_FALSE(r) << bad;
