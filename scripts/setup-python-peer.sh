@@ -15,7 +15,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${BABELQUEUE_PEER_VERSION:-1.24.0}
-extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis,azureservicebus}
 venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
 python=${PYTHON:-python3}
 marker="$version [$extras]"
@@ -26,6 +26,7 @@ imports=babelqueue
 [[ ,$extras, == *,kafka,* ]] && imports+=,confluent_kafka
 [[ ,$extras, == *,redis,* ]] && imports+=,redis
 [[ ,$extras, == *,artemis,* ]] && imports+=,proton
+[[ ,$extras, == *,azureservicebus,* ]] && imports+=,azure.servicebus
 
 installed() {
   [[ -x "$venv/bin/python" ]] && [[ -f "$venv/.babelqueue-peer" ]] &&
