@@ -1,4 +1,5 @@
-// Fuzz target: the read side of an AMQP 1.0 message as the Artemis transport sees it — any
+// Fuzz target: the read side of an AMQP 1.0 message as the Artemis (and, when built, the
+// Azure Service Bus) transport sees it — any
 // bytes Proton decodes as a message (a peer's, a STOMP or JMS producer's, a hostile one) —
 // and the Artemis projection of the write side (src/artemis/message.cpp over
 // bindings/artemis.hpp). The input is an encoded AMQP message (header, annotations,
@@ -9,11 +10,15 @@
 //  - the contract properties (bq_*) never appear among the out-of-band headers;
 //  - the write side round-trips: the body and headers read here, projected again, encoded
 //    and decoded by Proton, read back the same (headers after sanitising: blank names or
-//    values dropped), with the body as one amqp-value string.
+//    values dropped), with the body as one amqp-value string (Artemis) or data section (ASB);
+//  - ASB: DeliveryCount is the header + 1; a refused schema version is never "1".
 #include "artemis/message.hpp"
 #include "fuzz_check.hpp"
 
 #include <babelqueue/bindings/artemis.hpp>
+#ifdef BABELQUEUE_FUZZ_WITH_ASB
+#include "asb/message.hpp"
+#endif
 #include <babelqueue/text.hpp>
 
 #include <proton/error.hpp>
@@ -52,5 +57,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     if (!babelqueue::is_blank(name) && !babelqueue::is_blank(value)) expected.emplace(name, value);
   }
   FUZZ_CHECK(d::headers_of(back) == expected, "the headers changed through a publish");
+
+#ifdef BABELQUEUE_FUZZ_WITH_ASB
+  namespace a = babelqueue::asb::detail;
+  babelqueue::received_message r;
+  a::read_message(in, r);
+  FUZZ_CHECK(r.delivery_count == static_cast<std::int64_t>(in.delivery_count()) + 1,
+             "DeliveryCount is not the AMQP header + 1");
+  FUZZ_CHECK(!r.refused_schema_version || *r.refused_schema_version != "1",
+             "bq-schema-version 1 refused");
+  proton::message asb_out = a::to_message(r.body, r.hdrs);
+  std::vector<char> asb_wire;
+  asb_out.encode(asb_wire);
+  proton::message asb_back;
+  asb_back.decode(asb_wire);
+  babelqueue::received_message r2;
+  a::read_message(asb_back, r2);
+  FUZZ_CHECK(asb_back.body().type() == proton::BINARY, "the ASB body is not one data section");
+  // A body that is itself a JSON string literal is unwrapped once more on each read.
+  if (r.body.empty() || r.body.front() != '"') {
+    FUZZ_CHECK(r2.body == r.body, "the ASB body changed through a publish");
+  }
+  babelqueue::headers asb_expected;
+  for (const auto& [name, value] : r.hdrs) {
+    if (!babelqueue::is_blank(name) && !babelqueue::is_blank(value)) asb_expected.emplace(name, value);
+  }
+  FUZZ_CHECK(r2.hdrs == asb_expected, "the ASB headers changed through a publish");
+#endif
   return 0;
 }

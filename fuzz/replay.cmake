@@ -98,9 +98,9 @@ babelqueue_fuzz_target(amqp_headers REQUIRES rabbitmq
 # The read side of a Kafka record's headers (src/kafka/record_headers.hpp) and its round trip.
 babelqueue_fuzz_target(kafka_headers REQUIRES kafka
   SEEDS corpus-kafka_headers SHARE 50)
-# An AMQP 1.0 message as the Artemis transport reads it (src/artemis/message.cpp over Proton's
+# An AMQP 1.0 message as the Artemis (and Service Bus) transport reads it (src/artemis/message.cpp over Proton's
 # decoder) and its round trip through the projection.
-babelqueue_fuzz_target(artemis_message REQUIRES artemis amqp10
+babelqueue_fuzz_target(artemis_message REQUIRES artemis amqp10 OPTIONAL asb
   SEEDS corpus-artemis_message SHARE 50)
 # Payload schemas: `<schema> NUL <instance>` -> document::parse, validate, compat lint.
 babelqueue_fuzz_target(schema REQUIRES schema
