@@ -7,7 +7,7 @@
 #   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
 #            interop, install, bench, cli, examples, live (the asan test preset's filter)
 #   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis,
-#            rabbitmq, kafka, artemis (the tsan test preset's filter; interop/install/bench/cli excluded)
+#            rabbitmq, kafka, artemis, asb (the tsan test preset's filter; interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
 # The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis) start in the background
@@ -213,7 +213,7 @@ services_ready() {
 #         threads are not intercepted by GCC 12's TSan, which then crashes inside them).
 asan_excluded='^(interop|install|bench|cli|examples|live)$'
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
-tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka|artemis)$'
+tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka|artemis|asb)$'
 tsan_excluded='^(interop|install|bench|cli|no-tsan)$'
 
 # phase_targets <label-regex> <excluded-regex>: the targets whose executables run those
