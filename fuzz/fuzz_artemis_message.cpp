@@ -80,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   }
   babelqueue::headers asb_expected;
   for (const auto& [name, value] : r.hdrs) {
-    if (!babelqueue::is_blank(name) && !babelqueue::is_blank(value)) asb_expected.emplace(name, value);
+    if (!babelqueue::is_blank(name) && !babelqueue::is_blank(value))
+      asb_expected.emplace(name, value);
   }
   FUZZ_CHECK(r2.hdrs == asb_expected, "the ASB headers changed through a publish");
 #endif

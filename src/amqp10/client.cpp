@@ -9,21 +9,21 @@
 #include <babelqueue/uuid.hpp>
 
 #include <proton/binary.hpp>
+#include <proton/codec.h>
+#include <proton/condition.h>
 #include <proton/connection.hpp>
 #include <proton/connection_options.hpp>
 #include <proton/container.hpp>
 #include <proton/delivery.h>
 #include <proton/delivery.hpp>
-#include <proton/codec.h>
-#include <proton/condition.h>
 #include <proton/disposition.h>
 #include <proton/duration.hpp>
-#include <proton/message_id.hpp>
-#include <proton/scalar.hpp>
 #include <proton/error_condition.hpp>
+#include <proton/message_id.hpp>
 #include <proton/messaging_handler.hpp>
 #include <proton/receiver.hpp>
 #include <proton/receiver_options.hpp>
+#include <proton/scalar.hpp>
 #include <proton/sender.hpp>
 #include <proton/sender_options.hpp>
 #include <proton/source.hpp>
@@ -100,10 +100,10 @@ std::uint64_t tag_value(const proton::binary& b) {
 // A batch of messages for one address, from a caller waiting for all of them.
 struct send_op {
   std::vector<proton::message> messages;
-  std::size_t next = 0;      // Proton thread: the next message to send
-  std::size_t accepted = 0;  // Proton thread
-  bool done = false;         // under m_
-  bool abandoned = false;    // under m_: the caller stopped waiting
+  std::size_t next = 0;             // Proton thread: the next message to send
+  std::size_t accepted = 0;         // Proton thread
+  bool done = false;                // under m_
+  bool abandoned = false;           // under m_: the caller stopped waiting
   std::optional<error_info> error;  // under m_
 };
 
@@ -119,9 +119,7 @@ struct settle_op {
 
 struct client::impl final : proton::messaging_handler {
   explicit impl(client_config c)
-      : config(std::move(c)),
-        container_(*this),
-        backoff_(config.backoff_min, config.backoff_max) {
+      : config(std::move(c)), container_(*this), backoff_(config.backoff_min, config.backoff_max) {
     container_.auto_stop(false);
   }
 
@@ -135,7 +133,7 @@ struct client::impl final : proton::messaging_handler {
   bool connected_ = false;
   bool closing_ = false;
   bool stopped_ = false;
-  bool run_finished_ = false;  // container_.run() returned for good
+  bool run_finished_ = false;                // container_.run() returned for good
   std::optional<error_info> connect_error_;  // why the last connect failed (cleared on open)
   std::map<std::string, std::deque<inbound>, std::less<>> inbox_;
   std::map<std::string, error_info, std::less<>> receiver_errors_;
@@ -161,7 +159,7 @@ struct client::impl final : proton::messaging_handler {
   proton::connection conn_;
   // idle → connecting → (authorizing: the CBS token, when configured) → up
   enum class state { idle, connecting, authorizing, up } state_ = state::idle;
-  std::uint64_t generation_ = 0;  // connections opened so far
+  std::uint64_t generation_ = 0;          // connections opened so far
   clock::time_point connect_deadline_{};  // of the connect in progress
   bool tick_armed_ = false;
   detail::reconnect_backoff backoff_;
@@ -253,8 +251,8 @@ struct client::impl final : proton::messaging_handler {
       try {
         fn();
       } catch (const std::exception& e) {
-        fail_everything(error_info(transport_errc::unavailable,
-                                   config.name + ": AMQP error: " + e.what()));
+        fail_everything(
+            error_info(transport_errc::unavailable, config.name + ": AMQP error: " + e.what()));
       }
     }
   }
@@ -339,12 +337,12 @@ struct client::impl final : proton::messaging_handler {
     }
     std::string vhost = config.virtual_host;
     if (config.tls.enabled) {
-      const auto mode = config.tls.verify ? proton::ssl::VERIFY_PEER_NAME
-                                          : proton::ssl::ANONYMOUS_PEER;
+      const auto mode =
+          config.tls.verify ? proton::ssl::VERIFY_PEER_NAME : proton::ssl::ANONYMOUS_PEER;
       if (!config.tls.cert_file.empty()) {
         co.ssl_client_options(proton::ssl_client_options(
-            proton::ssl_certificate(config.tls.cert_file, config.tls.key_file),
-            config.tls.ca_file, mode));
+            proton::ssl_certificate(config.tls.cert_file, config.tls.key_file), config.tls.ca_file,
+            mode));
       } else if (!config.tls.ca_file.empty()) {
         co.ssl_client_options(proton::ssl_client_options(config.tls.ca_file, mode));
       } else {
@@ -354,8 +352,8 @@ struct client::impl final : proton::messaging_handler {
       if (!config.tls.server_name.empty()) vhost = config.tls.server_name;
     }
     if (!vhost.empty()) co.virtual_host(vhost);
-    const std::string url = std::string(config.tls.enabled ? "amqps://" : "amqp://") +
-                            config.host + ":" + std::to_string(config.port);
+    const std::string url = std::string(config.tls.enabled ? "amqps://" : "amqp://") + config.host +
+                            ":" + std::to_string(config.port);
     state_ = state::connecting;
     try {
       conn_ = container_.connect(url, co);
@@ -689,12 +687,11 @@ struct client::impl final : proton::messaging_handler {
       arm_tick(renew_tick_ms);
       return;
     }
-    cbs_failed(error_info(status == 401 || status == 403 ? transport_errc::permission
-                                                          : transport_errc::refused,
-                          config.name + ": the broker refused the CBS token for '" +
-                              config.cbs->audience + "': status " + std::to_string(status) +
-                              (description.empty() ? "" : " " + description),
-                          {}, native_error{"cbs", status, description}));
+    cbs_failed(error_info(
+        status == 401 || status == 403 ? transport_errc::permission : transport_errc::refused,
+        config.name + ": the broker refused the CBS token for '" + config.cbs->audience +
+            "': status " + std::to_string(status) + (description.empty() ? "" : " " + description),
+        {}, native_error{"cbs", status, description}));
   }
 
   // A token the broker (or the token maker) refused: the connection cannot be used.
@@ -787,8 +784,8 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void link_failed(const std::string& address, bool sender, const proton::error_condition& c) {
-    error_info why = from_condition(c, config.name, (sender ? "sending to '" : "receiving from '") +
-                                                        address + "'");
+    error_info why = from_condition(c, config.name,
+                                    (sender ? "sending to '" : "receiving from '") + address + "'");
     if (sender) {
       auto it = senders_.find(address);
       if (it == senders_.end()) return;

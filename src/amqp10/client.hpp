@@ -84,10 +84,10 @@ struct client_config {
 
 /// How a received message is settled.
 enum class outcome {
-  accept,          ///< `accepted`: done, the broker forgets it
-  modified_failed, ///< `modified{delivery-failed=true}`: back to the queue, counted as failed
-  release,         ///< `released`: back to the queue, not counted
-  reject,          ///< `rejected`: the broker's own dead-letter handling
+  accept,           ///< `accepted`: done, the broker forgets it
+  modified_failed,  ///< `modified{delivery-failed=true}`: back to the queue, counted as failed
+  release,          ///< `released`: back to the queue, not counted
+  reject,           ///< `rejected`: the broker's own dead-letter handling
 };
 
 /// A settlement: the outcome, and for `reject` the error condition sent with it (ASB's

@@ -68,7 +68,8 @@ result<void> seam::settle(const received_message& message, const settlement& how
     return fail(transport_errc::invalid_argument,
                 name_ + ": this message was not received by this transport instance");
   }
-  if (h->settled) return fail(transport_errc::invalid_argument, name_ + ": message already settled");
+  if (h->settled)
+    return fail(transport_errc::invalid_argument, name_ + ": message already settled");
   auto r = client_->settle(h->ref, how, clock::now() + operation_timeout_);
   // A timeout leaves it unknown whether the settlement went out: the caller may try again.
   if (r || r.code() != transport_errc::timeout) h->settled = true;

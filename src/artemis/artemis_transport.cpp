@@ -1,13 +1,13 @@
 // The artemis transport: the seam (transport.hpp) over the shared AMQP 1.0 client
 // (amqp10/client.hpp) with the Artemis projection (artemis/message.hpp).
-#include <babelqueue/artemis/artemis_transport.hpp>
-#include <babelqueue/bindings/artemis.hpp>
-
 #include "amqp10/client.hpp"
 #include "amqp10/seam.hpp"
 #include "artemis/message.hpp"
 #include "artemis/options.hpp"
 #include "runtime/binding_support.hpp"
+
+#include <babelqueue/artemis/artemis_transport.hpp>
+#include <babelqueue/bindings/artemis.hpp>
 
 namespace babelqueue::inline v1::artemis {
 

@@ -1,17 +1,15 @@
 #include "artemis/message.hpp"
 
+#include "amqp10/message_parts.hpp"
+
 #include <babelqueue/bindings/artemis.hpp>
 
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
-#include <proton/codec/map.hpp>
-#include <proton/error.hpp>
 #include <proton/map.hpp>
 #include <proton/message_id.hpp>
-#include <proton/scalar.hpp>
 #include <proton/symbol.hpp>
 #include <proton/timestamp.hpp>
-#include <proton/types_fwd.hpp>
 #include <proton/value.hpp>
 
 #include <variant>
@@ -44,40 +42,10 @@ proton::message to_message(std::string_view body, const headers& hdrs,
   return m;
 }
 
-std::string body_of(const proton::message& m) {
-  const proton::value& v = m.body();
-  if (v.empty()) return {};  // no body section at all (the fuzzer's first find)
-  switch (v.type()) {
-    case proton::STRING:
-      return proton::get<std::string>(v);
-    case proton::BINARY:
-      return std::string(proton::get<proton::binary>(v));
-    case proton::SYMBOL:
-      return std::string(proton::get<proton::symbol>(v));
-    default:
-      try {
-        return proton::to_string(v);
-      } catch (const proton::error&) {
-        return "<an AMQP body Proton cannot print>";
-      }
-  }
-}
+std::string body_of(const proton::message& m) { return amqp10::body_bytes(m); }
 
 headers headers_of(const proton::message& m) {
-  headers out;
-  const auto& properties = m.properties();
-  if (properties.empty()) return out;
-  std::map<std::string, proton::scalar> all;
-  try {
-    proton::get(properties.value(), all);
-  } catch (const proton::error&) {
-    return out;  // not a map of string → scalar (not AMQP-conformant): no headers
-  }
-  for (const auto& [name, value] : all) {
-    if (value.type() != proton::STRING || projection::is_contract_property(name)) continue;
-    out.emplace(name, proton::get<std::string>(value));
-  }
-  return out;
+  return projection::headers_from_properties(amqp10::string_properties(m));
 }
 
 }  // namespace babelqueue::inline v1::artemis::detail

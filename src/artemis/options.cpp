@@ -9,12 +9,11 @@ namespace babelqueue::inline v1::artemis {
 namespace {
 
 error_info bad(std::string what) {
-  return error_info(transport_errc::invalid_argument, "artemis option " + std::move(what));
+  return babelqueue::detail::option_error("artemis", std::move(what));
 }
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
-  if (v.count() <= 0) return fail(bad(std::string(key) + " must be > 0"));
-  return {};
+  return babelqueue::detail::require_positive("artemis", key, v);
 }
 
 }  // namespace
@@ -33,9 +32,10 @@ result<void> validate(const options& o) {
   if (o.prefetch < 1 || o.prefetch > 10000) {
     return fail(bad("prefetch must be 1..10000 (got " + std::to_string(o.prefetch) + ")"));
   }
-  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
-  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
-    return fail(bad("reconnect_backoff_max must be >= reconnect_backoff_min"));
+  if (auto r = babelqueue::detail::require_backoff("artemis", o.reconnect_backoff_min,
+                                                   o.reconnect_backoff_max);
+      !r) {
+    return r;
   }
   return babelqueue::detail::validate_tls_options(o, "artemis", "artemis+ssl");
 }

@@ -1,22 +1,20 @@
 // The sb:// transport: the seam (amqp10/seam.hpp) over the AMQP 1.0 client with CBS
 // authorisation, and the Service Bus message codec (asb/message.hpp).
-#include <babelqueue/amqp10/sas_token.hpp>
-#include <babelqueue/asb/asb_transport.hpp>
-#include <babelqueue/bindings/asb.hpp>
-
 #include "amqp10/client.hpp"
 #include "amqp10/seam.hpp"
 #include "asb/message.hpp"
 #include "asb/options.hpp"
 #include "runtime/binding_support.hpp"
 
+#include <babelqueue/amqp10/sas_token.hpp>
+#include <babelqueue/asb/asb_transport.hpp>
+#include <babelqueue/bindings/asb.hpp>
+
 namespace babelqueue::inline v1::asb {
 
 namespace {
 
-std::string audience_of(const options& o) {
-  return "sb://" + o.host + "/" + o.entity_path;
-}
+std::string audience_of(const options& o) { return "sb://" + o.host + "/" + o.entity_path; }
 
 amqp10::client_config client_config_of(const options& o) {
   amqp10::client_config c;
@@ -131,7 +129,8 @@ transport_stats asb_transport::stats() const noexcept {
 }
 
 void register_transport() {
-  babelqueue::register_transport("sb", babelqueue::detail::url_factory<asb_transport>(options_from_url));
+  babelqueue::register_transport("sb",
+                                 babelqueue::detail::url_factory<asb_transport>(options_from_url));
 }
 
 }  // namespace babelqueue::inline v1::asb

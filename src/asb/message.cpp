@@ -1,12 +1,13 @@
 #include "asb/message.hpp"
 
+#include "amqp10/message_parts.hpp"
+
 #include <babelqueue/bindings/asb.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/text.hpp>
 
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
-#include <proton/codec/map.hpp>
 #include <proton/error.hpp>
 #include <proton/message_id.hpp>
 #include <proton/scalar.hpp>
@@ -56,37 +57,10 @@ std::optional<std::string> unwrapped_json_string(const std::string& body) {
   return std::nullopt;
 }
 
-std::map<std::string, proton::scalar> properties_of(const proton::message& m) {
-  std::map<std::string, proton::scalar> all;
-  if (m.properties().empty()) return all;
-  try {
-    proton::get(m.properties().value(), all);
-  } catch (const proton::error&) {
-    all.clear();  // not a map of string → scalar (not AMQP-conformant)
-  }
-  return all;
-}
-
 }  // namespace
 
 std::string body_of(const proton::message& m) {
-  const proton::value& v = m.body();
-  if (v.empty()) return {};
-  std::string body;
-  switch (v.type()) {
-    case proton::STRING:
-      body = proton::get<std::string>(v);
-      break;
-    case proton::BINARY:
-      body = std::string(proton::get<proton::binary>(v));
-      break;
-    default:
-      try {
-        return proton::to_string(v);
-      } catch (const proton::error&) {
-        return "<an AMQP body Proton cannot print>";
-      }
-  }
+  std::string body = amqp10::body_bytes(m);
   if (auto inner = unwrapped_json_string(body)) return *inner;
   return body;
 }
@@ -121,12 +95,7 @@ std::optional<std::string> refused_schema_version(const proton::message& m) {
 
 void read_message(const proton::message& in, received_message& out) {
   out.body = body_of(in);
-  const auto properties = properties_of(in);
-  std::vector<std::pair<std::string, std::string>> strings;
-  for (const auto& [name, value] : properties) {
-    if (value.type() == proton::STRING) strings.emplace_back(name, proton::get<std::string>(value));
-  }
-  out.hdrs = projection::headers_from_properties(strings);
+  out.hdrs = projection::headers_from_properties(amqp10::string_properties(in));
   out.delivery_count = projection::delivery_count_from_header(in.delivery_count());
   out.refused_schema_version = refused_schema_version(in);
 }

@@ -1,19 +1,18 @@
 // sb:// URL and connection string → options, and their one validation.
 #include "asb/options.hpp"
 
+#include "runtime/binding_support.hpp"
+
 #include <babelqueue/amqp10/connection_string.hpp>
 
 namespace babelqueue::inline v1::asb {
 
 namespace {
 
-error_info bad(std::string what) {
-  return error_info(transport_errc::invalid_argument, "sb option " + std::move(what));
-}
+error_info bad(std::string what) { return babelqueue::detail::option_error("sb", std::move(what)); }
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
-  if (v.count() <= 0) return fail(bad(std::string(key) + " must be > 0"));
-  return {};
+  return babelqueue::detail::require_positive("sb", key, v);
 }
 
 // Percent-encodes everything but RFC 3986 unreserved characters (a SAS key is base64).
@@ -57,9 +56,10 @@ result<void> validate(const options& o) {
   if (o.prefetch < 1 || o.prefetch > 1000) {
     return fail(bad("prefetch must be 1..1000 (got " + std::to_string(o.prefetch) + ")"));
   }
-  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
-  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
-    return fail(bad("reconnect_backoff_max must be >= reconnect_backoff_min"));
+  if (auto r = babelqueue::detail::require_backoff("sb", o.reconnect_backoff_min,
+                                                   o.reconnect_backoff_max);
+      !r) {
+    return r;
   }
   if (o.emulator && (!o.tls_ca_file.empty() || !o.tls_server_name.empty() || !o.tls_verify)) {
     return fail(bad("tls_* options need TLS, which the emulator (emulator=true) does not use"));

@@ -1,6 +1,7 @@
 // amqp:// URL → options (1:1 with the query keys; see rabbitmq_transport.hpp), and the one
 // validation of options, shared with rabbitmq_transport::open().
 #include "rabbitmq/options.hpp"
+
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
@@ -12,12 +13,11 @@ namespace babelqueue::inline v1::rabbitmq {
 namespace {
 
 error_info bad(std::string what) {
-  return error_info(transport_errc::invalid_argument, "amqp option " + std::move(what));
+  return babelqueue::detail::option_error("amqp", std::move(what));
 }
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
-  if (v.count() <= 0) return fail(bad(std::string(key) + " must be > 0"));
-  return {};
+  return babelqueue::detail::require_positive("amqp", key, v);
 }
 
 result<void> within(std::string_view key, std::int64_t v, std::int64_t min, std::int64_t max) {
@@ -44,9 +44,10 @@ result<void> validate(const options& o) {
   if (auto r = within("prefetch", o.prefetch, 1, 65535); !r) return r;
   if (auto r = within("confirm_window", o.confirm_window, 1, 65535); !r) return r;
   if (auto r = within("frame_max", o.frame_max, 4096, 1 << 20); !r) return r;
-  if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
-  if (o.reconnect_backoff_max < o.reconnect_backoff_min) {
-    return fail(bad("reconnect_backoff_max must be >= reconnect_backoff_min"));
+  if (auto r = babelqueue::detail::require_backoff("amqp", o.reconnect_backoff_min,
+                                                   o.reconnect_backoff_max);
+      !r) {
+    return r;
   }
   if (auto r = babelqueue::detail::validate_tls_options(o, "amqp", "amqps"); !r) return r;
   return {};

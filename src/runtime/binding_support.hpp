@@ -13,11 +13,36 @@
 #include <babelqueue/runtime/url.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace babelqueue::inline v1::detail {
+
+/// "<scheme> option <what>" as transport_errc::invalid_argument (never the option's value:
+/// it may be a secret).
+inline error_info option_error(std::string_view scheme, std::string what) {
+  return error_info(transport_errc::invalid_argument,
+                    std::string(scheme) + " option " + std::move(what));
+}
+
+/// A duration option that must be > 0.
+inline result<void> require_positive(std::string_view scheme, std::string_view key,
+                                     std::chrono::milliseconds v) {
+  if (v.count() <= 0) return fail(option_error(scheme, std::string(key) + " must be > 0"));
+  return {};
+}
+
+/// The reconnect backoff pair every networked binding takes: min > 0, max >= min.
+inline result<void> require_backoff(std::string_view scheme, std::chrono::milliseconds min,
+                                    std::chrono::milliseconds max) {
+  if (auto r = require_positive(scheme, "reconnect_backoff_min", min); !r) return r;
+  if (max < min) {
+    return fail(option_error(scheme, "reconnect_backoff_max must be >= reconnect_backoff_min"));
+  }
+  return {};
+}
 
 /// The message of a `tls_*` option on a plain scheme (`redis`, `amqp`, ...).
 inline std::string tls_needs_secure_scheme(std::string_view plain, std::string_view secure) {

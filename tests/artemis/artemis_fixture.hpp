@@ -40,9 +40,9 @@ class artemis_peer {
   /// `queue_capability`: attach with the `queue` capability (anycast) — off = a bare link,
   /// which routes by the broker's defaults as the peers' links do.
   explicit artemis_peer(bool queue_capability = true) {
-    auto o = babelqueue::artemis::options_from_url(
-                 babelqueue::broker_url::parse(artemis_url()).value())
-                 .value();
+    auto o =
+        babelqueue::artemis::options_from_url(babelqueue::broker_url::parse(artemis_url()).value())
+            .value();
     babelqueue::amqp10::client_config c;
     c.host = o.host;
     c.port = o.port;
@@ -67,15 +67,16 @@ class artemis_peer {
                                      bool keep = false) {
     auto in = client_->receive(queue, clock::now() + timeout);
     if (!in || !*in) return std::nullopt;
-    (void)client_->settle((*in)->ref,
-                          keep ? babelqueue::amqp10::outcome::release
-                               : babelqueue::amqp10::outcome::accept,
-                          clock::now() + std::chrono::seconds(5));
+    (void)client_->settle(
+        (*in)->ref,
+        keep ? babelqueue::amqp10::outcome::release : babelqueue::amqp10::outcome::accept,
+        clock::now() + std::chrono::seconds(5));
     return std::move((*in)->message);
   }
 
   /// Messages currently takeable from `queue` (drains it: counts by receiving).
-  int drain(const std::string& queue, std::chrono::milliseconds wait = std::chrono::milliseconds(500)) {
+  int drain(const std::string& queue,
+            std::chrono::milliseconds wait = std::chrono::milliseconds(500)) {
     int n = 0;
     while (get(queue, wait)) ++n;
     return n;

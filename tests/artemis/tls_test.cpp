@@ -65,8 +65,8 @@ TEST_F(ArtemisTls, TheServerNameIsChecked) {
 
 TEST_F(ArtemisTls, PlainAmqpToTheTlsPortFails) {
   auto url = babelqueue::broker_url::parse(tls_url_).value();
-  auto t = babelqueue::open_transport("artemis://admin:admin@127.0.0.1:" +
-                                      std::to_string(*url.port) + "?connect_timeout=2s");
+  auto t = babelqueue::open_transport(
+      "artemis://admin:admin@127.0.0.1:" + std::to_string(*url.port) + "?connect_timeout=2s");
   ASSERT_FALSE(t);
   EXPECT_EQ(t.code(), transport_errc::unavailable) << t.error().message;
 }

@@ -6,15 +6,14 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/url.hpp>
 
+#include <gtest/gtest.h>
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
 #include <proton/message_id.hpp>
-#include <proton/timestamp.hpp>
 #include <proton/scalar.hpp>
 #include <proton/symbol.hpp>
+#include <proton/timestamp.hpp>
 #include <proton/value.hpp>
-
-#include <gtest/gtest.h>
 
 using namespace std::chrono_literals;
 using babelqueue::transport_errc;
@@ -60,19 +59,19 @@ TEST(ArtemisOptions, DefaultsAndUrlParts) {
 }
 
 TEST(ArtemisOptions, QueryKeysAreTypedAndUnknownOnesRefused) {
-  auto o = parse("artemis://h?prefetch=5&operation_timeout=2s&connect_timeout=500ms&idle_timeout=0"
-                 "&reconnect_backoff_min=50&reconnect_backoff_max=1s");
+  auto o = parse(
+      "artemis://h?prefetch=5&operation_timeout=2s&connect_timeout=500ms&idle_timeout=0"
+      "&reconnect_backoff_min=50&reconnect_backoff_max=1s");
   ASSERT_TRUE(o) << o.error().message;
   EXPECT_EQ(o->prefetch, 5);
   EXPECT_EQ(o->operation_timeout, 2s);
   EXPECT_EQ(o->connect_timeout, 500ms);
   EXPECT_EQ(o->idle_timeout, 0ms);
   EXPECT_EQ(o->reconnect_backoff_max, 1s);
-  for (const char* bad : {"artemis://h?prefetch=0", "artemis://h?prefetch=10001",
-                          "artemis://h?operation_timeout=0", "artemis://h?nope=1",
-                          "artemis://h?tls_ca_file=/ca.pem", "artemis://h/orders",
-                          "artemis://h?reconnect_backoff_min=2s&reconnect_backoff_max=1s",
-                          "artemis://:pw@h"}) {
+  for (const char* bad :
+       {"artemis://h?prefetch=0", "artemis://h?prefetch=10001", "artemis://h?operation_timeout=0",
+        "artemis://h?nope=1", "artemis://h?tls_ca_file=/ca.pem", "artemis://h/orders",
+        "artemis://h?reconnect_backoff_min=2s&reconnect_backoff_max=1s", "artemis://:pw@h"}) {
     auto r = parse(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.code(), babelqueue::condition::invalid_argument) << bad;

@@ -39,7 +39,8 @@ class asb_peer {
   bool send(const std::string& queue, proton::message m) {
     std::vector<proton::message> one;
     one.push_back(std::move(m));
-    return static_cast<bool>(client_->send(queue, std::move(one), clock::now() + std::chrono::seconds(10)));
+    return static_cast<bool>(
+        client_->send(queue, std::move(one), clock::now() + std::chrono::seconds(10)));
   }
   std::optional<proton::message> get(const std::string& queue,
                                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {

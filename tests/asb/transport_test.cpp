@@ -4,8 +4,8 @@
 // D5 runtime rules. What a stand-in cannot prove is listed in docs/transports/asb.md.
 #include "asb/asb_fixture.hpp"
 
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
+#include <babelqueue/runtime/app.hpp>
 
 #include <proton/binary.hpp>
 #include <proton/message_id.hpp>
@@ -105,8 +105,10 @@ TEST_F(AsbTransport, AbandonBumpsDeliveryCountAndReconcileReadsIt) {
     ASSERT_TRUE(got && got->has_value());
     EXPECT_EQ((*got)->delivery_count, dc);
     EXPECT_EQ(t->reconcile_attempts(0, **got), dc - 1);
-    if (dc < 3) ASSERT_TRUE(t->release(**got));
-    else ASSERT_TRUE(t->ack(**got));
+    if (dc < 3)
+      ASSERT_TRUE(t->release(**got));
+    else
+      ASSERT_TRUE(t->ack(**got));
   }
 }
 
@@ -141,8 +143,8 @@ TEST_F(AsbTransport, TheAppRetriesAndDeadLettersOverServiceBus) {
   o.queue = queue_;
   o.poll_timeout = 300ms;
   o.dead_letter = true;
-  babelqueue::app app(babelqueue::asb::url_from_connection_string(
-                          bqtest::asb_connection_string()).value(), o);
+  babelqueue::app app(
+      babelqueue::asb::url_from_connection_string(bqtest::asb_connection_string()).value(), o);
   std::vector<std::int64_t> seen;
   app.handle("urn:babel:orders:created", [&](babelqueue::message& m) {
     seen.push_back(m.attempts());

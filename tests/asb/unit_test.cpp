@@ -7,6 +7,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/url.hpp>
 
+#include <gtest/gtest.h>
 #include <proton/annotation_key.hpp>
 #include <proton/binary.hpp>
 #include <proton/message_id.hpp>
@@ -14,8 +15,6 @@
 #include <proton/symbol.hpp>
 #include <proton/timestamp.hpp>
 #include <proton/value.hpp>
-
-#include <gtest/gtest.h>
 
 using namespace std::chrono_literals;
 using babelqueue::transport_errc;
@@ -57,12 +56,12 @@ TEST(AsbOptions, UrlWithAKeyPairAndDefaults) {
 }
 
 TEST(AsbOptions, CredentialsAreCheckedWithoutEchoingThem) {
-  for (const char* bad : {"sb://ns.example", "sb://k@ns.example", "sb://:v@ns.example",
-                          "sb://k:v@ns.example?sas_token=SharedAccessSignature%20sr%3Dx",
-                          "sb://ns.example?sas_token=not-a-token", "sb://k:v@ns.example/q",
-                          "sb://k:v@ns.example?emulator=true&tls_verify=false",
-                          "sb://k:v@ns.example?prefetch=0", "sb://k:v@ns.example?token_ttl=500ms",
-                          "sb://k:v@ns.example?nope=1"}) {
+  for (const char* bad :
+       {"sb://ns.example", "sb://k@ns.example", "sb://:v@ns.example",
+        "sb://k:v@ns.example?sas_token=SharedAccessSignature%20sr%3Dx",
+        "sb://ns.example?sas_token=not-a-token", "sb://k:v@ns.example/q",
+        "sb://k:v@ns.example?emulator=true&tls_verify=false", "sb://k:v@ns.example?prefetch=0",
+        "sb://k:v@ns.example?token_ttl=500ms", "sb://k:v@ns.example?nope=1"}) {
     auto r = parse(bad);
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.code(), babelqueue::condition::invalid_argument) << bad;

@@ -85,8 +85,10 @@ TEST_F(AsbPythonInterop, ThePythonSdkPublishesAndTheCppAppConsumes) {
   std::vector<json> seen;
   for (const auto& c : expected) {
     app.handle(c.urn, [&](babelqueue::message& m) {
-      seen.push_back({{"urn", std::string(m.urn())}, {"trace_id", std::string(m.trace_id())},
-                      {"data", m.data()}, {"attempts", m.attempts()},
+      seen.push_back({{"urn", std::string(m.urn())},
+                      {"trace_id", std::string(m.trace_id())},
+                      {"data", m.data()},
+                      {"attempts", m.attempts()},
                       {"lang", std::string(m.env().lang())}});
     });
   }

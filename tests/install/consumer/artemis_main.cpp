@@ -13,8 +13,8 @@ int main() {
   if (!url) return 1;
   auto o = babelqueue::artemis::options_from_url(*url);
   if (!o || !o->tls || o->prefetch != 8 || o->username != "u") return 1;
-  auto token = babelqueue::amqp10::make_sas_token("sb://ns.servicebus.windows.net/q", "name",
-                                                  "key", std::chrono::system_clock::now());
+  auto token = babelqueue::amqp10::make_sas_token("sb://ns.servicebus.windows.net/q", "name", "key",
+                                                  std::chrono::system_clock::now());
   if (!token || token->rfind("SharedAccessSignature ", 0) != 0) return 1;
   std::cout << "consumer-artemis-ok\n";
   return 0;
