@@ -38,8 +38,10 @@ proton::message to_message(std::string_view body, const headers& hdrs,
         proton::value(proton::timestamp(*p.scheduled_enqueue_time_ms)));
   }
   auto& properties = m.properties();
-  for (const auto& [name, value] : p.application_properties) {
-    std::visit([&](const auto& v) { properties.put(name, proton::scalar(v)); }, value);
+  for (const auto& property : p.application_properties) {
+    // (not a structured binding: clang 14 cannot capture one in the lambda)
+    std::visit([&](const auto& v) { properties.put(property.first, proton::scalar(v)); },
+               property.second);
   }
   return m;
 }
