@@ -120,6 +120,9 @@ struct client::impl final : proton::messaging_handler {
   mutable std::mutex m_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> work_;
+  // Settlements waiting for the Proton thread: a plain vector, not work_, because there is
+  // one per consumed message (no std::function allocation each).
+  std::vector<std::pair<delivery_ref, settlement>> settles_;
   proton::work_queue* work_queue_ = nullptr;  // the open connection's, else null
   bool wake_pending_ = false;
   bool connected_ = false;
@@ -161,6 +164,7 @@ struct client::impl final : proton::messaging_handler {
   std::map<std::string, proton::receiver, std::less<>> receivers_;
   std::unordered_map<std::uint64_t, flight> in_flight_;
   std::unordered_map<std::uint64_t, held_delivery> deliveries_;
+  std::vector<std::pair<delivery_ref, settlement>> settling_;  // the run being applied
   std::uint64_t next_tag_ = 0;
   std::uint64_t next_delivery_ = 0;
   // CBS (config.cbs): the $cbs links, the request awaiting its reply, the next renewal.
@@ -208,12 +212,25 @@ struct client::impl final : proton::messaging_handler {
     std::unique_lock lk(m_);
     if (stopped_) return false;
     work_.push_back(std::move(fn));
-    if (wake_pending_) return true;
+    wake(lk);
+    return true;
+  }
+
+  bool post_settle(const delivery_ref& ref, const settlement& how) {
+    std::unique_lock lk(m_);
+    if (stopped_) return false;
+    settles_.emplace_back(ref, how);
+    wake(lk);
+    return true;
+  }
+
+  // Makes the Proton thread drain (once per non-empty queue). `lk` holds m_.
+  void wake(std::unique_lock<std::mutex>& lk) {
+    if (wake_pending_) return;
     wake_pending_ = true;
-    if (work_queue_ != nullptr && work_queue_->add([this] { drain(true); })) return true;
+    if (work_queue_ != nullptr && work_queue_->add([this] { drain(true); })) return;
     lk.unlock();
     container_.schedule(proton::duration::IMMEDIATE, [this] { drain(false); });
-    return true;
   }
 
   bool run_finished_now() const {
@@ -239,8 +256,12 @@ struct client::impl final : proton::messaging_handler {
     {
       std::lock_guard lk(m_);
       batch.swap(work_);
+      settling_.swap(settles_);
       wake_pending_ = false;
     }
+    // Settlements first: a close() posted after them must find them applied.
+    for (const auto& [ref, how] : settling_) do_settle(ref, how);
+    settling_.clear();  // keeps its capacity for the next run
     for (auto& fn : batch) {
       try {
         fn();
@@ -913,7 +934,9 @@ result<std::optional<inbound>> client::receive(std::string_view address,
   impl* p = impl_.get();
   std::unique_lock lk(p->m_);
   if (p->stopped_ || p->closing_) return fail(p->closed_error());
-  auto& q = p->inbox_[std::string(address)];
+  auto slot = p->inbox_.find(address);
+  if (slot == p->inbox_.end()) slot = p->inbox_.emplace(std::string(address), std::deque<inbound>{}).first;
+  auto& q = slot->second;
   if (!q.empty()) {
     inbound in = std::move(q.front());
     q.pop_front();
@@ -970,7 +993,7 @@ result<void> client::settle(const delivery_ref& ref, const settlement& how,
   // so waiting would only wait for the Proton thread (a thread round trip per message — most
   // of the consume cost, docs/benchmarks-artemis.md). Settlements are applied in order, in
   // runs; one lost with its connection before it went out is redelivered (at-least-once).
-  if (!p->post([p, ref, how] { p->do_settle(ref, how); })) return fail(p->closed_error());
+  if (!p->post_settle(ref, how)) return fail(p->closed_error());
   return {};
 }
 
