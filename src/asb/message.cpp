@@ -68,29 +68,29 @@ std::string body_of(const proton::message& m) {
 }
 
 std::optional<std::string> refused_schema_version(const proton::message& m) {
-  if (!m.properties().exists(std::string(projection::property_schema_version))) return std::nullopt;
+  const std::string name(projection::property_schema_version);
   proton::scalar v;
   try {
-    v = m.properties().get(std::string(projection::property_schema_version));
-  } catch (const proton::error&) {
-    return std::string("<unreadable>");
+    // exists() decodes the whole section: a hostile one throws (found by fuzzing).
+    if (!m.properties().exists(name)) return std::nullopt;
+    v = m.properties().get(name);
+  } catch (const std::exception&) {
+    return std::nullopt;  // no readable property: nothing to gate on; the body decides
   }
   if (v.type() == proton::STRING) {
     const std::string s = proton::get<std::string>(v);
     if (is_blank(s) || s == "1") return std::nullopt;
     return s;
   }
-  if (v.type() == proton::BOOLEAN) return proton::to_string(v);
+  const bool integral = v.type() != proton::BOOLEAN && v.type() != proton::FLOAT &&
+                        v.type() != proton::DOUBLE;
   try {
-    if (proton::coerce<std::int64_t>(v) == 1 && v.type() != proton::FLOAT &&
-        v.type() != proton::DOUBLE) {
-      return std::nullopt;
-    }
-  } catch (const proton::error&) {
+    if (integral && proton::coerce<std::int64_t>(v) == 1) return std::nullopt;
+  } catch (const std::exception&) {
   }
   try {
     return proton::to_string(v);
-  } catch (const proton::error&) {
+  } catch (const std::exception&) {
     return std::string("<unreadable>");
   }
 }
