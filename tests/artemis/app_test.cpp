@@ -10,7 +10,11 @@
 #include <proton/message_id.hpp>
 #include <proton/scalar.hpp>
 
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 using namespace std::chrono_literals;
 using babelqueue::json;
@@ -147,4 +151,41 @@ TEST_F(ArtemisApp, OutOfBandHeadersSurviveARetry) {
                           {.queue = "", .trace_id = "", .hdrs = {{"tenant", "acme"}}}));
   ASSERT_TRUE(app.drain());
   EXPECT_EQ(seen, (std::vector<std::string>{"acme", "acme"}));
+}
+
+TEST_F(ArtemisApp, FourWorkersShareTheQueueAndEachMessageIsHandledOnce) {
+  // consume() with workers = 4: four transports (four connections, four Proton threads)
+  // on one queue, a failure in every tenth message retried; stop once all are done.
+  auto o = app_opts();
+  o.workers = 4;
+  o.max_attempts = 5;
+  babelqueue::app app(bqtest::artemis_url(), o);
+  constexpr int n = 200;
+  std::mutex m;
+  std::map<long, int> handled;
+  std::atomic<int> done{0};
+  app.handle("urn:babel:test:item", [&](babelqueue::message& msg) {
+    const long k = msg.data().at("n").get<long>();
+    if (k % 10 == 0 && msg.attempts() == 0) throw std::runtime_error("first try fails");
+    {
+      std::lock_guard lk(m);
+      ++handled[k];
+    }
+    if (++done == n) app.stop();
+  });
+  for (long i = 0; i < n; ++i) {
+    ASSERT_TRUE(app.publish("urn:babel:test:item", json{{"n", i}}));
+  }
+  std::thread stopper([&] {
+    for (int i = 0; i < 600 && !app.stop_requested(); ++i) std::this_thread::sleep_for(100ms);
+    app.stop();  // a bound, should the test fail
+  });
+  auto r = app.consume();
+  stopper.join();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(done.load(), n);
+  EXPECT_EQ(handled.size(), static_cast<std::size_t>(n));
+  for (const auto& [k, count] : handled) EXPECT_EQ(count, 1) << "message " << k;
+  EXPECT_EQ(peer_->drain(queue_, 300ms), 0) << "everything settled";
+  EXPECT_FALSE(peer_->get(queue_ + ".dlq", 300ms)) << "nothing dead-lettered";
 }
