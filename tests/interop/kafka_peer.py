@@ -33,7 +33,7 @@ from babelqueue.kafka_retry import RetryReinjector
 from babelqueue.kafka_transport import KafkaTransport
 from peer_common import consume, out, publish
 
-peer_common.CONSUME_TIMEOUT = 20.0  # the first poll includes the consumer-group join
+peer_common.CONSUME_TIMEOUT = 45.0  # the first poll includes the consumer-group join (slow on a loaded CI box)
 
 
 def _split(url):
@@ -126,7 +126,7 @@ def failing(url, topic):
     app.register("urn:babel:interop:fails", handler)
     mid = app.publish("urn:babel:interop:fails", {"n": 1}, trace_id="trace-py-fails")
     with _Reinjector(url, topic):
-        app.consume(topic, max_messages=3, timeout=20.0, handle_signals=False)
+        app.consume(topic, max_messages=3, timeout=peer_common.CONSUME_TIMEOUT, handle_signals=False)
     peer_common.close(app)
     out({"seen": seen, "id": mid})
 
@@ -140,7 +140,7 @@ def fail_once(url, topic):
         raise RuntimeError("fails in Python")
 
     app.register("urn:babel:interop:fails", handler)
-    app.consume(topic, max_messages=1, timeout=20.0, handle_signals=False)
+    app.consume(topic, max_messages=1, timeout=peer_common.CONSUME_TIMEOUT, handle_signals=False)
     peer_common.close(app)
     out({"seen": seen})
 
