@@ -172,7 +172,6 @@ struct client::impl final : proton::messaging_handler {
   proton::receiver cbs_receiver_;
   bool cbs_want_send_ = false;
   std::string cbs_request_id_;
-  std::uint64_t cbs_requests_ = 0;
   clock::time_point cbs_renew_at_{};
 
   // ---- caller side ----------------------------------------------------------------------
@@ -646,7 +645,6 @@ struct client::impl final : proton::messaging_handler {
     // Unique across clients: on a broker where $cbs is multicast every client sees every
     // reply, and matches its own by this id.
     cbs_request_id_ = uuid_v4();
-    ++cbs_requests_;
     proton::message m;
     m.id(proton::message_id(cbs_request_id_));
     m.reply_to(cbs_address);
@@ -976,9 +974,7 @@ result<std::optional<inbound>> client::receive(std::string_view address,
   return std::optional<inbound>();
 }
 
-result<void> client::settle(const delivery_ref& ref, const settlement& how,
-                            clock::time_point deadline) {
-  (void)deadline;  // nothing to wait for: see below
+result<void> client::settle(const delivery_ref& ref, const settlement& how) {
   impl* p = impl_.get();
   {
     std::lock_guard lk(p->m_);

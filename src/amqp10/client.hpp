@@ -138,11 +138,12 @@ class client {
   /// `deadline`. nullopt when nothing arrived.
   result<std::optional<inbound>> receive(std::string_view address, clock::time_point deadline);
 
-  /// Settles a received delivery. transport_errc::unavailable when its connection was lost;
-  /// invalid_argument when it is unknown or already settled.
-  result<void> settle(const delivery_ref& ref, const settlement& how, clock::time_point deadline);
-  result<void> settle(const delivery_ref& ref, outcome how, clock::time_point deadline) {
-    return settle(ref, settlement{how, {}, {}, {}}, deadline);
+  /// Settles a received delivery without waiting: the Proton thread applies settlements in
+  /// order (an at-least-once receiver's settlement has no broker reply). transport_errc::
+  /// unavailable when its connection was lost, closed after close().
+  result<void> settle(const delivery_ref& ref, const settlement& how);
+  result<void> settle(const delivery_ref& ref, outcome how) {
+    return settle(ref, settlement{how, {}, {}, {}});
   }
 
   /// Closes the connection (unsettled deliveries go back to the broker) and stops the

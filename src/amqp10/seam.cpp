@@ -2,16 +2,12 @@
 
 namespace babelqueue::inline v1::amqp10 {
 
-namespace {
-
 // What a received_message's handle holds: the delivery to settle.
-struct settle_handle {
+struct seam::settle_handle {
   delivery_ref ref;
   const void* owner = nullptr;  // the seam that received it
   bool settled = false;
 };
-
-}  // namespace
 
 seam::seam(std::unique_ptr<client> c, message_codec codec, std::string name,
            std::chrono::milliseconds operation_timeout)
@@ -61,19 +57,25 @@ result<std::optional<received_message>> seam::receive(std::string_view queue,
   return std::optional<received_message>(std::move(out));
 }
 
-result<void> seam::settle(const received_message& message, const settlement& how) {
+result<seam::settle_handle*> seam::own(const received_message& message) const {
   if (closed_) return fail(closed_error());
   auto* h = static_cast<settle_handle*>(message.handle.get());
   if (h == nullptr || h->owner != this) {
     return fail(transport_errc::invalid_argument,
                 name_ + ": this message was not received by this transport instance");
   }
-  if (h->settled)
+  if (h->settled) {
     return fail(transport_errc::invalid_argument, name_ + ": message already settled");
-  auto r = client_->settle(h->ref, how, clock::now() + operation_timeout_);
-  // A timeout leaves it unknown whether the settlement went out: the caller may try again.
-  if (r || r.code() != transport_errc::timeout) h->settled = true;
-  return r;
+  }
+  return h;
+}
+
+result<void> seam::settle(const received_message& message, const settlement& how) {
+  auto h = own(message);
+  if (!h) return fail(h.error());
+  // Settled either way: on error its connection is gone and the broker delivers it again.
+  (*h)->settled = true;
+  return client_->settle((*h)->ref, how);
 }
 
 result<void> seam::ack(const received_message& message) {
@@ -83,11 +85,8 @@ result<void> seam::ack(const received_message& message) {
 result<void> seam::release(const received_message& message, std::chrono::milliseconds delay,
                            outcome failure) {
   if (delay.count() <= 0) return settle(message, settlement{failure, {}, {}, {}});
-  if (closed_) return fail(closed_error());
-  if (message.handle == nullptr ||
-      static_cast<settle_handle*>(message.handle.get())->owner != this) {
-    return settle(message, settlement{});  // the same refusal as any settlement
-  }
+  // Checked before the copy goes out: a foreign or settled message must not be republished.
+  if (auto h = own(message); !h) return fail(h.error());
   // The brokers schedule only at publish time: the same bytes and headers again, delayed,
   // then the original is done.
   std::vector<proton::message> copy;

@@ -53,6 +53,9 @@ class seam {
   client_stats stats() const { return client_->stats(); }
 
  private:
+  struct settle_handle;
+  /// The handle of a message this seam received and has not settled, else the refusal.
+  result<settle_handle*> own(const received_message& message) const;
   result<void> check_queue(std::string_view queue) const;
   error_info closed_error() const;
 

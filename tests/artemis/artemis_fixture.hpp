@@ -67,10 +67,8 @@ class artemis_peer {
                                      bool keep = false) {
     auto in = client_->receive(queue, clock::now() + timeout);
     if (!in || !*in) return std::nullopt;
-    (void)client_->settle(
-        (*in)->ref,
-        keep ? babelqueue::amqp10::outcome::release : babelqueue::amqp10::outcome::accept,
-        clock::now() + std::chrono::seconds(5));
+    (void)client_->settle((*in)->ref, keep ? babelqueue::amqp10::outcome::release
+                                           : babelqueue::amqp10::outcome::accept);
     return std::move((*in)->message);
   }
 

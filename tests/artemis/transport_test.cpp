@@ -207,6 +207,12 @@ TEST_F(ArtemisTransport, SettlementMisuseIsRefused) {
   auto twice = a->ack(**got);
   ASSERT_FALSE(twice);
   EXPECT_EQ(twice.code(), transport_errc::invalid_argument);
+  auto delayed = a->release(**got, 1s);
+  ASSERT_FALSE(delayed);
+  EXPECT_EQ(delayed.code(), transport_errc::invalid_argument);
+  auto copy = a->receive(queue_, 1500ms);
+  ASSERT_TRUE(copy);
+  EXPECT_FALSE(copy->has_value()) << "a settled message is never republished by a late release";
   babelqueue::received_message forged;
   auto none = a->release(forged);
   ASSERT_FALSE(none);

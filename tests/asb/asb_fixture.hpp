@@ -46,8 +46,7 @@ class asb_peer {
                                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
     auto in = client_->receive(queue, clock::now() + timeout);
     if (!in || !*in) return std::nullopt;
-    (void)client_->settle((*in)->ref, babelqueue::amqp10::outcome::accept,
-                          clock::now() + std::chrono::seconds(5));
+    (void)client_->settle((*in)->ref, babelqueue::amqp10::outcome::accept);
     return std::move((*in)->message);
   }
 
