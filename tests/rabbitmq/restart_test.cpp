@@ -70,11 +70,13 @@ TEST_F(RabbitRestart, ABrokerRestartMidPublishLosesNoConfirmedMessage) {
   std::set<long> confirmed;
   int failures = 0;
   std::atomic<bool> restarted{false};
+  int stop_rc = -1;
+  int start_rc = -1;
   std::thread restart([&] {
     std::this_thread::sleep_for(300ms);
-    ctl("stop_app");
+    stop_rc = ctl("stop_app");
     std::this_thread::sleep_for(1s);
-    ctl("start_app");
+    start_rc = ctl("start_app");
     restarted = true;
   });
   // Publish throughout the outage (and at least 400 messages).
@@ -93,7 +95,13 @@ TEST_F(RabbitRestart, ABrokerRestartMidPublishLosesNoConfirmedMessage) {
   restart.join();
   ASSERT_EQ(confirmed.size(), static_cast<std::size_t>(n));
   ASSERT_GE(n, 400);
-  EXPECT_GE(t->stats().connects, 2) << "the restart happened while publishing";
+  EXPECT_EQ(stop_rc, 0);
+  EXPECT_EQ(start_rc, 0);
+  // The publisher saw the outage: a reconnect, or (on a loaded machine, where stop_app can
+  // stall the node long enough for confirms to time out before it drops connections)
+  // failed publishes that the caller resent.
+  EXPECT_TRUE(t->stats().connects >= 2 || failures > 0)
+      << "the restart happened while publishing (connects " << t->stats().connects << ")";
   std::set<long> present;
   auto c = open();
   for (;;) {
