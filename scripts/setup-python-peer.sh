@@ -15,7 +15,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${BABELQUEUE_PEER_VERSION:-1.24.0}
-extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis,azureservicebus}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis,azureservicebus,sqs}
 venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
 python=${PYTHON:-python3}
 marker="$version [$extras]"
@@ -27,6 +27,7 @@ imports=babelqueue
 [[ ,$extras, == *,redis,* ]] && imports+=,redis
 [[ ,$extras, == *,artemis,* ]] && imports+=,proton
 [[ ,$extras, == *,azureservicebus,* ]] && imports+=,azure.servicebus
+[[ ,$extras, == *,sqs,* ]] && imports+=,boto3
 
 installed() {
   [[ -x "$venv/bin/python" ]] && [[ -f "$venv/.babelqueue-peer" ]] &&
