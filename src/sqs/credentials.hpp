@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace babelqueue::sqs::detail {
+namespace babelqueue::inline v1::sqs::detail {
 
 struct credentials {
   std::string access_key_id;
@@ -39,4 +39,4 @@ result<credentials> resolve_credentials(std::string_view profile = {},
 /// `#`/`;` comment lines, surrounding blanks trimmed.
 std::optional<credentials> credentials_from_ini(std::string_view text, std::string_view profile);
 
-}  // namespace babelqueue::sqs::detail
+}  // namespace babelqueue::inline v1::sqs::detail

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace babelqueue::sqs::detail {
+namespace babelqueue::inline v1::sqs::detail {
 
 /// An HTTP header as sent (name as written; SigV4 lower-cases it for signing).
 using http_header = std::pair<std::string, std::string>;
@@ -55,4 +55,4 @@ std::vector<http_header> sign(const signing_input& in, const signing_scope& scop
 /// Lower-case hex SHA-256 of `bytes`.
 std::string sha256_hex(std::string_view bytes);
 
-}  // namespace babelqueue::sqs::detail
+}  // namespace babelqueue::inline v1::sqs::detail

@@ -1,1 +1,398 @@
-// placeholder: filled in by the sqs work
+// The sqs:// transport: the transport seam on the SQS JSON API (api.hpp), with the pure
+// projection of bindings/sqs.hpp. See sqs_transport.hpp for the guarantees.
+#include <babelqueue/sqs/sqs_transport.hpp>
+
+#include "runtime/binding_support.hpp"
+#include "sqs/api.hpp"
+#include "sqs/json_text.hpp"
+#include "sqs/options.hpp"
+
+#include <babelqueue/bindings/sqs.hpp>
+#include <babelqueue/codec.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <thread>
+
+namespace babelqueue::inline v1::sqs {
+
+namespace bs = bindings::sqs;
+using clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// The settlement handle of a received message. `owner` ties it to the instance that
+// received it; `settled` is shared by every copy of the received_message.
+struct receipt {
+  const void* owner = nullptr;
+  std::string queue_url;
+  std::string receipt_handle;
+  bool settled = false;
+};
+
+// Whole seconds, rounded up, clamped to [0, max].
+int seconds_up(milliseconds d, int max) {
+  if (d.count() <= 0) return 0;
+  const auto s = (d.count() + 999) / 1000;
+  return static_cast<int>(std::min<std::int64_t>(s, max));
+}
+
+std::size_t attributes_size(const std::vector<bs::attribute>& attributes) {
+  std::size_t n = 0;
+  for (const auto& a : attributes) n += a.name.size() + a.data_type.size() + a.string_value.size();
+  return n;
+}
+
+// The FIFO deduplication id: meta.id, as the spec says, for a first publish; `<meta.id>:<n>`
+// for a copy carrying attempts n > 0 — the App's retry republishes the same meta.id within
+// SQS's 5-minute deduplication window, and SQS would silently drop it as a duplicate.
+std::string deduplication_id(std::string_view body, std::string id) {
+  if (id.empty()) return id;
+  if (auto env = decode(body); env && env->attempts() > 0) {
+    std::string with = id + ":" + std::to_string(env->attempts());
+    if (with.size() <= bs::max_fifo_id) return with;
+  }
+  return id;
+}
+
+}  // namespace
+
+struct sqs_transport::impl {
+  explicit impl(detail::api_options a) : api(std::move(a)) {}
+  detail::api api;
+  std::map<std::string, std::string, std::less<>> urls;                     // logical name → URL
+  std::map<std::string, std::deque<detail::wire_message>, std::less<>> buffered;  // by logical name
+  std::map<std::string, std::string, std::less<>> buffered_urls;
+  bool closed = false;
+  std::int64_t published = 0;
+  std::int64_t delivered = 0;
+};
+
+sqs_transport::sqs_transport(options opts) : opts_(std::move(opts)) {}
+
+sqs_transport::~sqs_transport() = default;
+
+result<std::unique_ptr<sqs_transport>> sqs_transport::open(options opts) {
+  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  auto creds = detail::resolve_credentials(opts.profile);
+  if (!creds) return fail(std::move(creds).error());
+  detail::api_options a;
+  a.endpoint = detail::endpoint_of(opts);
+  a.region = opts.region;
+  a.creds = std::move(*creds);
+  a.http.connect_timeout = opts.connect_timeout;
+  a.http.tls_ca_file = opts.tls_ca_file;
+  a.http.tls_verify = opts.tls_verify;
+  a.retries = static_cast<int>(opts.retries);
+  std::unique_ptr<sqs_transport> t(new sqs_transport(std::move(opts)));
+  t->impl_ = std::make_unique<impl>(std::move(a));
+  return t;
+}
+
+std::string sqs_transport::native_name(std::string_view queue) const {
+  bs::dead_letter_mapping m;
+  m.suffix = opts_.dlq_suffix;
+  m.queue = opts_.dlq;
+  return bs::native_queue_name(queue, m);
+}
+
+result<std::string> sqs_transport::queue_url(std::string_view queue) {
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "sqs: the queue name is empty");
+  if (auto it = impl_->urls.find(queue); it != impl_->urls.end()) return it->second;
+  const std::string name = native_name(queue);
+  std::string url;
+  if (!opts_.prefix.empty()) {
+    std::string prefix = opts_.prefix;
+    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+    url = prefix + "/" + name;
+  } else {
+    auto r = impl_->api.get_queue_url(name, opts_.operation_timeout);
+    if (!r && r.code() == transport_errc::not_found && opts_.create_queues) {
+      std::vector<std::pair<std::string, std::string>> attributes;
+      if (bs::is_fifo(name)) attributes.emplace_back("FifoQueue", "true");
+      r = impl_->api.create_queue(name, attributes, opts_.operation_timeout);
+    }
+    if (!r) {
+      auto e = std::move(r).error();
+      e.message = "queue '" + std::string(queue) + "'" +
+                  (name != queue ? " (SQS name '" + name + "')" : std::string()) + ": " + e.message;
+      return fail(std::move(e));
+    }
+    url = std::move(*r);
+  }
+  impl_->urls.emplace(std::string(queue), url);
+  return url;
+}
+
+namespace {
+
+// What publish and publish_each check before any call: the body's characters and size.
+result<void> check_message(std::string_view body, const std::vector<bs::attribute>& attributes,
+                           std::int64_t max_bytes) {
+  if (auto why = detail::sqs_text_problem(body)) {
+    return fail(transport_errc::invalid_argument, "sqs: the body cannot be sent to SQS: " + *why);
+  }
+  for (const auto& a : attributes) {
+    if (auto why = detail::sqs_text_problem(a.string_value)) {
+      return fail(transport_errc::invalid_argument,
+                  "sqs: header '" + a.name + "' cannot be sent to SQS: " + *why);
+    }
+  }
+  const std::size_t size = body.size() + attributes_size(attributes);
+  if (size > static_cast<std::size_t>(max_bytes)) {
+    return fail(transport_errc::too_large, "sqs: the message is " + std::to_string(size) +
+                                               " bytes (body and attributes), more than max_message_bytes " +
+                                               std::to_string(max_bytes));
+  }
+  return {};
+}
+
+}  // namespace
+
+result<void> sqs_transport::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
+  if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
+  const auto attributes = bs::project(body, hdrs);
+  if (auto r = check_message(body, attributes, opts_.max_message_bytes); !r) return r;
+  auto url = queue_url(queue);
+  if (!url) return fail(std::move(url).error());
+  detail::send_entry e;
+  e.body = body;
+  e.attributes = &attributes;
+  const std::string name = native_name(queue);
+  if (opts_.fifo || bs::is_fifo(name)) {
+    auto ids = bs::fifo_ids_for(name, body, opts_.group_id);
+    e.group_id = std::move(ids.group_id);
+    if (!opts_.content_based_dedup) e.deduplication_id = deduplication_id(body, std::move(ids.deduplication_id));
+  }
+  auto r = impl_->api.send_message(*url, e, opts_.operation_timeout);
+  if (!r) {
+    if (r.code() == transport_errc::not_found) impl_->urls.erase(std::string(queue));
+    return r;
+  }
+  ++impl_->published;
+  return {};
+}
+
+std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
+                                                      std::span<const outgoing_message> messages) {
+  std::vector<result<void>> out(messages.size());
+  if (messages.empty()) return out;
+  auto fail_all = [&](const error_info& e) {
+    for (auto& r : out) r = fail(e);
+    return out;
+  };
+  if (impl_->closed) return fail_all(error_info(transport_errc::closed, "sqs: the transport is closed"));
+  auto url = queue_url(queue);
+  if (!url) return fail_all(url.error());
+  const std::string name = native_name(queue);
+  const bool fifo = opts_.fifo || bs::is_fifo(name);
+
+  // Project and check every message; `pending` are the indexes still to send.
+  std::vector<std::vector<bs::attribute>> attributes(messages.size());
+  std::vector<detail::send_entry> entries(messages.size());
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    attributes[i] = bs::project(messages[i].body, messages[i].hdrs);
+    if (auto r = check_message(messages[i].body, attributes[i], opts_.max_message_bytes); !r) {
+      out[i] = r;
+      continue;
+    }
+    auto& e = entries[i];
+    e.body = messages[i].body;
+    e.attributes = &attributes[i];
+    if (fifo) {
+      auto ids = bs::fifo_ids_for(name, messages[i].body, opts_.group_id);
+      e.group_id = std::move(ids.group_id);
+      if (!opts_.content_based_dedup) {
+        e.deduplication_id = deduplication_id(messages[i].body, std::move(ids.deduplication_id));
+      }
+    }
+    pending.push_back(i);
+  }
+
+  const auto deadline = clock::now() + opts_.operation_timeout;
+  milliseconds pause{50};
+  while (!pending.empty()) {
+    std::vector<std::size_t> again;
+    // Chunks of at most 10 entries and max_message_bytes in total, in order (FIFO order
+    // within a group follows the entry order).
+    for (std::size_t start = 0; start < pending.size();) {
+      std::vector<detail::send_entry> chunk;
+      std::vector<std::size_t> index;
+      std::size_t bytes = 0;
+      while (start < pending.size() && chunk.size() < 10) {
+        const std::size_t i = pending[start];
+        const std::size_t size = messages[i].body.size() + attributes_size(attributes[i]);
+        if (!chunk.empty() && bytes + size > static_cast<std::size_t>(opts_.max_message_bytes)) break;
+        bytes += size;
+        chunk.push_back(entries[i]);
+        index.push_back(i);
+        ++start;
+      }
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+      auto r = impl_->api.send_message_batch(*url, chunk, std::max(left, milliseconds{1}));
+      if (!r) {
+        if (r.code() == transport_errc::not_found) impl_->urls.erase(std::string(queue));
+        for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = fail(r.error());
+        for (std::size_t k = start; k < pending.size(); ++k) {
+          out[pending[k]] = fail(r.error().code, "not sent: an earlier SendMessageBatch failed: " + r.error().message);
+        }
+        return out;
+      }
+      for (std::size_t k = 0; k < index.size(); ++k) {
+        const auto& o = (*r)[k];
+        if (o.ok) {
+          out[index[k]] = {};
+          ++impl_->published;
+          continue;
+        }
+        error_info e(o.sender_fault ? detail::errc_of_sqs_error(400, o.code)
+                                    : transport_errc::unavailable,
+                     "SendMessageBatch entry " + std::to_string(index[k]) + " failed: " + o.code +
+                         (o.message.empty() ? "" : ": " + o.message),
+                     {}, native_error{"sqs", 0, o.code});
+        out[index[k]] = fail(e);
+        if (!o.sender_fault) again.push_back(index[k]);  // SQS's fault: send it again
+      }
+    }
+    pending = std::move(again);
+    if (pending.empty() || clock::now() + pause >= deadline) break;
+    std::this_thread::sleep_for(pause);
+    pause *= 2;
+  }
+  return out;
+}
+
+result<void> sqs_transport::publish_batch(std::string_view queue, std::span<const outgoing_message> messages) {
+  auto results = publish_each(queue, messages);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i]) {
+      auto e = results[i].error();
+      e.message = "message " + std::to_string(i) + " of " + std::to_string(results.size()) + ": " + e.message;
+      return fail(std::move(e));
+    }
+  }
+  return {};
+}
+
+result<std::optional<received_message>> sqs_transport::receive(std::string_view queue, milliseconds timeout) {
+  if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
+  auto buffer = impl_->buffered.find(queue);
+  if (buffer == impl_->buffered.end() || buffer->second.empty()) {
+    auto url = queue_url(queue);
+    if (!url) return fail(std::move(url).error());
+    const int wait = std::min(seconds_up(timeout, 20), static_cast<int>(opts_.wait_time));
+    std::optional<int> visibility;
+    if (opts_.visibility >= 0) visibility = static_cast<int>(opts_.visibility);
+    auto got = impl_->api.receive_message(*url, static_cast<int>(opts_.batch), wait, visibility,
+                                          opts_.operation_timeout);
+    if (!got) {
+      if (got.code() == transport_errc::not_found) impl_->urls.erase(std::string(queue));
+      return fail(std::move(got).error());
+    }
+    if (got->empty()) return std::optional<received_message>{};
+    impl_->delivered += static_cast<std::int64_t>(got->size());
+    if (buffer == impl_->buffered.end()) buffer = impl_->buffered.emplace(std::string(queue), std::deque<detail::wire_message>{}).first;
+    impl_->buffered_urls[std::string(queue)] = *url;
+    for (auto& m : *got) buffer->second.push_back(std::move(m));
+  }
+  detail::wire_message w = std::move(buffer->second.front());
+  buffer->second.pop_front();
+
+  received_message m;
+  m.queue = std::string(queue);
+  m.hdrs = bs::headers_from_attributes(w.attributes);
+  if (w.receive_count) m.delivery_count = bs::receive_count_of(*w.receive_count);
+  for (const auto& a : w.attributes) {
+    if (a.name == bs::attribute_schema_version && !bs::schema_version_accepted(a.string_value)) {
+      m.refused_schema_version = a.string_value;
+    }
+  }
+  auto handle = std::make_shared<receipt>();
+  handle->owner = impl_.get();
+  handle->queue_url = impl_->buffered_urls[std::string(queue)];
+  handle->receipt_handle = std::move(w.receipt_handle);
+  m.handle = std::move(handle);
+  m.body = std::move(w.body);
+  return std::optional<received_message>(std::move(m));
+}
+
+namespace {
+
+result<receipt*> own(const void* owner, const received_message& message, std::string_view what) {
+  auto* r = static_cast<receipt*>(message.handle.get());
+  if (r == nullptr || r->owner != owner) {
+    return fail(transport_errc::invalid_argument,
+                "sqs: " + std::string(what) + " of a message this transport did not receive");
+  }
+  if (r->settled) {
+    return fail(transport_errc::invalid_argument, "sqs: " + std::string(what) + " of a message already settled");
+  }
+  return r;
+}
+
+}  // namespace
+
+result<void> sqs_transport::ack(const received_message& message) {
+  if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
+  auto r = own(impl_.get(), message, "ack");
+  if (!r) return fail(std::move(r).error());
+  auto d = impl_->api.delete_message((*r)->queue_url, (*r)->receipt_handle, opts_.operation_timeout);
+  if (!d) {
+    auto e = std::move(d).error();
+    e.message = "the message was handled but could not be deleted (SQS delivers it again after its "
+                "visibility timeout): " + e.message;
+    return fail(std::move(e));
+  }
+  (*r)->settled = true;
+  return {};
+}
+
+result<void> sqs_transport::release(const received_message& message, milliseconds delay) {
+  if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
+  auto r = own(impl_.get(), message, "release");
+  if (!r) return fail(std::move(r).error());
+  auto c = impl_->api.change_visibility((*r)->queue_url, (*r)->receipt_handle, seconds_up(delay, 43200),
+                                        opts_.operation_timeout);
+  if (!c) return c;
+  (*r)->settled = true;
+  return {};
+}
+
+result<void> sqs_transport::close(clock::time_point deadline) {
+  if (impl_->closed) return {};
+  impl_->closed = true;
+  // Messages received but never handed out: visible again now, not after the visibility
+  // timeout. Best effort within the deadline; what is left returns by itself.
+  for (auto& [queue, messages] : impl_->buffered) {
+    const std::string& url = impl_->buffered_urls[queue];
+    while (!messages.empty()) {
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
+      if (left.count() <= 0) return {};
+      std::vector<std::string_view> handles;
+      for (std::size_t i = 0; i < messages.size() && handles.size() < 10; ++i) {
+        handles.push_back(messages[i].receipt_handle);
+      }
+      (void)impl_->api.change_visibility_batch(url, handles, 0, left);
+      messages.erase(messages.begin(), messages.begin() + static_cast<std::ptrdiff_t>(handles.size()));
+    }
+  }
+  impl_->buffered.clear();
+  return {};
+}
+
+std::int64_t sqs_transport::reconcile_attempts(std::int64_t body_attempts, const received_message& message) const {
+  return bs::reconcile_attempts(body_attempts, message.delivery_count);
+}
+
+transport_stats sqs_transport::stats() const noexcept {
+  return transport_stats{impl_->api.requests(), impl_->api.connects(), impl_->published, impl_->delivered};
+}
+
+void register_transport() {
+  babelqueue::register_transport("sqs", babelqueue::detail::url_factory<sqs_transport>(options_from_url));
+}
+
+}  // namespace babelqueue::inline v1::sqs

@@ -22,6 +22,9 @@
 #ifdef BABELQUEUE_HAVE_ASB
 #include <babelqueue/asb/asb_transport.hpp>
 #endif
+#ifdef BABELQUEUE_HAVE_SQS
+#include <babelqueue/sqs/sqs_transport.hpp>
+#endif
 
 #include <pthread.h>
 #include <signal.h>
@@ -76,6 +79,9 @@ void register_builtin_transports() {
 #endif
 #ifdef BABELQUEUE_HAVE_ASB
     babelqueue::asb::register_transport();
+#endif
+#ifdef BABELQUEUE_HAVE_SQS
+    babelqueue::sqs::register_transport();
 #endif
   });
 }
