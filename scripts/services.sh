@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
-#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis);
-#                                             one already running from this run dir is kept
+#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis,
+#                                             sqs); one already running from this run dir is
+#                                             kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
 #   bash scripts/services.sh env              print the export lines (= services.env)
 #   bash scripts/services.sh kafka-ctl ACTION what $BABELQUEUE_KAFKA_CTL runs (see below)
 #   bash scripts/services.sh artemis-ctl ACTION  what $BABELQUEUE_ARTEMIS_CTL runs
+#   bash scripts/services.sh sqs-ctl ACTION   what $BABELQUEUE_SQS_CTL runs
 #
 # State lives in one run directory, $BABELQUEUE_SERVICES_DIR (default <repo>/build/services):
 #   services.env       `export VAR=value` lines of every started service: `source` it
@@ -82,8 +84,23 @@
 #             BABELQUEUE_ASB_CBS_LOG       the responder's log: one JSON object per put-token
 #                                          request (audience, key_name, sr, expiry, token,
 #                                          status, verdict, reasons)
+#   sqs       BABELQUEUE_SQS_ENDPOINT      http://127.0.0.1:<port> (ElasticMQ 1.7.1, an in-memory
+#                                          Amazon SQS-compatible server; JSON (X-Amz-Target) and
+#                                          query protocols; sqs-limits = strict: SQS queue name
+#                                          rules (`orders.dlq` is refused), message bodies up to
+#                                          1 MiB (SQS's current limit; 1,048,577 characters are
+#                                          refused), 10-entry batches; region us-east-1, account
+#                                          000000000000: QueueUrls are
+#                                          http://127.0.0.1:<port>/000000000000/<queue>; any
+#                                          credentials are accepted, signatures are not checked;
+#                                          docs/testing.md lists the errors it answers)
+#             BABELQUEUE_SQS_URL           sqs://us-east-1?endpoint=http://127.0.0.1:<port>
+#             BABELQUEUE_SQS_CTL           "$BABELQUEUE_SQS_CTL" stop | kill | start | restart |
+#                                          kill-restart | pid like the Kafka one, on the same
+#                                          port, but in memory only: a restarted server has no
+#                                          queues and no messages
 #
-# Adding a service (elasticmq, pulsar ...) is three functions below,
+# Adding a service (pulsar ...) is three functions below,
 # <name>_start DIR (start the server with `launch`, which records its PID, wait until a
 # client round trip works, write DIR/env), <name>_alive DIR and <name>_stop DIR, plus its
 # name in `known`.
@@ -91,7 +108,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
-known=(rabbitmq redis kafka artemis)  # also the order of services.env
+known=(rabbitmq redis kafka artemis sqs)  # also the order of services.env
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 ready_timeout=${BABELQUEUE_SERVICES_TIMEOUT:-90}
 
@@ -382,7 +399,7 @@ rabbitmq_stop() {
 }
 
 # -- downloads --------------------------------------------------------------------------
-# Java servers (kafka, artemis) come from Maven Central, and the CBS responder's
+# Java servers (kafka, artemis, sqs) come from Maven Central, and the CBS responder's
 # python-qpid-proton (when the Python peer venv has none) from PyPI, downloaded once into a
 # cache directory ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/<service>-<key> shared by every
 # run directory and reused while the key (what is downloaded) is unchanged.
@@ -427,6 +444,16 @@ mvn_quiet() {
   fi
 }
 
+# mvn_libs POM JAR: the runtime jars of POM (scripts/<service>/pom.xml) into ./libs, for a
+# cache_fill FETCH; JAR, a glob in libs/, must match afterwards. Prints the one-line summary.
+mvn_libs() {
+  rm -rf libs
+  cp "$1" pom.xml
+  mvn_quiet dependency:copy-dependencies -DoutputDirectory=libs -DincludeScope=runtime || return 1
+  compgen -G "libs/$2" >/dev/null || die "no $2 in $PWD/libs"
+  echo "$(ls libs | wc -l) jars, $(du -sh libs | cut -f1)"
+}
+
 # -- kafka ------------------------------------------------------------------------------
 # Apache Kafka 4.1.1 as one KRaft node (process.roles=broker,controller) run straight from
 # the Maven Central jars of scripts/kafka/pom.xml (no release tarball). The jars are
@@ -446,13 +473,7 @@ kafka_fetch() {
 }
 
 # kafka_download: the jars of the pom into ./libs (cache_fill's FETCH).
-kafka_download() {
-  rm -rf libs
-  cp "$kafka_pom" pom.xml
-  mvn_quiet dependency:copy-dependencies -DoutputDirectory=libs -DincludeScope=runtime || return 1
-  ls libs/kafka_2.13-*.jar >/dev/null 2>&1 || die "no kafka_2.13 jar in $PWD/libs"
-  echo "$(ls libs | wc -l) jars, $(du -sh libs | cut -f1)"
-}
+kafka_download() { mvn_libs "$kafka_pom" 'kafka_2.13-*.jar'; }
 
 # kafka_launch DIR: starts the broker of DIR (configured by kafka_start) on its ports and data.
 kafka_launch() {
@@ -867,7 +888,168 @@ artemis_ctl() {
   return "$rc"
 }
 
-# -- broker control (kafka, artemis) ------------------------------------------------------
+# -- sqs --------------------------------------------------------------------------------
+# ElasticMQ 1.7.1, an in-memory Amazon SQS-compatible server, for the SQS transport: run
+# straight from the Maven Central jars of scripts/sqs/pom.xml (org.elasticmq.server.Main, no
+# release jar), downloaded once (mvn dependency:copy-dependencies, about 37 MB) into
+# ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/sqs-<hash of the pom>/libs and reused by every
+# run while the pom is unchanged (cache_fill). One small JVM (-Xmx256m, serial GC, C1 only:
+# it starts in a few seconds) with its config (DIR/elasticmq.conf) and log in the run
+# directory: the SQS REST interface (JSON and query protocols) on one free loopback port,
+# sqs-limits = strict (real SQS queue name rules, message size and batch limits), queue URLs
+# http://127.0.0.1:<port>/000000000000/<queue> (region us-east-1, account 000000000000); the
+# Maven artifacts have no statistics UI, so that is its only port. It keeps queues and
+# messages in memory only (queues-storage and messages-storage off): a restart starts empty.
+sqs_pom=$repo/scripts/sqs/pom.xml
+sqs_libs=  # set by sqs_fetch
+sqs_class='org\.elasticmq\.server\.Main'
+sqs_region=us-east-1
+sqs_account=000000000000
+
+# sqs_fetch: sets sqs_libs to the jar directory, downloading it first when needed.
+sqs_fetch() {
+  local cache
+  cache=$cache_root/sqs-$(sha256sum "$sqs_pom" | cut -c1-16)
+  sqs_libs=$cache/libs
+  cache_fill "$cache" libs sqs sqs_download
+}
+
+# sqs_download: the jars of the pom into ./libs (cache_fill's FETCH).
+sqs_download() { mvn_libs "$sqs_pom" 'elasticmq-server_2.13-*.jar'; }
+
+# sqs_launch DIR: starts the server of DIR (configured by sqs_start) on its port.
+sqs_launch() {
+  local dir=$1 libs
+  libs=$(cat "$dir/libs")
+  [[ -f $libs/../complete ]] || die "the ElasticMQ jars in $libs are gone (start sqs anew)"
+  echo "[$(date '+%F %T')] services.sh: starting the server" >>"$dir/sqs.log"
+  # sqs_ready reads the log from here on (a restarted server appends to the old log)
+  wc -c <"$dir/sqs.log" >"$dir/log-offset"
+  launch "$dir/sqs.pid" "$dir/sqs.log" -- \
+    java -Xms32m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k \
+    -Djava.awt.headless=true -Dconfig.file="$dir/elasticmq.conf" \
+    -cp "$libs/*" org.elasticmq.server.Main
+}
+
+# sqs_probe PORT: a SigV4-signed JSON-protocol ListQueues (any credentials do) answers HTTP
+# 200 with a JSON object.
+sqs_probe() {
+  local out
+  out=$(curl -sS --max-time 3 --aws-sigv4 "aws:amz:$sqs_region:sqs" --user test:test \
+    -H 'Content-Type: application/x-amz-json-1.0' -H 'X-Amz-Target: AmazonSQS.ListQueues' \
+    -d '{}' -w '\n%{http_code}' "http://127.0.0.1:$1/" 2>/dev/null </dev/null 9>&-) || return 1
+  [[ ${out##*$'\n'} == 200 && ${out:0:1} == '{' ]]
+}
+
+# sqs_ready DIR: the server answers sqs_probe (2 when its process is gone, or its port was
+# taken: then the JVM, which does not exit by itself, is stopped).
+sqs_ready() {
+  local dir=$1 port pid off
+  if ! alive_pid "$dir/sqs.pid" "$sqs_class" >/dev/null; then
+    # just launched, the process may not have exec'd java yet
+    pid=$(head -n 1 "$dir/sqs.pid" 2>/dev/null | tr -dc 0-9)
+    [[ -n $pid ]] && running "$pid" && return 1
+    echo "services: ERROR: the ElasticMQ server exited" >&2
+    return 2
+  fi
+  read -r port <"$dir/ports"
+  sqs_probe "$port" && return 0
+  off=$(cat "$dir/log-offset" 2>/dev/null) || off=0
+  if tail -c "+$((off + 1))" "$dir/sqs.log" | grep -q 'BindException\|Address already in use'; then
+    # ElasticMQ does not exit when its bind fails: stop the useless JVM
+    echo "services: ERROR: the ElasticMQ port $port is taken" >&2
+    stop_pid "$dir/sqs.pid" "$sqs_class" 5 group
+    return 2
+  fi
+  return 1
+}
+
+sqs_start() {
+  local dir=$1 port t0 f
+  for f in java curl; do
+    command -v "$f" >/dev/null || die "$f not found (scripts/apt-packages.txt)"
+  done
+  sqs_fetch || return 1
+  read -r port < <(free_ports 1)
+  echo "$port" >"$dir/ports"
+  echo "$sqs_libs" >"$dir/libs"
+  cat >"$dir/elasticmq.conf" <<EOF2
+# written by scripts/services.sh: ElasticMQ on 127.0.0.1:$port only (HOCON; the keys are
+# those of the reference.conf in elasticmq-rest-sqs_2.13-1.7.1.jar)
+include classpath("application.conf")
+
+# the address in the queue URLs it returns: http://127.0.0.1:$port/$sqs_account/<queue>
+node-address {
+  protocol = http
+  host = "127.0.0.1"
+  port = $port
+  context-path = ""
+}
+generate-node-address = false
+
+rest-sqs {
+  enabled = true
+  bind-port = $port
+  bind-hostname = "127.0.0.1"
+  # real SQS limits: queue names, message size (1 MiB), batch sizes, attribute values
+  sqs-limits = strict
+}
+# (the Maven Central server has no statistics UI: rest-sqs is its only port)
+
+# in memory only: no queue or message storage on disk
+queues-storage {
+  enabled = false
+}
+messages-storage {
+  enabled = false
+}
+
+aws {
+  region = $sqs_region
+  accountId = $sqs_account
+}
+EOF2
+  # The control script of BABELQUEUE_SQS_CTL (tests stop and restart the server with it).
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# stop | kill | start | restart | kill-restart | pid: the babelqueue test SQS server"
+    echo "# (ElasticMQ, in memory: a restart starts with no queues) of $dir"
+    echo "# (written by scripts/services.sh; see its header)."
+    printf 'BABELQUEUE_SERVICES_DIR=%q exec bash %q sqs-ctl "$@"\n' \
+      "$run" "$repo/scripts/services.sh"
+  } >"$dir/sqsctl"
+  chmod 755 "$dir/sqsctl"
+
+  t0=$EPOCHREALTIME
+  sqs_launch "$dir"
+  ready_poll=0.2 wait_ready "$ready_timeout" sqs_ready "$dir" "$dir/sqs.log" || return 1
+  {
+    env_line BABELQUEUE_SQS_ENDPOINT "http://127.0.0.1:$port"
+    env_line BABELQUEUE_SQS_URL "sqs://$sqs_region?endpoint=http://127.0.0.1:$port"
+    env_line BABELQUEUE_SQS_CTL "$dir/sqsctl"
+  } >"$dir/env"
+  say "sqs ready in $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s:" \
+    "ElasticMQ on http://127.0.0.1:$port (region $sqs_region, account $sqs_account)"
+}
+
+sqs_alive() {
+  [[ -f $1/ports ]] && sqs_ready "$1" 2>/dev/null
+}
+
+sqs_stop() { stop_pid "$1/sqs.pid" "$sqs_class" 30 group; }
+
+# sqs_ctl ACTION: BABELQUEUE_SQS_CTL, on the server of this run directory (broker_ctl's
+# actions). ElasticMQ keeps everything in memory: after stop + start, restart or kill-restart
+# the server is back on the same port with no queues and no messages.
+sqs_ctl() {
+  local rc=0
+  broker_ctl sqs ElasticMQ "$sqs_class" "$@" || rc=$?
+  ((rc != 3)) ||
+    die "usage: \$BABELQUEUE_SQS_CTL stop | kill | start | restart | kill-restart | pid"
+  return "$rc"
+}
+
+# -- broker control (kafka, artemis, sqs) ----------------------------------------------------
 # kill_wait PIDFILE PATTERN LABEL: SIGKILL (to the process group), then wait until the
 # process is gone.
 kill_wait() {
@@ -1004,7 +1186,7 @@ case $cmd in
     flock -w 300 9 || die "another services.sh holds $run/.lock"
     "$cmd" "$@"
     ;;
-  kafka-ctl | artemis-ctl)
+  kafka-ctl | artemis-ctl | sqs-ctl)
     [[ -d $run ]] || die "no run directory $run"
     run=$(cd "$run" && pwd)
     exec 9>"$run/.lock"

@@ -7,12 +7,14 @@
 #   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
 #            interop, install, bench, cli, examples, live (the asan test preset's filter)
 #   tsan     `tsan` preset: the concurrency-relevant tests — labels runtime, sqlite, redis,
-#            rabbitmq, kafka, artemis, asb (the tsan test preset's filter; interop/install/bench/cli excluded)
+#            rabbitmq, kafka, artemis, asb, sqs (the tsan test preset's filter;
+#            interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
-# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis) start in the background
-# right after deps, while dev compiles; every CTest phase waits for them and sees their
-# BABELQUEUE_* variables (build/services/services.env); they are stopped on every exit path.
+# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis, ElasticMQ for SQS)
+# start in the background right after deps, while dev compiles; every CTest phase waits for
+# them and sees their BABELQUEUE_* variables (build/services/services.env); they are stopped
+# on every exit path.
 # BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
 # Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
 # target; a configure/build failure counts as one failure) and exits non-zero on any failure.
@@ -22,7 +24,7 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
-#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis";
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis sqs";
 #                           "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
@@ -126,11 +128,12 @@ elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
 fi
 
 # -- services (background) -------------------------------------------------------------
-# Started now so that RabbitMQ, Kafka and Artemis boot while dev compiles (the Kafka jars and
-# the Artemis distribution are downloaded on the first run, into a cache kept across runs);
+# Started now so that RabbitMQ, Kafka, Artemis and ElasticMQ boot while dev compiles (the Kafka
+# and ElasticMQ jars and the Artemis distribution are downloaded on the first run, into a cache
+# kept across runs, ~/.cache/babelqueue);
 # services_ready waits for them before the first CTest run. The EXIT trap stops them
 # whatever happens (failure, Ctrl-C, TERM).
-services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis}
+services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis sqs}
 export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
 export BABELQUEUE_REQUIRE_SERVICES=1
 services_pid=
@@ -213,7 +216,7 @@ services_ready() {
 #         threads are not intercepted by GCC 12's TSan, which then crashes inside them).
 asan_excluded='^(interop|install|bench|cli|examples|live)$'
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
-tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka|artemis|asb)$'
+tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka|artemis|asb|sqs)$'
 tsan_excluded='^(interop|install|bench|cli|no-tsan)$'
 
 # phase_targets <label-regex> <excluded-regex>: the targets whose executables run those
