@@ -29,14 +29,17 @@ std::optional<std::string> process_env(std::string_view name);
 /// session token if set), else the profile's `aws_access_key_id` / `aws_secret_access_key`
 /// (/ `aws_session_token`) from the shared credentials file. `profile` overrides AWS_PROFILE
 /// when non-empty. transport_errc::permission "no AWS credentials (...)" saying where it
-/// looked when none is found; transport_errc::invalid_argument for an unreadable or
-/// malformed file that names the profile.
+/// looked when none is found (no file, no such profile section, a section with neither key,
+/// no HOME for the default path); transport_errc::invalid_argument for an unreadable or
+/// malformed file, or a profile with only one of the two keys, naming the profile.
+/// AWS_SHARED_CREDENTIALS_FILE may start with `~/` (HOME).
 result<credentials> resolve_credentials(std::string_view profile = {},
                                         const env_lookup& env = process_env);
 
 /// Parses the INI text of a shared credentials file and returns `profile`'s keys (nullopt
-/// when the section is absent or lacks either key). `[name]` headers, `key = value` lines,
-/// `#`/`;` comment lines, surrounding blanks trimmed.
+/// when the section is absent or lacks either key). `[name]` headers, `key = value` (or
+/// `key: value`, as configparser reads it) lines with case-insensitive key names, `#`/`;`
+/// comment lines, surrounding blanks trimmed; a repeated section or key: the later value wins.
 std::optional<credentials> credentials_from_ini(std::string_view text, std::string_view profile);
 
 }  // namespace babelqueue::inline v1::sqs::detail

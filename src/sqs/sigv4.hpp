@@ -1,8 +1,9 @@
 #pragma once
 // AWS Signature Version 4 (wire-brokers §1.9): this project's own signer on OpenSSL's
 // SHA-256/HMAC, checked against AWS's published SigV4 test vectors and against botocore's
-// signer for fixed SQS requests (tests/sqs/sigv4_test.cpp). Pure: no I/O, no clock (the
-// caller passes the signing time), thread-safe.
+// signer for fixed SQS requests (tests/sqs/sigv4_test.cpp, tests/sqs/botocore_test.cpp).
+// Pure: no I/O, no clock (the caller passes the signing time), thread-safe. Throws
+// babelqueue::error only if OpenSSL's SHA-256/HMAC itself fails (out of memory).
 #include "sqs/credentials.hpp"
 
 #include <chrono>
@@ -48,7 +49,8 @@ std::string amz_date(std::chrono::system_clock::time_point time);
 /// Signs `in`: returns the headers to ADD to the request, in this order: `X-Amz-Date`, then
 /// `X-Amz-Security-Token` when `creds` has a session token, then `Authorization`. Both
 /// `x-amz-date` and (when present) `x-amz-security-token` are signed too: callers must
-/// not pass them in `in.headers` themselves.
+/// not pass them in `in.headers` themselves (any `X-Amz-Date`, `X-Amz-Security-Token` or
+/// `Authorization` there is dropped and replaced, as botocore does).
 std::vector<http_header> sign(const signing_input& in, const signing_scope& scope,
                               const credentials& creds);
 
