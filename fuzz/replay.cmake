@@ -112,6 +112,10 @@ babelqueue_fuzz_target(gdpr_unprotect REQUIRES gdpr
 # babelqueue::amqp10): a small input space, so a quarter of the time.
 babelqueue_fuzz_target(asb_connection_string REQUIRES amqp10
   SEEDS corpus-asb_connection_string DICTS asb_connection_string.dict SHARE 25)
+# What an SQS server answers (src/sqs/api.cpp: ReceiveMessage parser, error code) through
+# the binding, and the request JSON string writer.
+babelqueue_fuzz_target(sqs_response REQUIRES sqs
+  SEEDS corpus-sqs_response DICTS json.dict SHARE 50)
 
 # -- replay under CTest ------------------------------------------------------------------
 get_property(BABELQUEUE_FUZZ_TARGETS GLOBAL PROPERTY BABELQUEUE_FUZZ_TARGETS)

@@ -163,11 +163,16 @@ std::string sqs_error_code(const json& body, std::string_view query_error) {
   } else if (auto c = string_member(body, "code")) {
     code = *c;
   }
-  if (auto hash = code.rfind('#'); hash != std::string::npos) code.erase(0, hash + 1);
-  // ElasticMQ 1.5 answered `"__type":"Sender"`: a fault, not a code. The legacy header
-  // (`AWS.SimpleQueueService.NonExistentQueue;Sender`) then says more.
+  auto cut_namespace = [](std::string& c) {
+    if (auto hash = c.rfind('#'); hash != std::string::npos) c.erase(0, hash + 1);
+  };
+  cut_namespace(code);
+  // ElasticMQ 1.5 answered `"__type":"Sender"`: a fault, not a code. The header then says
+  // more: `AWS.SimpleQueueService.NonExistentQueue;Sender` (SQS's legacy code;fault) or
+  // `com.amazonaws.sqs#QueueDoesNotExist` (ElasticMQ 1.7).
   if ((code.empty() || code == "Sender" || code == "Receiver") && !query_error.empty()) {
     code = std::string(query_error.substr(0, query_error.find(';')));
+    cut_namespace(code);
   }
   return code;
 }
