@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace babelqueue::inline v1::sqs {
@@ -348,6 +349,59 @@ result<void> sqs_transport::ack(const received_message& message) {
   }
   (*r)->settled = true;
   return {};
+}
+
+std::vector<result<void>> sqs_transport::ack_batch(std::span<const received_message> messages) {
+  std::vector<result<void>> out(messages.size());
+  if (impl_->closed) {
+    for (auto& r : out) r = fail(transport_errc::closed, "sqs: the transport is closed");
+    return out;
+  }
+  // Group by queue URL, keeping each group's order; send in chunks of ten.
+  std::map<std::string, std::vector<std::size_t>> by_url;
+  std::set<const receipt*> listed;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    auto r = own(impl_.get(), messages[i], "ack");
+    if (!r) {
+      out[i] = fail(std::move(r).error());
+      continue;
+    }
+    if (!listed.insert(*r).second) {
+      out[i] = fail(transport_errc::invalid_argument, "sqs: ack of a message listed twice in one ack_batch");
+      continue;
+    }
+    by_url[(*r)->queue_url].push_back(i);
+  }
+  for (const auto& [url, indexes] : by_url) {
+    for (std::size_t start = 0; start < indexes.size(); start += 10) {
+      const std::size_t end = std::min(indexes.size(), start + 10);
+      std::vector<std::string_view> handles;
+      for (std::size_t k = start; k < end; ++k) {
+        handles.push_back(static_cast<receipt*>(messages[indexes[k]].handle.get())->receipt_handle);
+      }
+      auto d = impl_->api.delete_message_batch(url, handles, opts_.operation_timeout);
+      for (std::size_t k = start; k < end; ++k) {
+        auto* rc = static_cast<receipt*>(messages[indexes[k]].handle.get());
+        if (!d) {
+          out[indexes[k]] = fail(d.error().code, "the message was handled but could not be deleted (SQS delivers "
+                                                 "it again after its visibility timeout): " + d.error().message);
+          continue;
+        }
+        const auto& o = (*d)[k - start];
+        if (o.ok) {
+          rc->settled = true;
+          out[indexes[k]] = {};
+        } else {
+          out[indexes[k]] = fail(o.sender_fault ? detail::errc_of_sqs_error(400, o.code) : transport_errc::unavailable,
+                                 "the message was handled but could not be deleted (SQS delivers it again after "
+                                 "its visibility timeout): DeleteMessageBatch entry failed: " + o.code +
+                                     (o.message.empty() ? "" : ": " + o.message),
+                                 native_error{"sqs", 0, o.code});
+        }
+      }
+    }
+  }
+  return out;
 }
 
 result<void> sqs_transport::release(const received_message& message, milliseconds delay) {

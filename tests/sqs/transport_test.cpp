@@ -361,3 +361,30 @@ TEST_F(SqsTransport, AnUnreachableEndpointIsUnavailable) {
   ASSERT_FALSE(rx);
   EXPECT_EQ(rx.code(), transport_errc::unavailable);
 }
+
+TEST_F(SqsTransport, AckBatchDeletesTenPerCallAndReportsEachMessage) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  std::vector<babelqueue::outgoing_message> batch;
+  for (int i = 0; i < 12; ++i) batch.push_back({bqtest::envelope_text(i), {}});
+  ASSERT_TRUE(t->publish_batch(queue_, batch));
+  std::vector<babelqueue::received_message> got;
+  for (int i = 0; i < 12; ++i) {
+    auto m = t->receive(queue_, 2s);
+    ASSERT_TRUE(m && m->has_value());
+    got.push_back(std::move(**m));
+  }
+  got.push_back(got.front());  // the same message twice in one call: the second is refused
+  auto other = open();
+  const auto before = t->stats().requests;
+  auto results = t->ack_batch(got);
+  ASSERT_EQ(results.size(), 13u);
+  for (std::size_t i = 0; i + 1 < results.size(); ++i) EXPECT_TRUE(results[i]) << i << ": " << results[i].error().message;
+  EXPECT_EQ(results[12].code(), transport_errc::invalid_argument) << "listed twice";
+  EXPECT_LE(t->stats().requests - before, 2) << "12 deletes in two calls";
+  EXPECT_EQ(peer_->drain(queue_), 0) << "all deleted";
+  auto again = t->ack_batch(std::span(got).first(1));
+  EXPECT_EQ(again[0].code(), transport_errc::invalid_argument) << "already settled";
+  auto foreign = other->ack_batch(std::span(got).first(1));
+  EXPECT_EQ(foreign[0].code(), transport_errc::invalid_argument);
+}

@@ -29,7 +29,8 @@
 /// buffer are already invisible to other consumers: keep `batch` × handling time well below
 /// the queue's visibility timeout (or set `visibility`). ack() = DeleteMessage; a failed
 /// delete is its own error (the message is NOT released: SQS redelivers it after its
-/// visibility timeout). release(delay) = ChangeMessageVisibility(delay rounded up to whole
+/// visibility timeout); ack_batch() deletes up to ten per call (DeleteMessageBatch).
+/// release(delay) = ChangeMessageVisibility(delay rounded up to whole
 /// seconds, at most 43200): the same message, its ApproximateReceiveCount grows; never a
 /// delete. delivery_count = ApproximateReceiveCount (1-based) and reconcile_attempts() =
 /// max(body, count − 1) (conformance `sqs`). A message whose `bq-schema-version` attribute
@@ -160,6 +161,10 @@ class sqs_transport final : public transport {
                                                   std::chrono::milliseconds timeout) override;
   /// DeleteMessage.
   result<void> ack(const received_message& message) override;
+  /// DeleteMessageBatch: acks up to ten messages per call (any number, grouped by queue, in
+  /// chunks of ten); one result per message, in order, with ack()'s errors and rules (a
+  /// foreign or settled message is invalid_argument; a failed delete is not released).
+  std::vector<result<void>> ack_batch(std::span<const received_message> messages);
   /// ChangeMessageVisibility(delay).
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
