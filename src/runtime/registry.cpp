@@ -1,5 +1,6 @@
 // The scheme -> transport factory registry (url.hpp).
 #include <babelqueue/runtime/url.hpp>
+#include <babelqueue/text.hpp>
 
 #include <mutex>
 
@@ -20,9 +21,7 @@ registry& the_registry() {
 }  // namespace
 
 void register_transport(std::string scheme, transport_factory factory) {
-  for (auto& c : scheme) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  scheme = ascii_lower(scheme);
   auto& r = the_registry();
   std::lock_guard lock(r.mutex);
   r.factories[std::move(scheme)] = std::move(factory);

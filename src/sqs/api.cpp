@@ -136,6 +136,24 @@ result<std::vector<entry_outcome>> batch_outcomes(const json& response, std::siz
   return out;
 }
 
+// `{"QueueUrl":…,"Entries":[{"Id":"0","ReceiptHandle":…[,"VisibilityTimeout":n]},…]}`.
+std::string receipt_batch(std::string_view queue_url, const std::vector<std::string_view>& handles,
+                          std::optional<int> visibility_seconds) {
+  std::string req = "{";
+  string_field(req, "QueueUrl", queue_url);
+  req += ",\"Entries\":[";
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    if (i > 0) req += ',';
+    req += '{';
+    string_field(req, "Id", std::to_string(i));
+    string_field(req, "ReceiptHandle", handles[i]);
+    if (visibility_seconds) int_field(req, "VisibilityTimeout", *visibility_seconds);
+    req += '}';
+  }
+  req += "]}";
+  return req;
+}
+
 bool transient(const error_info& e) {
   return e.code == transport_errc::unavailable;
 }
@@ -318,22 +336,21 @@ result<std::string> api::create_queue(std::string_view name,
   return *url;
 }
 
-result<void> api::delete_queue(std::string_view queue_url, milliseconds timeout) {
+result<void> api::queue_call(std::string_view operation, std::string_view queue_url, milliseconds timeout) {
   std::string req = "{";
   string_field(req, "QueueUrl", queue_url);
   req += '}';
-  auto r = call("DeleteQueue", req, timeout);
+  auto r = call(operation, req, timeout);
   if (!r) return fail(std::move(r).error());
   return {};
 }
 
+result<void> api::delete_queue(std::string_view queue_url, milliseconds timeout) {
+  return queue_call("DeleteQueue", queue_url, timeout);
+}
+
 result<void> api::purge_queue(std::string_view queue_url, milliseconds timeout) {
-  std::string req = "{";
-  string_field(req, "QueueUrl", queue_url);
-  req += '}';
-  auto r = call("PurgeQueue", req, timeout);
-  if (!r) return fail(std::move(r).error());
-  return {};
+  return queue_call("PurgeQueue", queue_url, timeout);
 }
 
 result<json> api::get_queue_attributes(std::string_view queue_url, milliseconds timeout) {
@@ -454,18 +471,7 @@ result<void> api::delete_message(std::string_view queue_url, std::string_view re
 result<std::vector<entry_outcome>> api::delete_message_batch(
     std::string_view queue_url, const std::vector<std::string_view>& receipt_handles,
     milliseconds timeout) {
-  std::string req = "{";
-  string_field(req, "QueueUrl", queue_url);
-  req += ",\"Entries\":[";
-  for (std::size_t i = 0; i < receipt_handles.size(); ++i) {
-    if (i > 0) req += ',';
-    req += '{';
-    string_field(req, "Id", std::to_string(i));
-    string_field(req, "ReceiptHandle", receipt_handles[i]);
-    req += '}';
-  }
-  req += "]}";
-  auto r = call("DeleteMessageBatch", req, timeout);
+  auto r = call("DeleteMessageBatch", receipt_batch(queue_url, receipt_handles, std::nullopt), timeout);
   if (!r) return fail(std::move(r).error());
   return batch_outcomes(*r, receipt_handles.size(), "DeleteMessageBatch");
 }
@@ -485,19 +491,7 @@ result<void> api::change_visibility(std::string_view queue_url, std::string_view
 result<std::vector<entry_outcome>> api::change_visibility_batch(
     std::string_view queue_url, const std::vector<std::string_view>& receipt_handles, int seconds,
     milliseconds timeout) {
-  std::string req = "{";
-  string_field(req, "QueueUrl", queue_url);
-  req += ",\"Entries\":[";
-  for (std::size_t i = 0; i < receipt_handles.size(); ++i) {
-    if (i > 0) req += ',';
-    req += '{';
-    string_field(req, "Id", std::to_string(i));
-    string_field(req, "ReceiptHandle", receipt_handles[i]);
-    int_field(req, "VisibilityTimeout", seconds);
-    req += '}';
-  }
-  req += "]}";
-  auto r = call("ChangeMessageVisibilityBatch", req, timeout);
+  auto r = call("ChangeMessageVisibilityBatch", receipt_batch(queue_url, receipt_handles, seconds), timeout);
   if (!r) return fail(std::move(r).error());
   return batch_outcomes(*r, receipt_handles.size(), "ChangeMessageVisibilityBatch");
 }

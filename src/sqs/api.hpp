@@ -106,6 +106,8 @@ class api {
   std::int64_t requests() const noexcept { return requests_; }
 
  private:
+  result<void> queue_call(std::string_view operation, std::string_view queue_url,
+                          std::chrono::milliseconds timeout);
   result<json> call_once(std::string_view operation, const std::string& request,
                          std::chrono::milliseconds timeout);
   api_options opts_;

@@ -8,6 +8,8 @@
 // key: the later value wins. No error message here quotes a value or a line of the file.
 #include "sqs/credentials.hpp"
 
+#include <babelqueue/text.hpp>
+
 #include <babelqueue/error.hpp>
 
 #include <cstdlib>
@@ -23,21 +25,9 @@ constexpr std::string_view key_id_name = "aws_access_key_id";
 constexpr std::string_view secret_name = "aws_secret_access_key";
 constexpr std::string_view token_name = "aws_session_token";
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+// Lines are split on '\n' first, so the SDK's ASCII trim (which also drops '\n') is the
+// configparser trim here.
+constexpr auto trim = babelqueue::trim_ascii;
 
 // One profile's section of a credentials file, as far as these keys go.
 struct profile_scan {
@@ -73,7 +63,7 @@ profile_scan scan(std::string_view text, std::string_view profile) {
       continue;
     }
     if (!in_profile) continue;
-    const std::string key = lower(trim(line.substr(0, delim)));
+    const std::string key = babelqueue::ascii_lower(trim(line.substr(0, delim)));
     const std::string_view value = trim(line.substr(delim + 1));
     if (key == key_id_name) {
       out.key_id = value;

@@ -2,6 +2,7 @@
 #include "sqs/http.hpp"
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/text.hpp>
 
 #include <curl/curl.h>
 
@@ -18,13 +19,8 @@ void global_init() {
 }
 
 bool header_is(std::string_view line, std::string_view name) {
-  if (line.size() <= name.size() || line[name.size()] != ':') return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    char c = line[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != name[i]) return false;
-  }
-  return true;
+  return line.size() > name.size() && line[name.size()] == ':' &&
+         equals_ascii_ci(line.substr(0, name.size()), name);
 }
 
 std::string header_value(std::string_view line, std::size_t name_size) {

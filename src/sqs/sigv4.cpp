@@ -11,6 +11,7 @@
 #include "sqs/sigv4.hpp"
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/text.hpp>
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -71,23 +72,9 @@ digest hmac_sha256(const digest& key, std::string_view data) {
   return hmac_sha256(key.data(), key.size(), data);
 }
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using babelqueue::ascii_lower;
+using babelqueue::is_ascii_space;
+constexpr auto trim = babelqueue::trim_ascii;
 
 // Trimmed, with every run of whitespace inside collapsed to one space.
 std::string canonical_value(std::string_view v) {
@@ -96,7 +83,7 @@ std::string canonical_value(std::string_view v) {
   out.reserve(v.size());
   bool in_space = false;
   for (char c : v) {
-    if (is_space(c)) {
+    if (is_ascii_space(c)) {
       in_space = true;
       continue;
     }
@@ -140,7 +127,7 @@ struct canonical_headers {
 canonical_headers canonicalize(const std::vector<http_header>& headers) {
   std::map<std::string, std::string> by_name;  // lower-case name -> values joined by ','
   for (const auto& [name, value] : headers) {
-    auto [it, inserted] = by_name.try_emplace(lower(trim(name)));
+    auto [it, inserted] = by_name.try_emplace(ascii_lower(trim(name)));
     if (!inserted) it->second += ',';
     it->second += canonical_value(value);
   }
@@ -182,9 +169,7 @@ std::string credential_scope(std::string_view date, const signing_scope& scope) 
   return out;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && lower(a) == lower(b);
-}
+constexpr auto iequals = babelqueue::equals_ascii_ci;
 
 }  // namespace
 

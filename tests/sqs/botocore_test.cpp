@@ -10,6 +10,7 @@
 // Needs the Python peer (BABELQUEUE_PEER_PYTHON, or scripts/setup-python-peer.sh) with
 // botocore (its `sqs` extra); without it the tests skip, except under CI /
 // BABELQUEUE_REQUIRE_SERVICES=1, where they fail.
+#include "sqs/aws_examples.hpp"
 #include "sqs/sigv4.hpp"
 #include "support/files.hpp"
 #include "support/services.hpp"
@@ -38,13 +39,9 @@ using babelqueue::sqs::detail::signing_input;
 using babelqueue::sqs::detail::signing_scope;
 using babelqueue::sqs::detail::string_to_sign;
 
-constexpr const char* kAccessKey = "AKIDEXAMPLE";
-constexpr const char* kSecretKey = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-constexpr const char* kStsToken =
-    "AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQWLWsKWHGBuFqwAeMicRXmxfpSP"
-    "fIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT"
-    "7WZ0wq5VSXDvp75YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+scqKmlzm"
-    "8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA==";
+constexpr const char* kAccessKey = bqtest::aws_examples::access_key;
+constexpr const char* kSecretKey = bqtest::aws_examples::secret_key;
+constexpr const char* kStsToken = bqtest::aws_examples::session_token;
 
 struct sqs_case {
   std::string name;

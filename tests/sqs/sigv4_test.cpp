@@ -12,6 +12,7 @@
 // Two vectors' .creq files carry content-length in some redistributions of the suite; the
 // text here is the one whose SHA-256 is the .sts's last line (and that signs to the .authz),
 // i.e. content-type;host;x-amz-date only.
+#include "sqs/aws_examples.hpp"
 #include "sqs/sigv4.hpp"
 
 #include <gtest/gtest.h>
@@ -33,13 +34,9 @@ using babelqueue::sqs::detail::signing_input;
 using babelqueue::sqs::detail::signing_scope;
 using babelqueue::sqs::detail::string_to_sign;
 
-constexpr const char* kAccessKey = "AKIDEXAMPLE";
-constexpr const char* kSecretKey = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
-constexpr const char* kToken =
-    "AQoDYXdzEPT//////////wEXAMPLEtc764bNrC9SAPBSM22wDOk4x4HIZ8j4FZTwdQWLWsKWHGBuFqwAeMicRXmxfpSP"
-    "fIeoIYRqTflfKD8YUuwthAx7mSEI/qkPpKPi/kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT"
-    "7WZ0wq5VSXDvp75YU9HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+scqKmlzm"
-    "8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA==";
+constexpr const char* kAccessKey = bqtest::aws_examples::access_key;
+constexpr const char* kSecretKey = bqtest::aws_examples::secret_key;
+constexpr const char* kToken = bqtest::aws_examples::session_token;
 constexpr const char* kDate = "20150830T123600Z";
 constexpr const char* kEmptyHash =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

@@ -96,13 +96,8 @@ inline bool is_valid_attribute_name(std::string_view name) {
   if (name.empty() || name.size() > max_attribute_name) return false;
   if (name.front() == '.' || name.back() == '.') return false;
   if (name.find("..") != std::string_view::npos) return false;
-  auto starts_ci = [&](std::string_view prefix) {  // prefix: lower-case
-    if (name.size() < prefix.size()) return false;
-    for (std::size_t i = 0; i < prefix.size(); ++i) {
-      const char c = name[i];
-      if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != prefix[i]) return false;
-    }
-    return true;
+  auto starts_ci = [&](std::string_view prefix) {
+    return name.size() >= prefix.size() && equals_ascii_ci(name.substr(0, prefix.size()), prefix);
   };
   if (starts_ci("aws.") || starts_ci("amazon.")) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
