@@ -62,8 +62,9 @@
 ///
 /// ## URL
 /// `sqs://<region>?key=value&…`; the region may be left empty (`sqs://?…`) to take
-/// AWS_REGION / AWS_DEFAULT_REGION. Keys = the `options` fields. Unknown keys are
-/// transport_errc::invalid_argument.
+/// AWS_REGION / AWS_DEFAULT_REGION. Keys = the `options` fields. Unknown keys and bad values
+/// fail with condition::invalid_argument (runtime_errc for an unknown key, transport_errc for
+/// a bad value), naming the key.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract); use one
 /// instance per thread (the App does). Distinct instances share nothing.
@@ -129,7 +130,7 @@ struct options {
 };
 
 /// Reads options from an `sqs://` URL (the region from the host or, when empty, from
-/// AWS_REGION / AWS_DEFAULT_REGION). transport_errc::invalid_argument on unknown keys,
+/// AWS_REGION / AWS_DEFAULT_REGION). condition::invalid_argument on unknown keys,
 /// malformed values or no region.
 result<options> options_from_url(const broker_url& url);
 
