@@ -7,7 +7,9 @@
 // Prints msgs/s and per-call latency p50/p99 for both phases, and the resident set size
 // (VmRSS) sampled at every 10 % of the consume phase; "consume-steady" is the consume rate
 // from the first message on (without the consumers' start-up, e.g. a Kafka group join). Use
-// an empty queue: the consume phase counts whatever it receives.
+// an empty queue: the consume phase counts whatever it receives. Brokers whose queues must
+// exist take their own URL option, e.g. `sqs://REGION?endpoint=URL&create_queues=true`
+// (the first publish then creates the queue; bench/sqs_rounds.sh creates it beforehand).
 #include "bench_payloads.hpp"  // bench/: the body the broker ceilings send too
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
