@@ -105,6 +105,7 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = q.get("dlq_suffix", o.dlq_suffix); !r) return fail(r.error());
   if (auto r = q.get("dlq", o.dlq); !r) return fail(r.error());
   if (auto r = q.get("create_queues", o.create_queues); !r) return fail(r.error());
+  if (auto r = q.get("ack_batch", o.ack_batch); !r) return fail(r.error());
   if (auto r = q.get("max_message_bytes", o.max_message_bytes); !r) return fail(r.error());
   if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
   if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());

@@ -31,6 +31,7 @@ struct receipt {
   std::string queue_url;
   std::string receipt_handle;
   bool settled = false;
+  bool queued = false;  ///< acked with ack_batch=true: its delete is pending
 };
 
 // Whole seconds, rounded up, clamped to [0, max].
@@ -66,9 +67,11 @@ struct sqs_transport::impl {
   std::map<std::string, std::string, std::less<>> urls;                     // logical name → URL
   std::map<std::string, std::deque<detail::wire_message>, std::less<>> buffered;  // by logical name
   std::map<std::string, std::string, std::less<>> buffered_urls;
+  std::vector<std::shared_ptr<void>> pending_deletes;  // receipts acked, not yet deleted
   bool closed = false;
   std::int64_t published = 0;
   std::int64_t delivered = 0;
+  std::int64_t delete_failures = 0;
 };
 
 sqs_transport::sqs_transport(options opts) : opts_(std::move(opts)) {}
@@ -282,6 +285,9 @@ result<std::optional<received_message>> sqs_transport::receive(std::string_view 
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   auto buffer = impl_->buffered.find(queue);
   if (buffer == impl_->buffered.end() || buffer->second.empty()) {
+    // Deferred deletes go out before the next poll: a failure is counted (stats) and the
+    // messages come back after their visibility timeout, as with a failed ack().
+    (void)flush_acks();
     auto url = queue_url(queue);
     if (!url) return fail(std::move(url).error());
     const int wait = std::min(seconds_up(timeout, 20), static_cast<int>(opts_.wait_time));
@@ -328,7 +334,7 @@ result<receipt*> own(const void* owner, const received_message& message, std::st
     return fail(transport_errc::invalid_argument,
                 "sqs: " + std::string(what) + " of a message this transport did not receive");
   }
-  if (r->settled) {
+  if (r->settled || r->queued) {
     return fail(transport_errc::invalid_argument, "sqs: " + std::string(what) + " of a message already settled");
   }
   return r;
@@ -340,6 +346,12 @@ result<void> sqs_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   auto r = own(impl_.get(), message, "ack");
   if (!r) return fail(std::move(r).error());
+  if (opts_.ack_batch) {
+    (*r)->queued = true;
+    impl_->pending_deletes.push_back(message.handle);
+    if (impl_->pending_deletes.size() >= 10) return flush_acks();
+    return {};
+  }
   auto d = impl_->api.delete_message((*r)->queue_url, (*r)->receipt_handle, opts_.operation_timeout);
   if (!d) {
     auto e = std::move(d).error();
@@ -351,37 +363,23 @@ result<void> sqs_transport::ack(const received_message& message) {
   return {};
 }
 
-std::vector<result<void>> sqs_transport::ack_batch(std::span<const received_message> messages) {
-  std::vector<result<void>> out(messages.size());
-  if (impl_->closed) {
-    for (auto& r : out) r = fail(transport_errc::closed, "sqs: the transport is closed");
-    return out;
-  }
-  // Group by queue URL, keeping each group's order; send in chunks of ten.
+namespace {
+
+// DeleteMessageBatch of `receipts` (owned, unsettled, distinct), grouped by queue URL in
+// chunks of ten; one result per receipt, in order. Successful ones are marked settled.
+std::vector<result<void>> delete_receipts(detail::api& api, const std::vector<receipt*>& receipts,
+                                          milliseconds timeout) {
+  std::vector<result<void>> out(receipts.size());
   std::map<std::string, std::vector<std::size_t>> by_url;
-  std::set<const receipt*> listed;
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    auto r = own(impl_.get(), messages[i], "ack");
-    if (!r) {
-      out[i] = fail(std::move(r).error());
-      continue;
-    }
-    if (!listed.insert(*r).second) {
-      out[i] = fail(transport_errc::invalid_argument, "sqs: ack of a message listed twice in one ack_batch");
-      continue;
-    }
-    by_url[(*r)->queue_url].push_back(i);
-  }
+  for (std::size_t i = 0; i < receipts.size(); ++i) by_url[receipts[i]->queue_url].push_back(i);
   for (const auto& [url, indexes] : by_url) {
     for (std::size_t start = 0; start < indexes.size(); start += 10) {
       const std::size_t end = std::min(indexes.size(), start + 10);
       std::vector<std::string_view> handles;
+      for (std::size_t k = start; k < end; ++k) handles.push_back(receipts[indexes[k]]->receipt_handle);
+      auto d = api.delete_message_batch(url, handles, timeout);
       for (std::size_t k = start; k < end; ++k) {
-        handles.push_back(static_cast<receipt*>(messages[indexes[k]].handle.get())->receipt_handle);
-      }
-      auto d = impl_->api.delete_message_batch(url, handles, opts_.operation_timeout);
-      for (std::size_t k = start; k < end; ++k) {
-        auto* rc = static_cast<receipt*>(messages[indexes[k]].handle.get());
+        receipt* rc = receipts[indexes[k]];
         if (!d) {
           out[indexes[k]] = fail(d.error().code, "the message was handled but could not be deleted (SQS delivers "
                                                  "it again after its visibility timeout): " + d.error().message);
@@ -404,6 +402,57 @@ std::vector<result<void>> sqs_transport::ack_batch(std::span<const received_mess
   return out;
 }
 
+}  // namespace
+
+std::vector<result<void>> sqs_transport::ack_batch(std::span<const received_message> messages) {
+  std::vector<result<void>> out(messages.size());
+  if (impl_->closed) {
+    for (auto& r : out) r = fail(transport_errc::closed, "sqs: the transport is closed");
+    return out;
+  }
+  std::vector<receipt*> receipts;
+  std::vector<std::size_t> index;
+  std::set<const receipt*> listed;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    auto r = own(impl_.get(), messages[i], "ack");
+    if (!r) {
+      out[i] = fail(std::move(r).error());
+      continue;
+    }
+    if (!listed.insert(*r).second) {
+      out[i] = fail(transport_errc::invalid_argument, "sqs: ack of a message listed twice in one ack_batch");
+      continue;
+    }
+    receipts.push_back(*r);
+    index.push_back(i);
+  }
+  auto results = delete_receipts(impl_->api, receipts, opts_.operation_timeout);
+  for (std::size_t k = 0; k < results.size(); ++k) out[index[k]] = std::move(results[k]);
+  return out;
+}
+
+result<void> sqs_transport::flush_acks() {
+  if (impl_->pending_deletes.empty()) return {};
+  auto pending = std::move(impl_->pending_deletes);
+  impl_->pending_deletes.clear();
+  std::vector<receipt*> receipts;
+  for (const auto& h : pending) receipts.push_back(static_cast<receipt*>(h.get()));
+  auto results = delete_receipts(impl_->api, receipts, opts_.operation_timeout);
+  std::optional<error_info> first;
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    receipts[i]->queued = false;
+    if (results[i]) continue;
+    ++failed;
+    if (!first) first = results[i].error();
+  }
+  if (!first) return {};
+  impl_->delete_failures += static_cast<std::int64_t>(failed);
+  first->message = "deferred delete of " + std::to_string(failed) + " of " + std::to_string(results.size()) +
+                   " acked message(s) failed (SQS delivers them again): " + first->message;
+  return fail(std::move(*first));
+}
+
 result<void> sqs_transport::release(const received_message& message, milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   auto r = own(impl_.get(), message, "release");
@@ -417,6 +466,7 @@ result<void> sqs_transport::release(const received_message& message, millisecond
 
 result<void> sqs_transport::close(clock::time_point deadline) {
   if (impl_->closed) return {};
+  result<void> flushed = flush_acks();
   impl_->closed = true;
   // Messages received but never handed out: visible again now, not after the visibility
   // timeout. Best effort within the deadline; what is left returns by itself.
@@ -424,7 +474,7 @@ result<void> sqs_transport::close(clock::time_point deadline) {
     const std::string& url = impl_->buffered_urls[queue];
     while (!messages.empty()) {
       const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
-      if (left.count() <= 0) return {};
+      if (left.count() <= 0) return flushed;
       std::vector<std::string_view> handles;
       for (std::size_t i = 0; i < messages.size() && handles.size() < 10; ++i) {
         handles.push_back(messages[i].receipt_handle);
@@ -434,7 +484,7 @@ result<void> sqs_transport::close(clock::time_point deadline) {
     }
   }
   impl_->buffered.clear();
-  return {};
+  return flushed;
 }
 
 std::int64_t sqs_transport::reconcile_attempts(std::int64_t body_attempts, const received_message& message) const {
@@ -442,7 +492,8 @@ std::int64_t sqs_transport::reconcile_attempts(std::int64_t body_attempts, const
 }
 
 transport_stats sqs_transport::stats() const noexcept {
-  return transport_stats{impl_->api.requests(), impl_->api.connects(), impl_->published, impl_->delivered};
+  return transport_stats{impl_->api.requests(), impl_->api.connects(), impl_->published, impl_->delivered,
+                         impl_->delete_failures};
 }
 
 void register_transport() {

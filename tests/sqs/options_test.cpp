@@ -27,7 +27,7 @@ TEST(SqsOptions, EveryKeyMapsOntoItsField) {
   auto o = parse(
       "sqs://eu-west-1?endpoint=http://127.0.0.1:9324&prefix=http://127.0.0.1:9324/000000000000"
       "&fifo=true&group_id=g&content_based_dedup=true&wait_time=5&visibility=30&batch=4"
-      "&dlq_suffix=_dead&dlq=all-dead&create_queues=true&max_message_bytes=1048576"
+      "&dlq_suffix=_dead&dlq=all-dead&create_queues=true&ack_batch=true&max_message_bytes=1048576"
       "&connect_timeout=2s&operation_timeout=3s&retries=0&profile=ci&tls_verify=false");
   ASSERT_TRUE(o) << o.error().message;
   EXPECT_EQ(o->region, "eu-west-1");
@@ -42,6 +42,7 @@ TEST(SqsOptions, EveryKeyMapsOntoItsField) {
   EXPECT_EQ(o->dlq_suffix, "_dead");
   EXPECT_EQ(o->dlq, "all-dead");
   EXPECT_TRUE(o->create_queues);
+  EXPECT_TRUE(o->ack_batch);
   EXPECT_EQ(o->max_message_bytes, 1048576);
   EXPECT_EQ(o->connect_timeout, std::chrono::seconds(2));
   EXPECT_EQ(o->operation_timeout, std::chrono::seconds(3));

@@ -388,3 +388,50 @@ TEST_F(SqsTransport, AckBatchDeletesTenPerCallAndReportsEachMessage) {
   auto foreign = other->ack_batch(std::span(got).first(1));
   EXPECT_EQ(foreign[0].code(), transport_errc::invalid_argument);
 }
+
+TEST_F(SqsTransport, DeferredAcksGoOutTenPerCallBeforeThePollAndOnClose) {
+  auto t = open("ack_batch=true");
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->config().ack_batch);
+  std::vector<babelqueue::outgoing_message> batch;
+  for (int i = 0; i < 25; ++i) batch.push_back({bqtest::envelope_text(i), {}});
+  ASSERT_TRUE(t->publish_batch(queue_, batch));
+  const auto before = t->stats().requests;
+  std::set<long> seen;
+  std::optional<babelqueue::received_message> last;
+  for (int i = 0; i < 25; ++i) {
+    auto got = t->receive(queue_, 2s);
+    ASSERT_TRUE(got && got->has_value()) << i;
+    seen.insert(n_of((*got)->body));
+    ASSERT_TRUE(t->ack(**got));
+    EXPECT_EQ(t->ack(**got).code(), transport_errc::invalid_argument) << "acked once, even while pending";
+    last = **got;
+  }
+  EXPECT_EQ(seen.size(), 25u);
+  // 25 deletes took 3 calls (10, 10, then 5 on close) instead of 25.
+  ASSERT_TRUE(t->close(std::chrono::steady_clock::now() + 5s));
+  EXPECT_LE(t->stats().requests - before, 3 + 5) << "receives (>= 3) + 3 delete batches";
+  EXPECT_EQ(t->stats().delete_failures, 0);
+  EXPECT_EQ(peer_->drain(queue_), 0) << "every ack became a delete";
+}
+
+TEST_F(SqsTransport, AFailedDeferredDeleteIsCountedAndReturnedByFlush) {
+  auto t = open("ack_batch=true&visibility=1");
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(1)));
+  auto got = t->receive(queue_, 5s);
+  ASSERT_TRUE(got && got->has_value());
+  // Another consumer takes it once the visibility expires: the first receipt is stale
+  // (ElasticMQ refuses it; real SQS would accept the delete).
+  auto other = open();
+  auto again = other->receive(queue_, 5s);
+  ASSERT_TRUE(again && again->has_value());
+  ASSERT_TRUE(t->ack(**got)) << "queued";
+  auto flushed = t->flush_acks();
+  ASSERT_FALSE(flushed);
+  EXPECT_EQ(flushed.code(), transport_errc::invalid_argument) << flushed.error().message;
+  EXPECT_NE(flushed.error().message.find("deferred delete of 1 of 1"), std::string::npos);
+  EXPECT_EQ(t->stats().delete_failures, 1);
+  EXPECT_TRUE(t->flush_acks()) << "nothing left";
+  ASSERT_TRUE(other->ack(**again));
+}

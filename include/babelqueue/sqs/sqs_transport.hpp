@@ -29,7 +29,8 @@
 /// buffer are already invisible to other consumers: keep `batch` × handling time well below
 /// the queue's visibility timeout (or set `visibility`). ack() = DeleteMessage; a failed
 /// delete is its own error (the message is NOT released: SQS redelivers it after its
-/// visibility timeout); ack_batch() deletes up to ten per call (DeleteMessageBatch).
+/// visibility timeout); ack_batch() deletes up to ten per call (DeleteMessageBatch), and the
+/// option `ack_batch=true` defers every ack() into such batches (see options::ack_batch).
 /// release(delay) = ChangeMessageVisibility(delay rounded up to whole
 /// seconds, at most 43200): the same message, its ApproximateReceiveCount grows; never a
 /// delete. delivery_count = ApproximateReceiveCount (1-based) and reconcile_attempts() =
@@ -111,6 +112,13 @@ struct options {
   std::string dlq;
   /// Create a queue that does not exist on first use (CreateQueue; FIFO by name).
   bool create_queues = false;
+  /// Deferred, batched deletes: ack() only queues the delete, which goes out in one
+  /// DeleteMessageBatch per ten acks, before the next ReceiveMessage, on flush_acks() and on
+  /// close(). Cuts a consumer's round trips from ~1.1 to ~0.2 per message; the price is that
+  /// ack() (except the tenth) cannot report a failed delete — it is counted in
+  /// stats().delete_failures, returned by flush_acks()/close(), and the message comes back
+  /// after its visibility timeout (at-least-once, as with a failed ack()).
+  bool ack_batch = false;
   /// Largest message accepted (body + attribute names, types and values), in bytes. SQS's
   /// classic limit, which ElasticMQ enforces; AWS raised it to 1 MiB in 2025 (1..1048576).
   std::int64_t max_message_bytes = 262144;
@@ -140,6 +148,7 @@ struct transport_stats {
   std::int64_t connects = 0;   ///< TCP connections opened (keep-alive reuses one)
   std::int64_t published = 0;  ///< messages SQS accepted
   std::int64_t delivered = 0;  ///< messages received from SQS
+  std::int64_t delete_failures = 0;  ///< deferred deletes (ack_batch=true) that failed
 };
 
 /// The `sqs` transport. See the file comment for guarantees and thread-safety.
@@ -166,6 +175,9 @@ class sqs_transport final : public transport {
   /// chunks of ten); one result per message, in order, with ack()'s errors and rules (a
   /// foreign or settled message is invalid_argument; a failed delete is not released).
   std::vector<result<void>> ack_batch(std::span<const received_message> messages);
+  /// With ack_batch=true: sends the deferred deletes now. The first failure (counted in
+  /// stats().delete_failures) is the error. A no-op otherwise.
+  result<void> flush_acks();
   /// ChangeMessageVisibility(delay).
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
