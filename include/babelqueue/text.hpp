@@ -15,9 +15,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// Space, `\t`, `\n`, `\v`, `\f`, `\r`.
-constexpr bool is_ascii_space(char c) noexcept {
-  return c == ' ' || (c >= '\t' && c <= '\r');
-}
+constexpr bool is_ascii_space(char c) noexcept { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 /// True when `text` is empty or holds only ASCII white space.
 constexpr bool is_blank(std::string_view text) noexcept {

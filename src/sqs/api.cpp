@@ -130,7 +130,8 @@ result<std::vector<entry_outcome>> batch_outcomes(const json& response, std::siz
     if (!seen[i]) {
       // The server said nothing about this entry: not known to be sent (the caller retries).
       out[i].code = "NoOutcome";
-      out[i].message = std::string(operation) + " response has no outcome for entry " + std::to_string(i);
+      out[i].message =
+          std::string(operation) + " response has no outcome for entry " + std::to_string(i);
     }
   }
   return out;
@@ -154,9 +155,7 @@ std::string receipt_batch(std::string_view queue_url, const std::vector<std::str
   return req;
 }
 
-bool transient(const error_info& e) {
-  return e.code == transport_errc::unavailable;
-}
+bool transient(const error_info& e) { return e.code == transport_errc::unavailable; }
 
 }  // namespace
 
@@ -205,7 +204,8 @@ transport_errc errc_of_sqs_error(long status, std::string_view code) {
   if (is({"AccessDenied", "AccessDeniedException", "InvalidClientTokenId", "SignatureDoesNotMatch",
           "MissingAuthenticationToken", "IncompleteSignature", "UnrecognizedClientException",
           "ExpiredToken", "InvalidSecurity", "RequestExpired", "KmsAccessDenied",
-          "KmsInvalidKeyUsage", "KmsDisabled", "KmsNotFound", "KmsInvalidState", "OptInRequired"})) {
+          "KmsInvalidKeyUsage", "KmsDisabled", "KmsNotFound", "KmsInvalidState",
+          "OptInRequired"})) {
     return transport_errc::permission;
   }
   if (is({"ThrottlingException", "Throttling", "RequestThrottled", "ServiceUnavailable",
@@ -222,8 +222,8 @@ transport_errc errc_of_sqs_error(long status, std::string_view code) {
   if (is({"InvalidParameterValue", "InvalidParameterValueException", "MissingParameter",
           "InvalidAttributeName", "InvalidAttributeValue", "InvalidMessageContents",
           "ReceiptHandleIsInvalid", "InvalidIdFormat", "TooManyEntriesInBatchRequest",
-          "BatchEntryIdsNotDistinct", "EmptyBatchRequest", "InvalidBatchEntryId",
-          "InvalidAddress", "MalformedQueryString", "ValidationError", "SerializationException",
+          "BatchEntryIdsNotDistinct", "EmptyBatchRequest", "InvalidBatchEntryId", "InvalidAddress",
+          "MalformedQueryString", "ValidationError", "SerializationException",
           "AWS.SimpleQueueService.TooManyEntriesInBatchRequest",
           "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"})) {
     return transport_errc::invalid_argument;
@@ -240,7 +240,8 @@ api::api(api_options opts)
   while (!opts_.endpoint.empty() && opts_.endpoint.back() == '/') opts_.endpoint.pop_back();
 }
 
-result<json> api::call(std::string_view operation, const std::string& request, milliseconds timeout) {
+result<json> api::call(std::string_view operation, const std::string& request,
+                       milliseconds timeout) {
   const auto deadline = clock::now() + timeout;
   milliseconds pause{50};
   for (int attempt = 0;; ++attempt) {
@@ -262,9 +263,8 @@ result<json> api::call_once(std::string_view operation, const std::string& reque
   signing_input in;
   in.method = "POST";
   in.path = path;
-  in.headers = {{"Host", host_},
-                {"Content-Type", std::string(content_type)},
-                {"X-Amz-Target", target}};
+  in.headers = {
+      {"Host", host_}, {"Content-Type", std::string(content_type)}, {"X-Amz-Target", target}};
   in.body = request;
   std::vector<http_header> headers = in.headers;
   for (auto& h : sign(in, {opts_.region, "sqs", std::chrono::system_clock::now()}, opts_.creds)) {
@@ -277,8 +277,9 @@ result<json> api::call_once(std::string_view operation, const std::string& reque
     e.message = std::string(operation) + ": " + e.message;
     return fail(std::move(e));
   }
-  json body = response->body.empty() ? json::object()
-                                      : json::parse(response->body, nullptr, /*allow_exceptions=*/false);
+  json body = response->body.empty()
+                  ? json::object()
+                  : json::parse(response->body, nullptr, /*allow_exceptions=*/false);
   if (response->status >= 200 && response->status < 300) {
     if (body.is_discarded() || !body.is_object()) {
       return fail(transport_errc::unavailable,
@@ -290,7 +291,8 @@ result<json> api::call_once(std::string_view operation, const std::string& reque
   }
   if (body.is_discarded()) body = json::object();
   const std::string code = sqs_error_code(body, response->query_error);
-  std::string text = string_member(body, "message").value_or(string_member(body, "Message").value_or(""));
+  std::string text =
+      string_member(body, "message").value_or(string_member(body, "Message").value_or(""));
   if (text.empty() && !body.is_object()) text = response->body.substr(0, 200);
   std::string msg = std::string(operation) + " failed: HTTP " + std::to_string(response->status) +
                     (code.empty() ? "" : " " + code) + (text.empty() ? "" : ": " + text);
@@ -300,10 +302,12 @@ result<json> api::call_once(std::string_view operation, const std::string& reque
   // text "MessageTooLong" (ElasticMQ 1.7): the text names it.
   if (errc == transport_errc::invalid_argument &&
       (text.find("too long") != std::string::npos || text.find("TooLong") != std::string::npos ||
-       text.find("longer than") != std::string::npos || text.find("exceeds") != std::string::npos)) {
+       text.find("longer than") != std::string::npos ||
+       text.find("exceeds") != std::string::npos)) {
     errc = transport_errc::too_large;
   }
-  return fail(errc, std::move(msg), native_error{"sqs", response->status, code + (text.empty() ? "" : ": " + text)});
+  return fail(errc, std::move(msg),
+              native_error{"sqs", response->status, code + (text.empty() ? "" : ": " + text)});
 }
 
 result<std::string> api::get_queue_url(std::string_view name, milliseconds timeout) {
@@ -313,13 +317,14 @@ result<std::string> api::get_queue_url(std::string_view name, milliseconds timeo
   auto r = call("GetQueueUrl", req, timeout);
   if (!r) return fail(std::move(r).error());
   auto url = string_member(*r, "QueueUrl");
-  if (!url || url->empty()) return fail(transport_errc::unavailable, "GetQueueUrl: no QueueUrl in the answer");
+  if (!url || url->empty())
+    return fail(transport_errc::unavailable, "GetQueueUrl: no QueueUrl in the answer");
   return *url;
 }
 
-result<std::string> api::create_queue(std::string_view name,
-                                      const std::vector<std::pair<std::string, std::string>>& attributes,
-                                      milliseconds timeout) {
+result<std::string> api::create_queue(
+    std::string_view name, const std::vector<std::pair<std::string, std::string>>& attributes,
+    milliseconds timeout) {
   std::string req = "{";
   string_field(req, "QueueName", name);
   if (!attributes.empty()) {
@@ -332,11 +337,13 @@ result<std::string> api::create_queue(std::string_view name,
   auto r = call("CreateQueue", req, timeout);
   if (!r) return fail(std::move(r).error());
   auto url = string_member(*r, "QueueUrl");
-  if (!url || url->empty()) return fail(transport_errc::unavailable, "CreateQueue: no QueueUrl in the answer");
+  if (!url || url->empty())
+    return fail(transport_errc::unavailable, "CreateQueue: no QueueUrl in the answer");
   return *url;
 }
 
-result<void> api::queue_call(std::string_view operation, std::string_view queue_url, milliseconds timeout) {
+result<void> api::queue_call(std::string_view operation, std::string_view queue_url,
+                             milliseconds timeout) {
   std::string req = "{";
   string_field(req, "QueueUrl", queue_url);
   req += '}';
@@ -363,7 +370,8 @@ result<json> api::get_queue_attributes(std::string_view queue_url, milliseconds 
   return a != nullptr && a->is_object() ? *a : json::object();
 }
 
-result<void> api::send_message(std::string_view queue_url, const send_entry& entry, milliseconds timeout) {
+result<void> api::send_message(std::string_view queue_url, const send_entry& entry,
+                               milliseconds timeout) {
   std::string req;
   req.reserve(entry.body.size() + entry.body.size() / 8 + 512);
   req = "{";
@@ -427,7 +435,8 @@ result<std::vector<wire_message>> parse_receive_response(const json& response) {
     if (const json* a = member(m, "Attributes")) {
       w.receive_count = string_member(*a, bindings::sqs::receive_count_attribute);
     }
-    if (const json* attrs = member(m, "MessageAttributes"); attrs != nullptr && attrs->is_object()) {
+    if (const json* attrs = member(m, "MessageAttributes");
+        attrs != nullptr && attrs->is_object()) {
       for (const auto& [name, value] : attrs->items()) {
         auto type = string_member(value, "DataType");
         auto text = string_member(value, "StringValue");
@@ -450,8 +459,9 @@ result<std::vector<wire_message>> api::receive_message(std::string_view queue_ur
   int_field(req, "WaitTimeSeconds", wait_seconds);
   if (visibility_seconds) int_field(req, "VisibilityTimeout", *visibility_seconds);
   // Both names of the receive-count request: emulators honour one or the other.
-  req += ",\"MessageAttributeNames\":[\"All\"],\"AttributeNames\":[\"ApproximateReceiveCount\"],"
-         "\"MessageSystemAttributeNames\":[\"ApproximateReceiveCount\"]}";
+  req +=
+      ",\"MessageAttributeNames\":[\"All\"],\"AttributeNames\":[\"ApproximateReceiveCount\"],"
+      "\"MessageSystemAttributeNames\":[\"ApproximateReceiveCount\"]}";
   auto r = call("ReceiveMessage", req, timeout + std::chrono::seconds(wait_seconds));
   if (!r) return fail(std::move(r).error());
   return parse_receive_response(*r);
@@ -471,7 +481,8 @@ result<void> api::delete_message(std::string_view queue_url, std::string_view re
 result<std::vector<entry_outcome>> api::delete_message_batch(
     std::string_view queue_url, const std::vector<std::string_view>& receipt_handles,
     milliseconds timeout) {
-  auto r = call("DeleteMessageBatch", receipt_batch(queue_url, receipt_handles, std::nullopt), timeout);
+  auto r =
+      call("DeleteMessageBatch", receipt_batch(queue_url, receipt_handles, std::nullopt), timeout);
   if (!r) return fail(std::move(r).error());
   return batch_outcomes(*r, receipt_handles.size(), "DeleteMessageBatch");
 }
@@ -491,7 +502,8 @@ result<void> api::change_visibility(std::string_view queue_url, std::string_view
 result<std::vector<entry_outcome>> api::change_visibility_batch(
     std::string_view queue_url, const std::vector<std::string_view>& receipt_handles, int seconds,
     milliseconds timeout) {
-  auto r = call("ChangeMessageVisibilityBatch", receipt_batch(queue_url, receipt_handles, seconds), timeout);
+  auto r = call("ChangeMessageVisibilityBatch", receipt_batch(queue_url, receipt_handles, seconds),
+                timeout);
   if (!r) return fail(std::move(r).error());
   return batch_outcomes(*r, receipt_handles.size(), "ChangeMessageVisibilityBatch");
 }

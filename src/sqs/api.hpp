@@ -37,7 +37,7 @@ struct wire_message {
   std::string receipt_handle;
   std::string body;
   std::string md5_of_body;
-  std::optional<std::string> receive_count;  ///< Attributes.ApproximateReceiveCount
+  std::optional<std::string> receive_count;          ///< Attributes.ApproximateReceiveCount
   std::vector<bindings::sqs::attribute> attributes;  ///< MessageAttributes (String/Number)
 };
 
@@ -64,9 +64,9 @@ class api {
   /// `GetQueueUrl`; not_found when the queue does not exist.
   result<std::string> get_queue_url(std::string_view name, std::chrono::milliseconds timeout);
   /// `CreateQueue` (idempotent on SQS with the same attributes): FIFO by the name's suffix.
-  result<std::string> create_queue(std::string_view name,
-                                   const std::vector<std::pair<std::string, std::string>>& attributes,
-                                   std::chrono::milliseconds timeout);
+  result<std::string> create_queue(
+      std::string_view name, const std::vector<std::pair<std::string, std::string>>& attributes,
+      std::chrono::milliseconds timeout);
   result<void> delete_queue(std::string_view queue_url, std::chrono::milliseconds timeout);
   result<void> purge_queue(std::string_view queue_url, std::chrono::milliseconds timeout);
   /// `GetQueueAttributes` of the given names (or "All").

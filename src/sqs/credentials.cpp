@@ -8,9 +8,8 @@
 // key: the later value wins. No error message here quotes a value or a line of the file.
 #include "sqs/credentials.hpp"
 
-#include <babelqueue/text.hpp>
-
 #include <babelqueue/error.hpp>
+#include <babelqueue/text.hpp>
 
 #include <cstdlib>
 #include <filesystem>

@@ -26,7 +26,8 @@ bool header_is(std::string_view line, std::string_view name) {
 std::string header_value(std::string_view line, std::size_t name_size) {
   std::string_view v = line.substr(name_size + 1);
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' '))
+    v.remove_suffix(1);
   return std::string(v);
 }
 
@@ -109,9 +110,12 @@ result<http_response> http_client::post(
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(impl_->opts.connect_timeout.count()));
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
-  if (!impl_->opts.tls_ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, impl_->opts.tls_ca_file.c_str());
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(impl_->opts.connect_timeout.count()));
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
+  if (!impl_->opts.tls_ca_file.empty())
+    curl_easy_setopt(e, CURLOPT_CAINFO, impl_->opts.tls_ca_file.c_str());
   if (!impl_->opts.tls_verify) {
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -123,9 +127,10 @@ result<http_response> http_client::post(
     native_error native{"libcurl", static_cast<std::int64_t>(rc), text};
     switch (rc) {
       case CURLE_OPERATION_TIMEDOUT:
-        return fail(transport_errc::timeout, "no HTTP answer from " + url + " within " +
-                                                 std::to_string(timeout.count()) + " ms",
-                    std::move(native));
+        return fail(
+            transport_errc::timeout,
+            "no HTTP answer from " + url + " within " + std::to_string(timeout.count()) + " ms",
+            std::move(native));
       case CURLE_URL_MALFORMAT:
       case CURLE_UNSUPPORTED_PROTOCOL:
         return fail(transport_errc::invalid_argument, "unusable endpoint URL " + url + ": " + text,

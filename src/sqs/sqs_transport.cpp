@@ -1,7 +1,5 @@
 // The sqs:// transport: the transport seam on the SQS JSON API (api.hpp), with the pure
 // projection of bindings/sqs.hpp. See sqs_transport.hpp for the guarantees.
-#include <babelqueue/sqs/sqs_transport.hpp>
-
 #include "runtime/binding_support.hpp"
 #include "sqs/api.hpp"
 #include "sqs/json_text.hpp"
@@ -9,6 +7,7 @@
 
 #include <babelqueue/bindings/sqs.hpp>
 #include <babelqueue/codec.hpp>
+#include <babelqueue/sqs/sqs_transport.hpp>
 
 #include <algorithm>
 #include <deque>
@@ -64,7 +63,7 @@ std::string deduplication_id(std::string_view body, std::string id) {
 struct sqs_transport::impl {
   explicit impl(detail::api_options a) : api(std::move(a)) {}
   detail::api api;
-  std::map<std::string, std::string, std::less<>> urls;                     // logical name → URL
+  std::map<std::string, std::string, std::less<>> urls;  // logical name → URL
   std::map<std::string, std::deque<detail::wire_message>, std::less<>> buffered;  // by logical name
   std::map<std::string, std::string, std::less<>> buffered_urls;
   std::vector<std::shared_ptr<void>> pending_deletes;  // receipts acked, not yet deleted
@@ -146,16 +145,18 @@ result<void> check_message(std::string_view body, const std::vector<bs::attribut
   }
   const std::size_t size = body.size() + attributes_size(attributes);
   if (size > static_cast<std::size_t>(max_bytes)) {
-    return fail(transport_errc::too_large, "sqs: the message is " + std::to_string(size) +
-                                               " bytes (body and attributes), more than max_message_bytes " +
-                                               std::to_string(max_bytes));
+    return fail(transport_errc::too_large,
+                "sqs: the message is " + std::to_string(size) +
+                    " bytes (body and attributes), more than max_message_bytes " +
+                    std::to_string(max_bytes));
   }
   return {};
 }
 
 }  // namespace
 
-result<void> sqs_transport::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
+result<void> sqs_transport::publish(std::string_view queue, std::string_view body,
+                                    const headers& hdrs) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   const auto attributes = bs::project(body, hdrs);
   if (auto r = check_message(body, attributes, opts_.max_message_bytes); !r) return r;
@@ -168,7 +169,8 @@ result<void> sqs_transport::publish(std::string_view queue, std::string_view bod
   if (opts_.fifo || bs::is_fifo(name)) {
     auto ids = bs::fifo_ids_for(name, body, opts_.group_id);
     e.group_id = std::move(ids.group_id);
-    if (!opts_.content_based_dedup) e.deduplication_id = deduplication_id(body, std::move(ids.deduplication_id));
+    if (!opts_.content_based_dedup)
+      e.deduplication_id = deduplication_id(body, std::move(ids.deduplication_id));
   }
   auto r = impl_->api.send_message(*url, e, opts_.operation_timeout);
   if (!r) {
@@ -187,7 +189,8 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
     for (auto& r : out) r = fail(e);
     return out;
   };
-  if (impl_->closed) return fail_all(error_info(transport_errc::closed, "sqs: the transport is closed"));
+  if (impl_->closed)
+    return fail_all(error_info(transport_errc::closed, "sqs: the transport is closed"));
   auto url = queue_url(queue);
   if (!url) return fail_all(url.error());
   const std::string name = native_name(queue);
@@ -229,7 +232,8 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
       while (start < pending.size() && chunk.size() < 10) {
         const std::size_t i = pending[start];
         const std::size_t size = messages[i].body.size() + attributes_size(attributes[i]);
-        if (!chunk.empty() && bytes + size > static_cast<std::size_t>(opts_.max_message_bytes)) break;
+        if (!chunk.empty() && bytes + size > static_cast<std::size_t>(opts_.max_message_bytes))
+          break;
         bytes += size;
         chunk.push_back(entries[i]);
         index.push_back(i);
@@ -241,7 +245,8 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
         if (r.code() == transport_errc::not_found) impl_->urls.erase(std::string(queue));
         for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = fail(r.error());
         for (std::size_t k = start; k < pending.size(); ++k) {
-          out[pending[k]] = fail(r.error().code, "not sent: an earlier SendMessageBatch failed: " + r.error().message);
+          out[pending[k]] = fail(
+              r.error().code, "not sent: an earlier SendMessageBatch failed: " + r.error().message);
         }
         return out;
       }
@@ -252,11 +257,11 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
           ++impl_->published;
           continue;
         }
-        error_info e(o.sender_fault ? detail::errc_of_sqs_error(400, o.code)
-                                    : transport_errc::unavailable,
-                     "SendMessageBatch entry " + std::to_string(index[k]) + " failed: " + o.code +
-                         (o.message.empty() ? "" : ": " + o.message),
-                     {}, native_error{"sqs", 0, o.code});
+        error_info e(
+            o.sender_fault ? detail::errc_of_sqs_error(400, o.code) : transport_errc::unavailable,
+            "SendMessageBatch entry " + std::to_string(index[k]) + " failed: " + o.code +
+                (o.message.empty() ? "" : ": " + o.message),
+            {}, native_error{"sqs", 0, o.code});
         out[index[k]] = fail(e);
         if (!o.sender_fault) again.push_back(index[k]);  // SQS's fault: send it again
       }
@@ -269,19 +274,22 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
   return out;
 }
 
-result<void> sqs_transport::publish_batch(std::string_view queue, std::span<const outgoing_message> messages) {
+result<void> sqs_transport::publish_batch(std::string_view queue,
+                                          std::span<const outgoing_message> messages) {
   auto results = publish_each(queue, messages);
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (!results[i]) {
       auto e = results[i].error();
-      e.message = "message " + std::to_string(i) + " of " + std::to_string(results.size()) + ": " + e.message;
+      e.message = "message " + std::to_string(i) + " of " + std::to_string(results.size()) + ": " +
+                  e.message;
       return fail(std::move(e));
     }
   }
   return {};
 }
 
-result<std::optional<received_message>> sqs_transport::receive(std::string_view queue, milliseconds timeout) {
+result<std::optional<received_message>> sqs_transport::receive(std::string_view queue,
+                                                               milliseconds timeout) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   auto buffer = impl_->buffered.find(queue);
   if (buffer == impl_->buffered.end() || buffer->second.empty()) {
@@ -301,7 +309,9 @@ result<std::optional<received_message>> sqs_transport::receive(std::string_view 
     }
     if (got->empty()) return std::optional<received_message>{};
     impl_->delivered += static_cast<std::int64_t>(got->size());
-    if (buffer == impl_->buffered.end()) buffer = impl_->buffered.emplace(std::string(queue), std::deque<detail::wire_message>{}).first;
+    if (buffer == impl_->buffered.end())
+      buffer =
+          impl_->buffered.emplace(std::string(queue), std::deque<detail::wire_message>{}).first;
     impl_->buffered_urls[std::string(queue)] = *url;
     for (auto& m : *got) buffer->second.push_back(std::move(m));
   }
@@ -335,7 +345,8 @@ result<receipt*> own(const void* owner, const received_message& message, std::st
                 "sqs: " + std::string(what) + " of a message this transport did not receive");
   }
   if (r->settled || r->queued) {
-    return fail(transport_errc::invalid_argument, "sqs: " + std::string(what) + " of a message already settled");
+    return fail(transport_errc::invalid_argument,
+                "sqs: " + std::string(what) + " of a message already settled");
   }
   return r;
 }
@@ -352,11 +363,14 @@ result<void> sqs_transport::ack(const received_message& message) {
     if (impl_->pending_deletes.size() >= 10) return flush_acks();
     return {};
   }
-  auto d = impl_->api.delete_message((*r)->queue_url, (*r)->receipt_handle, opts_.operation_timeout);
+  auto d =
+      impl_->api.delete_message((*r)->queue_url, (*r)->receipt_handle, opts_.operation_timeout);
   if (!d) {
     auto e = std::move(d).error();
-    e.message = "the message was handled but could not be deleted (SQS delivers it again after its "
-                "visibility timeout): " + e.message;
+    e.message =
+        "the message was handled but could not be deleted (SQS delivers it again after its "
+        "visibility timeout): " +
+        e.message;
     return fail(std::move(e));
   }
   (*r)->settled = true;
@@ -376,13 +390,16 @@ std::vector<result<void>> delete_receipts(detail::api& api, const std::vector<re
     for (std::size_t start = 0; start < indexes.size(); start += 10) {
       const std::size_t end = std::min(indexes.size(), start + 10);
       std::vector<std::string_view> handles;
-      for (std::size_t k = start; k < end; ++k) handles.push_back(receipts[indexes[k]]->receipt_handle);
+      for (std::size_t k = start; k < end; ++k)
+        handles.push_back(receipts[indexes[k]]->receipt_handle);
       auto d = api.delete_message_batch(url, handles, timeout);
       for (std::size_t k = start; k < end; ++k) {
         receipt* rc = receipts[indexes[k]];
         if (!d) {
-          out[indexes[k]] = fail(d.error().code, "the message was handled but could not be deleted (SQS delivers "
-                                                 "it again after its visibility timeout): " + d.error().message);
+          out[indexes[k]] = fail(d.error().code,
+                                 "the message was handled but could not be deleted (SQS delivers "
+                                 "it again after its visibility timeout): " +
+                                     d.error().message);
           continue;
         }
         const auto& o = (*d)[k - start];
@@ -390,11 +407,12 @@ std::vector<result<void>> delete_receipts(detail::api& api, const std::vector<re
           rc->settled = true;
           out[indexes[k]] = {};
         } else {
-          out[indexes[k]] = fail(o.sender_fault ? detail::errc_of_sqs_error(400, o.code) : transport_errc::unavailable,
-                                 "the message was handled but could not be deleted (SQS delivers it again after "
-                                 "its visibility timeout): DeleteMessageBatch entry failed: " + o.code +
-                                     (o.message.empty() ? "" : ": " + o.message),
-                                 native_error{"sqs", 0, o.code});
+          out[indexes[k]] = fail(
+              o.sender_fault ? detail::errc_of_sqs_error(400, o.code) : transport_errc::unavailable,
+              "the message was handled but could not be deleted (SQS delivers it again after "
+              "its visibility timeout): DeleteMessageBatch entry failed: " +
+                  o.code + (o.message.empty() ? "" : ": " + o.message),
+              native_error{"sqs", 0, o.code});
         }
       }
     }
@@ -420,7 +438,8 @@ std::vector<result<void>> sqs_transport::ack_batch(std::span<const received_mess
       continue;
     }
     if (!listed.insert(*r).second) {
-      out[i] = fail(transport_errc::invalid_argument, "sqs: ack of a message listed twice in one ack_batch");
+      out[i] = fail(transport_errc::invalid_argument,
+                    "sqs: ack of a message listed twice in one ack_batch");
       continue;
     }
     receipts.push_back(*r);
@@ -448,7 +467,8 @@ result<void> sqs_transport::flush_acks() {
   }
   if (!first) return {};
   impl_->delete_failures += static_cast<std::int64_t>(failed);
-  first->message = "deferred delete of " + std::to_string(failed) + " of " + std::to_string(results.size()) +
+  first->message = "deferred delete of " + std::to_string(failed) + " of " +
+                   std::to_string(results.size()) +
                    " acked message(s) failed (SQS delivers them again): " + first->message;
   return fail(std::move(*first));
 }
@@ -457,8 +477,8 @@ result<void> sqs_transport::release(const received_message& message, millisecond
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   auto r = own(impl_.get(), message, "release");
   if (!r) return fail(std::move(r).error());
-  auto c = impl_->api.change_visibility((*r)->queue_url, (*r)->receipt_handle, seconds_up(delay, 43200),
-                                        opts_.operation_timeout);
+  auto c = impl_->api.change_visibility((*r)->queue_url, (*r)->receipt_handle,
+                                        seconds_up(delay, 43200), opts_.operation_timeout);
   if (!c) return c;
   (*r)->settled = true;
   return {};
@@ -480,24 +500,27 @@ result<void> sqs_transport::close(clock::time_point deadline) {
         handles.push_back(messages[i].receipt_handle);
       }
       (void)impl_->api.change_visibility_batch(url, handles, 0, left);
-      messages.erase(messages.begin(), messages.begin() + static_cast<std::ptrdiff_t>(handles.size()));
+      messages.erase(messages.begin(),
+                     messages.begin() + static_cast<std::ptrdiff_t>(handles.size()));
     }
   }
   impl_->buffered.clear();
   return flushed;
 }
 
-std::int64_t sqs_transport::reconcile_attempts(std::int64_t body_attempts, const received_message& message) const {
+std::int64_t sqs_transport::reconcile_attempts(std::int64_t body_attempts,
+                                               const received_message& message) const {
   return bs::reconcile_attempts(body_attempts, message.delivery_count);
 }
 
 transport_stats sqs_transport::stats() const noexcept {
-  return transport_stats{impl_->api.requests(), impl_->api.connects(), impl_->published, impl_->delivered,
-                         impl_->delete_failures};
+  return transport_stats{impl_->api.requests(), impl_->api.connects(), impl_->published,
+                         impl_->delivered, impl_->delete_failures};
 }
 
 void register_transport() {
-  babelqueue::register_transport("sqs", babelqueue::detail::url_factory<sqs_transport>(options_from_url));
+  babelqueue::register_transport("sqs",
+                                 babelqueue::detail::url_factory<sqs_transport>(options_from_url));
 }
 
 }  // namespace babelqueue::inline v1::sqs

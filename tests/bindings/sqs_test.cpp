@@ -29,8 +29,9 @@ TEST(SqsBinding, ContractAttributesComeFirstThenHeadersInByteOrderUpToTen) {
   for (char c = 'a'; c <= 'f'; ++c) h[std::string("h-") + c] = "v";
   const auto a = bs::project(envelope(), h);
   ASSERT_EQ(a.size(), 10u) << "SQS's limit";
-  EXPECT_EQ(names(a), (std::vector<std::string>{"bq-job", "bq-trace-id", "bq-message-id", "bq-schema-version",
-                                                "bq-source-lang", "bq-created-at", "h-a", "h-b", "h-c", "h-d"}));
+  EXPECT_EQ(names(a), (std::vector<std::string>{"bq-job", "bq-trace-id", "bq-message-id",
+                                                "bq-schema-version", "bq-source-lang",
+                                                "bq-created-at", "h-a", "h-b", "h-c", "h-d"}));
 }
 
 TEST(SqsBinding, BlankAndIllegalHeaderNamesAreSkippedAndContractNamesWin) {
@@ -57,8 +58,10 @@ TEST(SqsBinding, AnUndecodableBodyGetsItsHeadersOnly) {
 }
 
 TEST(SqsBinding, HeadersReadBackLeaveTheContractAttributesOut) {
-  const auto h = bs::headers_from_attributes(
-      {{"bq-job", "String", "urn:x:y:z"}, {"traceparent", "String", "tp"}, {"n", "Number", "3"}, {"e", "String", ""}});
+  const auto h = bs::headers_from_attributes({{"bq-job", "String", "urn:x:y:z"},
+                                              {"traceparent", "String", "tp"},
+                                              {"n", "Number", "3"},
+                                              {"e", "String", ""}});
   EXPECT_EQ(h, (babelqueue::headers{{"n", "3"}, {"traceparent", "tp"}}));
 }
 
@@ -104,7 +107,8 @@ TEST(SqsBinding, TheContractDlqNameMapsToALegalName) {
   EXPECT_EQ(bs::native_queue_name(".dlq"), ".dlq");
   EXPECT_EQ(bs::native_queue_name("orders.dlq", {.suffix = "_dead", .queue = ""}), "orders_dead");
   EXPECT_EQ(bs::native_queue_name("orders.dlq", {.suffix = "", .queue = ""}), "orders.dlq");
-  EXPECT_EQ(bs::native_queue_name("orders.dlq", {.suffix = "-dlq", .queue = "all-dead"}), "all-dead");
+  EXPECT_EQ(bs::native_queue_name("orders.dlq", {.suffix = "-dlq", .queue = "all-dead"}),
+            "all-dead");
 }
 
 TEST(SqsBinding, FifoIdsAreTheGroupAndMetaId) {

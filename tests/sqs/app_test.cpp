@@ -75,7 +75,8 @@ TEST_F(SqsApp, PoisonBytesAreDeadLetteredUnchanged) {
   ASSERT_TRUE(app.drain());
   std::multiset<std::string> got;
   while (auto m = peer_->get(dlq())) got.insert(m->body);
-  EXPECT_EQ(got, std::multiset<std::string>(garbage.begin(), garbage.end())) << "the original bytes";
+  EXPECT_EQ(got, std::multiset<std::string>(garbage.begin(), garbage.end()))
+      << "the original bytes";
   EXPECT_EQ(peer_->drain(queue_), 0);
 }
 

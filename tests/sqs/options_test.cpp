@@ -64,9 +64,10 @@ TEST(SqsOptions, DefaultsAreTheDocumentedOnes) {
 }
 
 TEST(SqsOptions, BadValuesAreInvalidArgumentsNamingTheKey) {
-  for (const std::string q : {"batch=0", "batch=11", "wait_time=21", "visibility=43201", "retries=11",
-                              "max_message_bytes=1048577", "endpoint=ftp://x", "prefix=nope",
-                              "dlq=orders.dlq", "dlq_suffix=.dlq", "nonsense=1", "operation_timeout=0s"}) {
+  for (const std::string q :
+       {"batch=0", "batch=11", "wait_time=21", "visibility=43201", "retries=11",
+        "max_message_bytes=1048577", "endpoint=ftp://x", "prefix=nope", "dlq=orders.dlq",
+        "dlq_suffix=.dlq", "nonsense=1", "operation_timeout=0s"}) {
     auto o = parse("sqs://us-east-1?" + q);
     ASSERT_FALSE(o) << q;
     EXPECT_EQ(o.code(), babelqueue::condition::invalid_argument) << q;
@@ -92,7 +93,8 @@ TEST(SqsOptions, AnEmptyRegionComesFromTheEnvironment) {
 
 TEST(SqsErrors, CodesMapOntoTransportErrors) {
   EXPECT_EQ(sd::errc_of_sqs_error(400, "QueueDoesNotExist"), transport_errc::not_found);
-  EXPECT_EQ(sd::errc_of_sqs_error(400, "AWS.SimpleQueueService.NonExistentQueue"), transport_errc::not_found);
+  EXPECT_EQ(sd::errc_of_sqs_error(400, "AWS.SimpleQueueService.NonExistentQueue"),
+            transport_errc::not_found);
   EXPECT_EQ(sd::errc_of_sqs_error(403, "SignatureDoesNotMatch"), transport_errc::permission);
   EXPECT_EQ(sd::errc_of_sqs_error(400, "InvalidClientTokenId"), transport_errc::permission);
   EXPECT_EQ(sd::errc_of_sqs_error(400, "ThrottlingException"), transport_errc::unavailable);
@@ -106,11 +108,14 @@ TEST(SqsErrors, CodesMapOntoTransportErrors) {
 
 TEST(SqsErrors, TheCodeComesFromTypeOrTheQueryErrorHeader) {
   using babelqueue::json;
-  EXPECT_EQ(sd::sqs_error_code(json{{"__type", "com.amazonaws.sqs#QueueDoesNotExist"}}, ""), "QueueDoesNotExist");
+  EXPECT_EQ(sd::sqs_error_code(json{{"__type", "com.amazonaws.sqs#QueueDoesNotExist"}}, ""),
+            "QueueDoesNotExist");
   EXPECT_EQ(sd::sqs_error_code(json{{"__type", "MissingParameter"}}, ""), "MissingParameter");
-  EXPECT_EQ(sd::sqs_error_code(json{{"__type", "Sender"}}, "AWS.SimpleQueueService.NonExistentQueue;Sender"),
+  EXPECT_EQ(sd::sqs_error_code(json{{"__type", "Sender"}},
+                               "AWS.SimpleQueueService.NonExistentQueue;Sender"),
             "AWS.SimpleQueueService.NonExistentQueue");
-  EXPECT_EQ(sd::sqs_error_code(json::object(), "com.amazonaws.sqs#QueueDoesNotExist"), "QueueDoesNotExist")
+  EXPECT_EQ(sd::sqs_error_code(json::object(), "com.amazonaws.sqs#QueueDoesNotExist"),
+            "QueueDoesNotExist")
       << "ElasticMQ 1.7's header form";
   EXPECT_EQ(sd::sqs_error_code(json::array(), ""), "");
 }
@@ -129,10 +134,10 @@ TEST(SqsJsonText, OnlyCharactersSqsAcceptsPass) {
   EXPECT_TRUE(sd::sqs_text_problem(std::string("\0", 1)));
   EXPECT_TRUE(sd::sqs_text_problem("\x1f"));
   EXPECT_TRUE(sd::sqs_text_problem("\xff"));
-  EXPECT_TRUE(sd::sqs_text_problem("\xc3"));          // truncated
-  EXPECT_TRUE(sd::sqs_text_problem("\xc0\xaf"));      // overlong
-  EXPECT_TRUE(sd::sqs_text_problem("\xed\xa0\x80"));  // a surrogate
-  EXPECT_TRUE(sd::sqs_text_problem("\xef\xbf\xbe"));  // U+FFFE
+  EXPECT_TRUE(sd::sqs_text_problem("\xc3"));              // truncated
+  EXPECT_TRUE(sd::sqs_text_problem("\xc0\xaf"));          // overlong
+  EXPECT_TRUE(sd::sqs_text_problem("\xed\xa0\x80"));      // a surrogate
+  EXPECT_TRUE(sd::sqs_text_problem("\xef\xbf\xbe"));      // U+FFFE
   EXPECT_TRUE(sd::sqs_text_problem("\xf4\x90\x80\x80"));  // > U+10FFFF
 }
 
@@ -143,7 +148,8 @@ TEST(SqsReceive, BrokenAnswersAreTypedErrorsNeverExceptions) {
   EXPECT_TRUE(sd::parse_receive_response(json{{"Messages", nullptr}})->empty());
   EXPECT_FALSE(sd::parse_receive_response(json{{"Messages", 3}}));
   EXPECT_FALSE(sd::parse_receive_response(json{{"Messages", json::array({json{{"Body", "x"}}})}}));
-  auto ok = sd::parse_receive_response(json::parse(R"({"Messages":[{"MessageId":"m","ReceiptHandle":"r","Body":"b",
+  auto ok = sd::parse_receive_response(
+      json::parse(R"({"Messages":[{"MessageId":"m","ReceiptHandle":"r","Body":"b",
       "Attributes":{"ApproximateReceiveCount":"3"},
       "MessageAttributes":{"k":{"DataType":"String","StringValue":"v"},"bin":{"DataType":"Binary","BinaryValue":"AA=="},
                            "bad":7}}]})"));

@@ -25,7 +25,9 @@ class SqsRestart : public bqtest::SqsTest {
   void TearDown() override {
     (void)ctl("start");  // whatever happened, leave the server running
   }
-  int ctl(const std::string& action) { return std::system((ctl_ + " " + action + " >/dev/null 2>&1").c_str()); }
+  int ctl(const std::string& action) {
+    return std::system((ctl_ + " " + action + " >/dev/null 2>&1").c_str());
+  }
   std::string ctl_;
 };
 

@@ -12,8 +12,9 @@
 // Two vectors' .creq files carry content-length in some redistributions of the suite; the
 // text here is the one whose SHA-256 is the .sts's last line (and that signs to the .authz),
 // i.e. content-type;host;x-amz-date only.
-#include "sqs/aws_examples.hpp"
 #include "sqs/sigv4.hpp"
+
+#include "sqs/aws_examples.hpp"
 
 #include <gtest/gtest.h>
 

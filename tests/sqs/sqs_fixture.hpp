@@ -76,7 +76,8 @@ class sqs_peer {
   }
 
   /// The next raw message of `name` within `wait_seconds`, deleted unless `keep`.
-  std::optional<babelqueue::sqs::detail::wire_message> get(const std::string& name, int wait_seconds = 2,
+  std::optional<babelqueue::sqs::detail::wire_message> get(const std::string& name,
+                                                           int wait_seconds = 2,
                                                            bool keep = false) {
     auto u = url(name);
     if (!u) return std::nullopt;
@@ -101,8 +102,8 @@ class sqs_peer {
 };
 
 /// The value of attribute `name` of a raw message, or "<unset>".
-inline std::string attribute_of(const babelqueue::sqs::detail::wire_message& m, const std::string& name,
-                                std::string* type = nullptr) {
+inline std::string attribute_of(const babelqueue::sqs::detail::wire_message& m,
+                                const std::string& name, std::string* type = nullptr) {
   for (const auto& a : m.attributes) {
     if (a.name == name) {
       if (type != nullptr) *type = a.data_type;

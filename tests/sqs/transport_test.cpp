@@ -15,7 +15,9 @@ namespace {
 
 class SqsTransport : public bqtest::SqsTest {};
 
-long n_of(const std::string& body) { return babelqueue::decode(body)->data().value().at("n").get<long>(); }
+long n_of(const std::string& body) {
+  return babelqueue::decode(body)->data().value().at("n").get<long>();
+}
 
 }  // namespace
 
@@ -25,9 +27,11 @@ TEST_F(SqsTransport, APublishIsReadByABareClientWithTheContractAttributes) {
   babelqueue::make_options mo;
   mo.queue = queue_;
   mo.trace_id = "trace-sqs-1";
-  auto env = babelqueue::make("urn:babel:orders:created", babelqueue::json{{"order_id", 7}}, mo).value();
+  auto env =
+      babelqueue::make("urn:babel:orders:created", babelqueue::json{{"order_id", 7}}, mo).value();
   const std::string body = babelqueue::encode(env).value();
-  ASSERT_TRUE(t->publish(queue_, body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}));
+  ASSERT_TRUE(t->publish(
+      queue_, body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}));
   auto raw = peer_->get(queue_);
   ASSERT_TRUE(raw);
   EXPECT_EQ(raw->body, body) << "byte-identical body";
@@ -54,7 +58,8 @@ TEST_F(SqsTransport, ReceiveAckAndTheReceiveCount) {
   auto got = t->receive(queue_, 5s);
   ASSERT_TRUE(got && got->has_value()) << (got ? "nothing" : got.error().message);
   EXPECT_EQ(n_of((*got)->body), 1);
-  EXPECT_EQ((*got)->hdrs, (babelqueue::headers{{"tenant", "acme"}})) << "contract attributes are not headers";
+  EXPECT_EQ((*got)->hdrs, (babelqueue::headers{{"tenant", "acme"}}))
+      << "contract attributes are not headers";
   EXPECT_EQ((*got)->delivery_count, 1);
   EXPECT_EQ(t->reconcile_attempts(0, **got), 0);
   ASSERT_TRUE(t->ack(**got));
@@ -143,7 +148,8 @@ TEST_F(SqsTransport, PublishBatchSendsTwentyFiveInChunksOfTen) {
   auto t = open();
   ASSERT_TRUE(t);
   std::vector<babelqueue::outgoing_message> batch;
-  for (int i = 0; i < 25; ++i) batch.push_back({bqtest::envelope_text(i), {{"k", std::to_string(i)}}});
+  for (int i = 0; i < 25; ++i)
+    batch.push_back({bqtest::envelope_text(i), {{"k", std::to_string(i)}}});
   ASSERT_TRUE(t->queue_url(queue_));  // GetQueueUrl once, before counting
   const auto before = t->stats().requests;
   ASSERT_TRUE(t->publish_batch(queue_, batch));
@@ -173,14 +179,16 @@ TEST_F(SqsTransport, ABatchWithOneEntrySqsRefusesReportsThatEntryOnly) {
     if (i == 2) {
       ASSERT_FALSE(results[i]);
       EXPECT_EQ(results[i].code(), transport_errc::invalid_argument) << results[i].error().message;
-      EXPECT_NE(results[i].error().message.find("entry 2"), std::string::npos) << results[i].error().message;
+      EXPECT_NE(results[i].error().message.find("entry 2"), std::string::npos)
+          << results[i].error().message;
     } else {
       EXPECT_TRUE(results[i]) << i << ": " << results[i].error().message;
     }
   }
   auto whole = t->publish_batch(fifo, batch);
   ASSERT_FALSE(whole);
-  EXPECT_NE(whole.error().message.find("message 2 of 5"), std::string::npos) << whole.error().message;
+  EXPECT_NE(whole.error().message.find("message 2 of 5"), std::string::npos)
+      << whole.error().message;
 }
 
 TEST_F(SqsTransport, FifoKeepsOrderAndDeduplicatesByMessageId) {
@@ -291,13 +299,15 @@ TEST_F(SqsTransport, BodiesSqsCannotCarryAreRefusedWithAReason) {
   auto t = open();
   ASSERT_TRUE(t);
   for (const std::string& bad : {std::string("\xff\xfe broken", 9), std::string("nul\0byte", 8),
-                                std::string("\x01 control")}) {
+                                 std::string("\x01 control")}) {
     auto r = t->publish(queue_, bad);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.code(), transport_errc::invalid_argument) << r.error().message;
   }
   // JSON-significant characters and non-ASCII text travel byte-for-byte.
-  const std::string tricky = "{\"q\":\"\\\"quoted\\\" \\\\ back\",\"t\":\"tab\there\",\"u\":\"h\xc3\xa9llo \xf0\x9f\x98\x80\"}";
+  const std::string tricky =
+      "{\"q\":\"\\\"quoted\\\" \\\\ back\",\"t\":\"tab\there\",\"u\":\"h\xc3\xa9llo "
+      "\xf0\x9f\x98\x80\"}";
   ASSERT_TRUE(t->publish(queue_, tricky));
   auto raw = peer_->get(queue_);
   ASSERT_TRUE(raw);
@@ -348,9 +358,11 @@ TEST_F(SqsTransport, CloseGivesBackBufferedMessagesAtOnce) {
 }
 
 TEST_F(SqsTransport, AnUnreachableEndpointIsUnavailable) {
-  auto o = babelqueue::sqs::options_from_url(
-               babelqueue::broker_url::parse("sqs://us-east-1?endpoint=http://127.0.0.1:1&retries=0").value())
-               .value();
+  auto o =
+      babelqueue::sqs::options_from_url(
+          babelqueue::broker_url::parse("sqs://us-east-1?endpoint=http://127.0.0.1:1&retries=0")
+              .value())
+          .value();
   auto t = babelqueue::sqs::sqs_transport::open(o).value();
   auto r = t->publish(queue_, bqtest::envelope_text(1));
   ASSERT_FALSE(r);
@@ -379,7 +391,8 @@ TEST_F(SqsTransport, AckBatchDeletesTenPerCallAndReportsEachMessage) {
   const auto before = t->stats().requests;
   auto results = t->ack_batch(got);
   ASSERT_EQ(results.size(), 13u);
-  for (std::size_t i = 0; i + 1 < results.size(); ++i) EXPECT_TRUE(results[i]) << i << ": " << results[i].error().message;
+  for (std::size_t i = 0; i + 1 < results.size(); ++i)
+    EXPECT_TRUE(results[i]) << i << ": " << results[i].error().message;
   EXPECT_EQ(results[12].code(), transport_errc::invalid_argument) << "listed twice";
   EXPECT_LE(t->stats().requests - before, 2) << "12 deletes in two calls";
   EXPECT_EQ(peer_->drain(queue_), 0) << "all deleted";
@@ -404,7 +417,8 @@ TEST_F(SqsTransport, DeferredAcksGoOutTenPerCallBeforeThePollAndOnClose) {
     ASSERT_TRUE(got && got->has_value()) << i;
     seen.insert(n_of((*got)->body));
     ASSERT_TRUE(t->ack(**got));
-    EXPECT_EQ(t->ack(**got).code(), transport_errc::invalid_argument) << "acked once, even while pending";
+    EXPECT_EQ(t->ack(**got).code(), transport_errc::invalid_argument)
+        << "acked once, even while pending";
     last = **got;
   }
   EXPECT_EQ(seen.size(), 25u);

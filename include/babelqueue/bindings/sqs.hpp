@@ -101,8 +101,8 @@ inline bool is_valid_attribute_name(std::string_view name) {
   };
   if (starts_ci("aws.") || starts_ci("amazon.")) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -196,8 +196,8 @@ inline bool is_valid_queue_name(std::string_view name) {
   std::string_view stem = is_fifo(name) ? name.substr(0, name.size() - fifo_suffix.size()) : name;
   if (stem.empty()) return false;
   return std::all_of(stem.begin(), stem.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 

@@ -144,10 +144,10 @@ result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance.
 struct transport_stats {
-  std::int64_t requests = 0;   ///< HTTP requests sent (retries included)
-  std::int64_t connects = 0;   ///< TCP connections opened (keep-alive reuses one)
-  std::int64_t published = 0;  ///< messages SQS accepted
-  std::int64_t delivered = 0;  ///< messages received from SQS
+  std::int64_t requests = 0;         ///< HTTP requests sent (retries included)
+  std::int64_t connects = 0;         ///< TCP connections opened (keep-alive reuses one)
+  std::int64_t published = 0;        ///< messages SQS accepted
+  std::int64_t delivered = 0;        ///< messages received from SQS
   std::int64_t delete_failures = 0;  ///< deferred deletes (ack_batch=true) that failed
 };
 

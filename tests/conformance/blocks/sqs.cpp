@@ -25,7 +25,8 @@ conformance::register_block sqs_block{
       const std::vector<bs::attribute> got = bs::project(body);
       const auto& want = projection.at("message_attributes");
       for (const auto& [name, value] : want.items()) {
-        auto it = std::find_if(got.begin(), got.end(), [&](const bs::attribute& a) { return a.name == name; });
+        auto it = std::find_if(got.begin(), got.end(),
+                               [&](const bs::attribute& a) { return a.name == name; });
         ASSERT_NE(it, got.end()) << "missing message attribute " << name;
         EXPECT_EQ(it->data_type, value.at("DataType").get<std::string>()) << name;
         EXPECT_EQ(it->string_value, value.at("StringValue").get<std::string>()) << name;
@@ -37,8 +38,9 @@ conformance::register_block sqs_block{
           body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
                  {"bq-job", "urn:babel:evil:job"}});
       ASSERT_EQ(with_headers.size(), want.size() + 1);
-      EXPECT_EQ(with_headers.back(), (bs::attribute{"traceparent", "String",
-                                                    "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}));
+      EXPECT_EQ(with_headers.back(),
+                (bs::attribute{"traceparent", "String",
+                               "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}));
 
       for (const auto& c : block.at("attempts_reconciliation").at("cases")) {
         const auto& count = c.at("approximate_receive_count");

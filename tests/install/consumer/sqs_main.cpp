@@ -6,7 +6,8 @@
 
 int main() {
   babelqueue::sqs::register_transport();
-  auto parsed = babelqueue::broker_url::parse("sqs://eu-west-1?endpoint=http://127.0.0.1:9324&batch=5");
+  auto parsed =
+      babelqueue::broker_url::parse("sqs://eu-west-1?endpoint=http://127.0.0.1:9324&batch=5");
   if (!parsed) return 1;
   auto o = babelqueue::sqs::options_from_url(*parsed);
   if (!o || o->region != "eu-west-1" || o->batch != 5) return 1;
