@@ -24,7 +24,8 @@ conformance::register_block sqs_block{
 
       const std::vector<bs::attribute> got = bs::project(body);
       const auto& want = projection.at("message_attributes");
-      for (const auto& [name, value] : want.items()) {
+      for (const auto& [key, value] : want.items()) {
+        const std::string name = key;  // clang 14 cannot capture a structured binding
         auto it = std::find_if(got.begin(), got.end(),
                                [&](const bs::attribute& a) { return a.name == name; });
         ASSERT_NE(it, got.end()) << "missing message attribute " << name;
