@@ -183,6 +183,11 @@ if(TARGET babelqueue_amqp10)  # Debian's Proton C++ ships no CMake package, a br
           DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
           COMPONENT babelqueue_development)
 endif()
+if(TARGET babelqueue_pulsar)  # the Pulsar C++ client installs no CMake package
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindPulsar.cmake
+          DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
+          COMPONENT babelqueue_development)
+endif()
 
 unset(_babelqueue_components)
 unset(_babelqueue_pc_to_prefix)

@@ -98,6 +98,10 @@ babelqueue_fuzz_target(amqp_headers REQUIRES rabbitmq
 # The read side of a Kafka record's headers (src/kafka/record_headers.hpp) and its round trip.
 babelqueue_fuzz_target(kafka_headers REQUIRES kafka
   SEEDS corpus-kafka_headers SHARE 50)
+# The read side of a Pulsar message's properties (header-only bindings/pulsar.hpp, core only)
+# and its round trip.
+babelqueue_fuzz_target(pulsar_properties REQUIRES core
+  SEEDS corpus-pulsar_properties SHARE 50)
 # An AMQP 1.0 message as the Artemis (and Service Bus) transport reads it (src/artemis/message.cpp over Proton's
 # decoder) and its round trip through the projection.
 babelqueue_fuzz_target(artemis_message REQUIRES artemis amqp10 OPTIONAL asb

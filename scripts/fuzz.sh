@@ -12,7 +12,8 @@
 #
 # Time budget: each target runs `seconds x share / 100` (at least 1 s). decode and
 # canonicalize (the envelope codec and the JSON canonicalizer, the widest input spaces) have
-# share 100; the others (redis_unframe, url, amqp_headers, kafka_headers, schema, gdpr_unprotect) have 50,
+# share 100; the others (redis_unframe, url, amqp_headers, kafka_headers, pulsar_properties, schema,
+# gdpr_unprotect, ...) have 50,
 # asb_connection_string 25. So the CI call `fuzz.sh 60` is 2 x 60 s + 6 x 30 s + 15 s = 5.25 min
 # of fuzzing (plus the build).
 # Targets run BABELQUEUE_JOBS at a time (each libFuzzer process is single-threaded),

@@ -2,6 +2,8 @@
 # Runs every test of babelqueue-cpp on a fresh Debian bookworm machine (this is what
 # .ci/run runs):
 #   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
+#   vendor   (with any build phase) the Pulsar C++ client, built once into a cached prefix
+#            by scripts/vendor.sh
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
 #            install-tree consumers, fuzz-corpus replay, interop, live brokers, ...)
 #   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
@@ -11,8 +13,9 @@
 #            interop/install/bench/cli excluded)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
-# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis, ElasticMQ for SQS)
-# start in the background right after deps, while dev compiles; every CTest phase waits for
+# The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis, ElasticMQ for SQS,
+# Pulsar) start in the background right after deps, while the vendored Pulsar client and dev
+# compile; every CTest phase waits for
 # them and sees their BABELQUEUE_* variables (build/services/services.env); they are stopped
 # on every exit path.
 # BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
@@ -24,7 +27,8 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
-#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis sqs";
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis sqs
+#                           pulsar";
 #                           "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
@@ -133,7 +137,7 @@ fi
 # kept across runs, ~/.cache/babelqueue);
 # services_ready waits for them before the first CTest run. The EXIT trap stops them
 # whatever happens (failure, Ctrl-C, TERM).
-services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis sqs}
+services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis sqs pulsar}
 export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
 export BABELQUEUE_REQUIRE_SERVICES=1
 services_pid=
@@ -196,6 +200,25 @@ services_ready() {
   fi
 }
 
+# -- vendored libraries -----------------------------------------------------------------
+# The Pulsar C++ client is not in Debian: scripts/vendor.sh builds it from <shared>/vendor
+# into a cached prefix once (about 5 min on 2 cores; reused while the archive and recipe are
+# unchanged), here, while the services boot. Every phase finds it through CMAKE_PREFIX_PATH
+# (the environment variable CMake reads), install-tree consumers included. If it fails, the
+# pulsar component is simply not built (AUTO) and the failure is counted.
+if wanted dev || wanted asan || wanted tsan || wanted fuzz; then
+  t=$SECONDS
+  if vendor_out=$(BABELQUEUE_SHARED_DIR=$shared bash scripts/vendor.sh pulsar 2>"$logs/vendor-pulsar.log"); then
+    pulsar_prefix=${vendor_out##*BABELQUEUE_PULSAR_PREFIX=}
+    export CMAKE_PREFIX_PATH=$pulsar_prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+    note vendor "$t" "Pulsar C++ client in $pulsar_prefix"
+  else
+    cat "$logs/vendor-pulsar.log"
+    failed=$((failed + 1))
+    note vendor "$t" "FAILED to build the Pulsar C++ client (see $logs/vendor-pulsar.log)"
+  fi
+fi
+
 # -- dev, asan, tsan, fuzz ------------------------------------------------------------------
 # Each phase builds its tree, then runs its tests. A phase's tests mostly wait (on servers,
 # timeouts, the Python peer), so while they run the NEXT phase's build starts in the
@@ -216,7 +239,7 @@ services_ready() {
 #         threads are not intercepted by GCC 12's TSan, which then crashes inside them).
 asan_excluded='^(interop|install|bench|cli|examples|live)$'
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
-tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka|artemis|asb|sqs)$'
+tsan_labels='^(runtime|sqlite|redis|rabbitmq|kafka|artemis|asb|sqs|pulsar)$'
 tsan_excluded='^(interop|install|bench|cli|no-tsan)$'
 
 # phase_targets <label-regex> <excluded-regex>: the targets whose executables run those

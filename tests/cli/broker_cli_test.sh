@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CLI over a queue broker (amqp://, artemis://, sqs://): publish in one process, consume in
+# The CLI over a queue broker (amqp://, artemis://, sqs://, pulsar://): publish in one process, consume in
 # another against the shared server; stdout carries only the messages; unknown URNs are
 # dead-lettered; retries counted; a refused login is a clear error without the password.
 # SQS (SERVICE=sqs) differs: queues must exist, so the URL gets `create_queues=true`; the
@@ -52,6 +52,33 @@ out=$("$BQ" consume --broker "$B" --queue "$Q-jobs" --timeout 1 -q --handle urn:
 dlq=$("$BQ" consume --broker "$B" --queue "$Q-jobs.dlq" --max 1 -q)
 grep -q '"attempts":2,"dead_letter":{"reason":"unknown_urn"' <<<"$dlq" || fail "bad retry DLQ: $dlq"
 
+# `must_fail WHAT PATTERN CMD...`: CMD fails and says PATTERN on stderr.
+must_fail() {
+  local what=$1 pattern=$2; shift 2
+  set +e; "$@" >/dev/null 2>"$Q.err"; local rc=$?; set -e
+  [ "$rc" -ne 0 ] || fail "$what succeeded"
+  grep -q "$pattern" "$Q.err" || fail "$what: unclear error: $(cat "$Q.err")"
+  echo "   $what: $(head -1 "$Q.err")"
+  rm -f "$Q.err"
+}
+
+if [ "$SERVICE" = pulsar ]; then
+  # The test broker has no authentication: instead an unreachable broker and an invalid
+  # option must each be a clear error (the client's own log lines stay off stdout: the
+  # one-line checks above would have failed).
+  echo "-- an unreachable broker and an invalid option are clear errors"
+  dead=$(sed -E 's#^(pulsar://[^:/?]*):[0-9]+#\1:1#' <<<"$B")
+  [ "$dead" != "$B" ] || fail "cannot rewrite the port of $B"
+  must_fail "publish to an unreachable broker" 'unavailable\|timeout' \
+    "$BQ" publish --broker "$dead?operation_timeout=2s&connect_timeout=1s" --queue "$Q" urn:a:b:c
+  must_fail "an unknown option" 'invalid_argument' \
+    "$BQ" publish --broker "$B?subscripton=x" --queue "$Q" urn:a:b:c
+  must_fail "an invalid subscription type" 'subscription_type' \
+    "$BQ" publish --broker "$B?subscription_type=round_robin" --queue "$Q" urn:a:b:c
+  echo "ok"
+  exit 0
+fi
+
 if [ "$SERVICE" != sqs ]; then
   echo "-- a refused login is a clear error, without the password"
   bad=$(sed -E 's#//[^:]*:[^@]*@#//guest:Wr0ngPass@#' <<<"$B")
@@ -64,15 +91,7 @@ if [ "$SERVICE" != sqs ]; then
   exit 0
 fi
 
-# SQS only from here. `must_fail WHAT PATTERN CMD...`: CMD fails and says PATTERN on stderr.
-must_fail() {
-  local what=$1 pattern=$2; shift 2
-  set +e; "$@" >/dev/null 2>"$Q.err"; local rc=$?; set -e
-  [ "$rc" -ne 0 ] || fail "$what succeeded"
-  grep -q "$pattern" "$Q.err" || fail "$what: unclear error: $(cat "$Q.err")"
-  echo "   $what: $(head -1 "$Q.err")"
-  rm -f "$Q.err"
-}
+# SQS only from here.
 
 echo "-- --header k=v is a String message attribute beside the bq-* ones"
 command -v curl >/dev/null || fail "curl is needed to read the message attributes"

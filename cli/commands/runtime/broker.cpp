@@ -22,6 +22,9 @@
 #ifdef BABELQUEUE_HAVE_ASB
 #include <babelqueue/asb/asb_transport.hpp>
 #endif
+#ifdef BABELQUEUE_HAVE_PULSAR
+#include <babelqueue/pulsar/pulsar_transport.hpp>
+#endif
 #ifdef BABELQUEUE_HAVE_SQS
 #include <babelqueue/sqs/sqs_transport.hpp>
 #endif
@@ -82,6 +85,9 @@ void register_builtin_transports() {
 #endif
 #ifdef BABELQUEUE_HAVE_SQS
     babelqueue::sqs::register_transport();
+#endif
+#ifdef BABELQUEUE_HAVE_PULSAR
+    babelqueue::pulsar::register_transport();
 #endif
   });
 }

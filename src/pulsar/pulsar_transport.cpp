@@ -1,0 +1,514 @@
+// The pulsar:// transport (pulsar_transport.hpp): one Pulsar client per instance, a producer
+// per topic published to, a consumer per topic received from, and the registration of the
+// schemes. Every call the transport contract makes blocking waits on the client's
+// asynchronous API with a bound; the client's threads only complete promises.
+#include <babelqueue/pulsar/pulsar_transport.hpp>
+
+#include "pulsar/client_log.hpp"
+#include "pulsar/errors.hpp"
+#include "pulsar/options.hpp"
+#include "runtime/binding_support.hpp"
+
+#include <babelqueue/bindings/pulsar.hpp>
+#include <babelqueue/text.hpp>
+
+#include <pulsar/Client.h>
+#include <pulsar/DeadLetterPolicyBuilder.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <fstream>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace babelqueue::inline v1::pulsar {
+
+namespace bp = bindings::pulsar;
+namespace pc = ::pulsar;
+using clock = std::chrono::steady_clock;
+using detail::pulsar_error;
+
+namespace {
+
+// Grace of the destructor's close: long enough for the consumers' pending (grouped) acks to
+// reach a live broker, short enough not to hang on a dead one.
+constexpr auto destructor_grace = std::chrono::seconds(1);
+
+std::atomic<std::uint64_t> next_instance_id{1};
+
+// What a received_message's handle points to.
+struct delivery_handle {
+  pc::Message message;
+  std::uint64_t owner = 0;  // the instance id
+  std::string topic;
+  bool settled = false;
+};
+
+delivery_handle* handle_of(const received_message& m) {
+  return static_cast<delivery_handle*>(m.handle.get());
+}
+
+std::string service_url(const options& o) {
+  const std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
+  return std::string(o.tls ? "pulsar+ssl://" : "pulsar://") + host + ":" + std::to_string(o.port);
+}
+
+int whole_seconds_up(std::chrono::milliseconds d) {
+  const auto s = (d.count() + 999) / 1000;
+  return static_cast<int>(std::clamp<std::int64_t>(s, 1, 86400));
+}
+
+int clamp_ms(std::chrono::milliseconds d) {
+  return static_cast<int>(std::clamp<std::int64_t>(d.count(), 0, 0x7fffffff));
+}
+
+pc::ConsumerType consumer_type_of(subscription_kind k) {
+  switch (k) {
+    case subscription_kind::key_shared:
+      return pc::ConsumerKeyShared;
+    case subscription_kind::failover:
+      return pc::ConsumerFailover;
+    case subscription_kind::exclusive:
+      return pc::ConsumerExclusive;
+    case subscription_kind::shared:
+      break;
+  }
+  return pc::ConsumerShared;
+}
+
+pc::CompressionType compression_of(std::string_view name) {
+  if (name == "lz4") return pc::CompressionLZ4;
+  if (name == "zlib") return pc::CompressionZLib;
+  if (name == "zstd") return pc::CompressionZSTD;
+  if (name == "snappy") return pc::CompressionSNAPPY;
+  return pc::CompressionNone;
+}
+
+result<std::string> read_token_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in) {
+    return fail(transport_errc::invalid_argument,
+                "pulsar option token_file: cannot read '" + path + "'");
+  }
+  std::string token = text.str();
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!token.empty() && blank(token.back())) token.pop_back();
+  std::size_t start = 0;
+  while (start < token.size() && blank(token[start])) ++start;
+  token.erase(0, start);
+  if (token.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "pulsar option token_file: '" + path + "' holds no token");
+  }
+  return token;
+}
+
+result<void> check_queue(std::string_view queue) {
+  if (auto why = bp::invalid_queue_name(queue)) return fail(transport_errc::invalid_argument, *why);
+  return {};
+}
+
+// The outcome of asynchronous sends: one slot per message, shared with the callbacks (which
+// may run after a bounded wait gave up, so the state outlives the call).
+struct send_batch {
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t pending = 0;
+  std::vector<pc::Result> results;
+};
+
+}  // namespace
+
+struct pulsar_transport::impl {
+  std::uint64_t id = next_instance_id.fetch_add(1);
+  std::unique_ptr<pc::Client> client;
+  pc::ProducerConfiguration producer_conf;
+  pc::ConsumerConfiguration consumer_conf;
+  std::map<std::string, pc::Producer, std::less<>> producers;  // by topic
+  std::map<std::string, pc::Consumer, std::less<>> consumers;  // by topic
+  transport_stats stats;
+  bool closed = false;
+
+  std::vector<result<void>> send_all(const options& o, pc::Producer& producer,
+                                     std::string_view topic, std::vector<pc::Message> messages);
+  result<pc::Producer*> producer_for(const options& o, const std::string& topic);
+};
+
+pulsar_transport::pulsar_transport(options opts)
+    : opts_(std::move(opts)), impl_(std::make_unique<impl>()) {}
+
+pulsar_transport::~pulsar_transport() {
+  if (impl_ && !impl_->closed) (void)close(clock::now() + destructor_grace);
+}
+
+result<std::unique_ptr<pulsar_transport>> pulsar_transport::open(options opts) {
+  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  std::unique_ptr<pulsar_transport> t(new pulsar_transport(std::move(opts)));
+  const options& o = t->opts_;
+
+  pc::ClientConfiguration conf;
+  conf.setLogger(detail::new_logger_factory());
+  conf.setIOThreads(static_cast<int>(o.io_threads));
+  conf.setMessageListenerThreads(1);
+  conf.setOperationTimeoutSeconds(whole_seconds_up(o.operation_timeout));
+  conf.setConnectionTimeout(clamp_ms(o.connect_timeout));
+  std::string token = o.token;
+  if (!o.token_file.empty()) {
+    auto read = read_token_file(o.token_file);
+    if (!read) return fail(read.error());
+    token = std::move(*read);
+  }
+  if (!token.empty()) conf.setAuth(pc::AuthToken::createWithToken(token));
+  if (o.tls) {
+    conf.setUseTls(true);
+    if (!o.tls_ca_file.empty()) conf.setTlsTrustCertsFilePath(o.tls_ca_file);
+    if (!o.tls_cert_file.empty()) {
+      conf.setTlsCertificateFilePath(o.tls_cert_file);
+      conf.setTlsPrivateKeyFilePath(o.tls_key_file);
+    }
+    conf.setTlsAllowInsecureConnection(!o.tls_verify);
+    conf.setValidateHostName(o.tls_verify);
+  }
+  try {
+    t->impl_->client = std::make_unique<pc::Client>(service_url(o), conf);
+  } catch (const std::exception& e) {  // the client throws on a URL it cannot parse
+    return fail(transport_errc::invalid_argument,
+                std::string("pulsar client could not be created: ") + e.what());
+  }
+
+  auto& pconf = t->impl_->producer_conf;
+  pconf.setSendTimeout(clamp_ms(o.operation_timeout));
+  pconf.setBlockIfQueueFull(true);  // a large publish_batch waits for room instead of failing
+  pconf.setBatchingEnabled(o.batching);
+  pconf.setBatchingMaxMessages(static_cast<unsigned>(o.batch_max_messages));
+  pconf.setBatchingMaxPublishDelayMs(static_cast<unsigned long>(o.batch_delay.count()));
+  pconf.setCompressionType(compression_of(o.compression));
+
+  auto& cconf = t->impl_->consumer_conf;
+  cconf.setConsumerType(consumer_type_of(o.subscription_type));
+  cconf.setReceiverQueueSize(static_cast<int>(o.receiver_queue));
+  if (o.ack_timeout.count() > 0) {
+    cconf.setUnAckedMessagesTimeoutMs(static_cast<std::uint64_t>(o.ack_timeout.count()));
+  }
+  cconf.setNegativeAckRedeliveryDelayMs(static_cast<long>(o.negative_ack_delay.count()));
+  cconf.setSubscriptionInitialPosition(o.initial_position == "latest" ? pc::InitialPositionLatest
+                                                                      : pc::InitialPositionEarliest);
+  // Acks and negative acks of single messages inside a batch: without it, releasing one
+  // message of a batch would redeliver the whole batch.
+  cconf.setBatchIndexAckEnabled(true);
+  return t;
+}
+
+std::string pulsar_transport::topic_of(std::string_view queue) const {
+  return bp::topic_name(queue, opts_.tenant, opts_.namespace_);
+}
+
+namespace {
+
+// Builds a message: the payload, the bq- projection, the event time, and a native delay.
+pc::Message build_message(std::string_view body, const headers& hdrs,
+                          std::chrono::milliseconds delay) {
+  pc::MessageBuilder b;
+  b.setContent(body.data(), body.size());
+  const auto created = bp::project_each(body, hdrs, [&b](std::string_view n, std::string_view v) {
+    b.setProperty(std::string(n), std::string(v));
+  });
+  if (created && *created > 0) b.setEventTimestamp(static_cast<std::uint64_t>(*created));
+  if (delay.count() > 0) {
+    b.setDeliverAfter(delay);
+    b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
+  }
+  return b.build();
+}
+
+}  // namespace
+
+// Sends `messages` through the producer of `queue` and waits for every receipt (or the
+// bound); one result per message.
+std::vector<result<void>> pulsar_transport::impl::send_all(const options& o,
+                                                           pc::Producer& producer,
+                                                           std::string_view topic,
+                                                           std::vector<pc::Message> messages) {
+  auto batch = std::make_shared<send_batch>();
+  batch->pending = messages.size();
+  batch->results.assign(messages.size(), pc::ResultOk);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    producer.sendAsync(messages[i], [batch, i](pc::Result r, const pc::MessageId&) {
+      std::lock_guard lock(batch->m);
+      batch->results[i] = r;
+      if (--batch->pending == 0) batch->cv.notify_all();
+    });
+  }
+  // A batching producer holds messages until a batch fills or its delay passes; a flush
+  // sends what it holds now, so a single publish never waits for a batch.
+  if (o.batching) producer.flushAsync([](pc::Result) {});
+  const auto deadline = clock::now() + o.operation_timeout + std::chrono::seconds(5);
+  std::unique_lock lock(batch->m);
+  const bool all = batch->cv.wait_until(lock, deadline, [&] { return batch->pending == 0; });
+  std::vector<result<void>> out;
+  out.reserve(messages.size());
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    pc::Result r = batch->results[i];
+    if (!all && r == pc::ResultOk) r = pc::ResultTimeout;  // no receipt within the bound
+    if (r == pc::ResultOk) {
+      ++stats.published;
+      out.emplace_back();
+      continue;
+    }
+    error_info e = pulsar_error(r, "publish to '" + std::string(topic) + "'");
+    if (r == pc::ResultTimeout && !producer.isConnected()) {
+      // The client kept reconnecting for the whole send timeout: the broker is unreachable.
+      e.code = transport_errc::unavailable;
+      e.message += " (not connected to the broker)";
+    }
+    out.emplace_back(fail(std::move(e)));
+  }
+  return out;
+}
+
+namespace {
+
+// Makes sure `subscription` exists on `topic` (see the header): a consumer that asks for no
+// message (receiver queue 0), subscribed and closed. An exclusive subscription held by
+// another consumer already exists.
+result<void> ensure_subscription(pc::Client& client, const options& o, const std::string& topic) {
+  pc::ConsumerConfiguration conf;
+  conf.setConsumerType(consumer_type_of(o.subscription_type));
+  conf.setReceiverQueueSize(0);
+  conf.setSubscriptionInitialPosition(pc::InitialPositionEarliest);
+  pc::Consumer consumer;
+  const pc::Result r = client.subscribe(topic, o.subscription, conf, consumer);
+  if (r == pc::ResultConsumerBusy) return {};
+  if (r != pc::ResultOk) {
+    return fail(pulsar_error(r, "create subscription '" + o.subscription + "' on '" + topic + "'"));
+  }
+  (void)consumer.close();
+  return {};
+}
+
+}  // namespace
+
+result<pc::Producer*> pulsar_transport::impl::producer_for(const options& o,
+                                                           const std::string& topic) {
+  auto it = producers.find(topic);
+  if (it != producers.end()) return &it->second;
+  if (o.ensure_subscription) {
+    if (auto r = ensure_subscription(*client, o, topic); !r) return fail(r.error());
+    ++stats.subscriptions_ensured;
+  }
+  pc::Producer producer;
+  const pc::Result r = client->createProducer(topic, producer_conf, producer);
+  if (r != pc::ResultOk) return fail(pulsar_error(r, "create producer for '" + topic + "'"));
+  ++stats.producers;
+  return &producers.emplace(topic, std::move(producer)).first->second;
+}
+
+result<void> pulsar_transport::publish(std::string_view queue, std::string_view body,
+                                       const headers& hdrs) {
+  return publish_after(queue, body, {}, hdrs);
+}
+
+result<void> pulsar_transport::publish_after(std::string_view queue, std::string_view body,
+                                             std::chrono::milliseconds delay, const headers& hdrs) {
+  if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
+  if (auto r = check_queue(queue); !r) return r;
+  if (delay.count() < 0) return fail(transport_errc::invalid_argument, "pulsar delay must be >= 0");
+  const std::string topic = topic_of(queue);
+  auto producer = impl_->producer_for(opts_, topic);
+  if (!producer) return fail(producer.error());
+  std::vector<pc::Message> one;
+  one.push_back(build_message(body, hdrs, delay));
+  return std::move(impl_->send_all(opts_, **producer, topic, std::move(one)).front());
+}
+
+std::vector<result<void>> pulsar_transport::publish_each(
+    std::string_view queue, std::span<const outgoing_message> messages) {
+  const auto all_fail = [&](const error_info& e) {
+    return std::vector<result<void>>(messages.size(), result<void>(fail(e)));
+  };
+  if (impl_->closed) return all_fail(error_info(transport_errc::closed, "pulsar transport is closed"));
+  if (auto r = check_queue(queue); !r) return all_fail(r.error());
+  if (messages.empty()) return {};
+  const std::string topic = topic_of(queue);
+  auto producer = impl_->producer_for(opts_, topic);
+  if (!producer) return all_fail(producer.error());
+  std::vector<pc::Message> built;
+  built.reserve(messages.size());
+  for (const auto& m : messages) built.push_back(build_message(m.body, m.hdrs, {}));
+  return impl_->send_all(opts_, **producer, topic, std::move(built));
+}
+
+result<void> pulsar_transport::publish_batch(std::string_view queue,
+                                             std::span<const outgoing_message> messages) {
+  auto results = publish_each(queue, messages);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i]) {
+      error_info e = results[i].error();
+      e.message += " (message " + std::to_string(i) + " of " + std::to_string(results.size()) + ")";
+      return fail(std::move(e));
+    }
+  }
+  return {};
+}
+
+result<std::optional<received_message>> pulsar_transport::receive(
+    std::string_view queue, std::chrono::milliseconds timeout) {
+  if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
+  if (auto r = check_queue(queue); !r) return fail(r.error());
+  const std::string topic = topic_of(queue);
+  auto it = impl_->consumers.find(topic);
+  if (it == impl_->consumers.end()) {
+    pc::ConsumerConfiguration conf = impl_->consumer_conf;
+    if (opts_.max_redeliver > 0) {
+      conf.setDeadLetterPolicy(pc::DeadLetterPolicyBuilder()
+                                   .deadLetterTopic(topic_of(bp::dead_letter_queue(queue)))
+                                   .maxRedeliverCount(static_cast<int>(opts_.max_redeliver))
+                                   .initialSubscriptionName(opts_.subscription)
+                                   .build());
+    }
+    pc::Consumer consumer;
+    const pc::Result r = impl_->client->subscribe(topic, opts_.subscription, conf, consumer);
+    if (r != pc::ResultOk) {
+      return fail(pulsar_error(r, "subscribe '" + opts_.subscription + "' to '" + topic + "'"));
+    }
+    ++impl_->stats.consumers;
+    it = impl_->consumers.emplace(topic, std::move(consumer)).first;
+  }
+  pc::Message m;
+  const pc::Result r = it->second.receive(m, clamp_ms(timeout));
+  if (r == pc::ResultTimeout) return std::optional<received_message>();
+  if (r != pc::ResultOk) return fail(pulsar_error(r, "receive from '" + topic + "'"));
+
+  received_message out;
+  out.queue = std::string(queue);
+  out.body.assign(static_cast<const char*>(m.getData()), m.getLength());
+  auto props = bp::read_properties(m.getProperties());
+  out.hdrs = std::move(props.out_of_band);
+  out.refused_schema_version = std::move(props.refused_schema_version);
+  out.delivery_count = m.getRedeliveryCount();
+  auto h = std::make_shared<delivery_handle>();
+  h->message = std::move(m);
+  h->owner = impl_->id;
+  h->topic = topic;
+  out.handle = std::move(h);
+  ++impl_->stats.delivered;
+  return std::optional<received_message>(std::move(out));
+}
+
+namespace {
+
+// The consumer that received `m` and its handle, or invalid_argument.
+result<std::pair<pc::Consumer*, delivery_handle*>> owner_of(
+    std::map<std::string, pc::Consumer, std::less<>>& consumers, std::uint64_t id,
+    const received_message& m, std::string_view what) {
+  delivery_handle* h = handle_of(m);
+  const auto foreign = [&] {
+    return fail(transport_errc::invalid_argument,
+                "pulsar " + std::string(what) + ": the message was not received by this transport");
+  };
+  if (h == nullptr || h->owner != id) return foreign();
+  auto it = consumers.find(h->topic);
+  if (it == consumers.end()) return foreign();
+  if (h->settled) {
+    return fail(transport_errc::invalid_argument,
+                "pulsar " + std::string(what) + ": the message was already settled");
+  }
+  return std::pair<pc::Consumer*, delivery_handle*>(&it->second, h);
+}
+
+}  // namespace
+
+result<void> pulsar_transport::ack(const received_message& message) {
+  if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
+  auto owner = owner_of(impl_->consumers, impl_->id, message, "ack");
+  if (!owner) return fail(owner.error());
+  auto [consumer, h] = *owner;
+  const pc::Result r = consumer->acknowledge(h->message);
+  if (r != pc::ResultOk) return fail(pulsar_error(r, "ack on '" + h->topic + "'"));
+  h->settled = true;
+  ++impl_->stats.acked;
+  return {};
+}
+
+result<void> pulsar_transport::release(const received_message& message,
+                                       std::chrono::milliseconds delay) {
+  if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
+  auto owner = owner_of(impl_->consumers, impl_->id, message, "release");
+  if (!owner) return fail(owner.error());
+  auto [consumer, h] = *owner;
+  if (delay.count() <= 0) {
+    consumer->negativeAcknowledge(h->message);
+    h->settled = true;
+    ++impl_->stats.nacked;
+    return {};
+  }
+  if (!capabilities().native_delay) {
+    return fail(transport_errc::not_supported,
+                "pulsar delays delivery only on shared and key_shared subscriptions");
+  }
+  // A delay: the same payload and properties again with deliverAfter, then the original is
+  // acknowledged (negative acks have one fixed delay per consumer).
+  auto producer = impl_->producer_for(opts_, h->topic);
+  if (!producer) return fail(producer.error());
+  pc::MessageBuilder b;
+  b.setContent(h->message.getData(), h->message.getLength());
+  b.setProperties(h->message.getProperties());
+  b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
+  b.setDeliverAfter(delay);
+  if (h->message.getEventTimestamp() > 0) b.setEventTimestamp(h->message.getEventTimestamp());
+  std::vector<pc::Message> one;
+  one.push_back(b.build());
+  if (auto sent = std::move(impl_->send_all(opts_, **producer, h->topic, std::move(one)).front());
+      !sent) {
+    return sent;
+  }
+  const pc::Result r = consumer->acknowledge(h->message);
+  if (r != pc::ResultOk) {
+    return fail(pulsar_error(r, "ack of the released original on '" + h->topic + "'"));
+  }
+  h->settled = true;
+  ++impl_->stats.acked;
+  return {};
+}
+
+result<void> pulsar_transport::close(clock::time_point deadline) {
+  if (impl_->closed) return {};
+  impl_->closed = true;
+  if (!impl_->client) return {};  // open() failed before the client existed
+  // Closing the client closes its consumers (their grouped acks are sent first; what they
+  // prefetched goes back to the broker) and producers.
+  auto done = std::make_shared<std::promise<pc::Result>>();
+  auto closed = done->get_future();
+  impl_->client->closeAsync([done](pc::Result r) { done->set_value(r); });
+  std::optional<error_info> err;
+  if (closed.wait_until(deadline) != std::future_status::ready) {
+    err = error_info(transport_errc::timeout, "pulsar close did not finish before its deadline");
+  } else if (const pc::Result r = closed.get(); r != pc::ResultOk && r != pc::ResultAlreadyClosed) {
+    err = pulsar_error(r, "close");
+  }
+  impl_->client->shutdown();  // returns at once; stops the client's threads
+  impl_->consumers.clear();
+  impl_->producers.clear();
+  if (err) return fail(std::move(*err));
+  return {};
+}
+
+std::int64_t pulsar_transport::reconcile_attempts(std::int64_t body_attempts,
+                                                  const received_message& message) const {
+  return bp::reconcile_attempts(body_attempts, message.delivery_count);
+}
+
+transport_stats pulsar_transport::stats() const noexcept { return impl_->stats; }
+
+void register_transport() {
+  const auto factory = babelqueue::detail::url_factory<pulsar_transport>(options_from_url);
+  babelqueue::register_transport("pulsar", factory);
+  babelqueue::register_transport("pulsar+ssl", factory);
+}
+
+}  // namespace babelqueue::inline v1::pulsar
