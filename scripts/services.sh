@@ -2,13 +2,14 @@
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
 #   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis,
-#                                             sqs); one already running from this run dir is
-#                                             kept
+#                                             sqs, pulsar); one already running from this run
+#                                             dir is kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
 #   bash scripts/services.sh env              print the export lines (= services.env)
 #   bash scripts/services.sh kafka-ctl ACTION what $BABELQUEUE_KAFKA_CTL runs (see below)
 #   bash scripts/services.sh artemis-ctl ACTION  what $BABELQUEUE_ARTEMIS_CTL runs
 #   bash scripts/services.sh sqs-ctl ACTION   what $BABELQUEUE_SQS_CTL runs
+#   bash scripts/services.sh pulsar-ctl ACTION  what $BABELQUEUE_PULSAR_CTL runs
 #
 # State lives in one run directory, $BABELQUEUE_SERVICES_DIR (default <repo>/build/services):
 #   services.env       `export VAR=value` lines of every started service: `source` it
@@ -99,8 +100,39 @@
 #                                          kill-restart | pid like the Kafka one, on the same
 #                                          port, but in memory only: a restarted server has no
 #                                          queues and no messages
+#   pulsar    BABELQUEUE_PULSAR_URL        pulsar://127.0.0.1:<port> (Apache Pulsar 4.0.0
+#                                          standalone: broker, one bookie, RocksDB metadata; tenant
+#                                          public, namespace public/default; topics and
+#                                          subscriptions are created on first use, topics are
+#                                          non-partitioned and never deleted for inactivity;
+#                                          messages up to 5 MiB, no deduplication, delayed
+#                                          delivery never early and about 100 ms late at most,
+#                                          every acknowledgement written to the bookie at once.
+#                                          The readiness probe leaves the topic
+#                                          persistent://public/default/bq-probe, with no
+#                                          subscription)
+#             BABELQUEUE_PULSAR_TLS_URL    pulsar+ssl://localhost:<port> (the binary protocol over
+#                                          TLS on 127.0.0.1; server certificate DNS:localhost and
+#                                          IP:127.0.0.1 signed by the CA below; lookups tell the
+#                                          client to stay on the URL it connected to; no client
+#                                          certificate asked for)
+#             BABELQUEUE_PULSAR_TLS_CA     PEM of the throwaway CA that signed the server
+#                                          certificate
+#             BABELQUEUE_PULSAR_ADMIN_URL  http://127.0.0.1:<port>, the web service: REST admin API
+#                                          (/admin/v2/...) and WebSocket API
+#                                          (ws://127.0.0.1:<port>/ws/v2/producer|consumer/...;
+#                                          8 MiB frames, so a 5 MiB message fits in base64)
+#             BABELQUEUE_PULSAR_LIBS       the standalone's jar directory (pulsar-broker and its
+#                                          runtime dependencies; no pulsar-testclient, so no
+#                                          PerformanceProducer; the Java client and admin client
+#                                          are there: java -cp "$BABELQUEUE_PULSAR_LIBS/*" ...)
+#             BABELQUEUE_PULSAR_CTL        "$BABELQUEUE_PULSAR_CTL" stop | kill | start | restart |
+#                                          kill-restart | pid like the Kafka one (topics,
+#                                          messages and subscription cursors survive, also a
+#                                          SIGKILL: the bookie journals every entry before it is
+#                                          acknowledged)
 #
-# Adding a service (pulsar ...) is three functions below,
+# Adding a service is three functions below,
 # <name>_start DIR (start the server with `launch`, which records its PID, wait until a
 # client round trip works, write DIR/env), <name>_alive DIR and <name>_stop DIR, plus its
 # name in `known`.
@@ -108,7 +140,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
-known=(rabbitmq redis kafka artemis sqs)  # also the order of services.env
+known=(rabbitmq redis kafka artemis sqs pulsar)  # also the order of services.env
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 ready_timeout=${BABELQUEUE_SERVICES_TIMEOUT:-90}
 
@@ -399,7 +431,7 @@ rabbitmq_stop() {
 }
 
 # -- downloads --------------------------------------------------------------------------
-# Java servers (kafka, artemis, sqs) come from Maven Central, and the CBS responder's
+# Java servers (kafka, artemis, sqs, pulsar) come from Maven Central, and the CBS responder's
 # python-qpid-proton (when the Python peer venv has none) from PyPI, downloaded once into a
 # cache directory ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/<service>-<key> shared by every
 # run directory and reused while the key (what is downloaded) is unchanged.
@@ -1049,7 +1081,188 @@ sqs_ctl() {
   return "$rc"
 }
 
-# -- broker control (kafka, artemis, sqs) ----------------------------------------------------
+# -- pulsar -----------------------------------------------------------------------------
+# Apache Pulsar 4.0.0 standalone (org.apache.pulsar.PulsarStandaloneStarter: broker, one
+# BookKeeper bookie and a RocksDB metadata store in one JVM, no ZooKeeper, no functions
+# worker, no stream storage) run straight from the Maven Central jars of
+# scripts/pulsar/pom.xml (pulsar-broker and its runtime dependencies, no release tarball),
+# downloaded once (mvn dependency:copy-dependencies, about 230 MB in 312 jars) into
+# ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/pulsar-<hash of the pom>/libs and reused by every
+# run while the pom is unchanged (cache_fill). Config (scripts/pulsar/standalone.conf plus the
+# ports and paths of the run), data (DIR/data: bookie journal and ledgers, metadata) and log
+# live in the run directory. Four free loopback ports, all bound to 127.0.0.1: the binary
+# protocol, the same with TLS (tls_material's server certificate, PKCS#8 PEM key; no client
+# certificate asked for), the web service (REST admin API and WebSocket API) and the bookie.
+# Persistent: topics, messages and subscription cursors survive a restart and a SIGKILL.
+pulsar_version=4.0.0
+pulsar_pom=$repo/scripts/pulsar/pom.xml
+pulsar_libs=  # set by pulsar_fetch
+pulsar_class='org\.apache\.pulsar\.PulsarStandaloneStarter'
+
+# pulsar_fetch: sets pulsar_libs to the jar directory, downloading it first when needed.
+pulsar_fetch() {
+  local cache
+  cache=$cache_root/pulsar-$(sha256sum "$pulsar_pom" | cut -c1-16)
+  pulsar_libs=$cache/libs
+  cache_fill "$cache" libs pulsar pulsar_download
+}
+
+# pulsar_download: the jars of the pom into ./libs (cache_fill's FETCH).
+pulsar_download() { mvn_libs "$pulsar_pom" "pulsar-broker-$pulsar_version.jar"; }
+
+# loopback_interface: the name of the loopback network interface (lo), for the bookie's
+# listeningInterface.
+loopback_interface() {
+  local i flags
+  for i in /sys/class/net/*; do
+    flags=$(cat "$i/flags" 2>/dev/null) || continue
+    ((flags & 0x8)) && { basename "$i"; return 0; }  # IFF_LOOPBACK
+  done
+  die "no loopback network interface in /sys/class/net"
+}
+
+# pulsar_launch DIR: starts the standalone of DIR (configured by pulsar_start) on its ports
+# and data.
+pulsar_launch() {
+  local dir=$1 libs bookie
+  libs=$(cat "$dir/libs")
+  [[ -f $libs/../complete ]] || die "the Pulsar jars in $libs are gone (start pulsar anew)"
+  read -r _ _ _ bookie <"$dir/ports"
+  echo "[$(date '+%F %T')] services.sh: starting the standalone" >>"$dir/pulsar.log"
+  # pulsar_ready reads the log from here on (a restarted broker appends to the old log)
+  wc -c <"$dir/pulsar.log" >"$dir/log-offset"
+  : >"$dir/probe.log"
+  # --zookeeper-dir names a directory that must never exist: the standalone runs on
+  # ZooKeeper (port 2181) instead of RocksDB when it does, or when
+  # PULSAR_STANDALONE_USE_ZOOKEEPER is set. The --add-opens are those of Pulsar's bin/pulsar.
+  launch "$dir/pulsar.pid" "$dir/pulsar.log" -- \
+    env -u PULSAR_STANDALONE_USE_ZOOKEEPER \
+    java -Xms256m -Xmx768m -XX:MaxDirectMemorySize=256m -Djava.awt.headless=true \
+    --add-opens java.base/java.io=ALL-UNNAMED --add-opens java.base/java.util.zip=ALL-UNNAMED \
+    --add-opens java.base/sun.net=ALL-UNNAMED \
+    --add-opens java.management/sun.management=ALL-UNNAMED \
+    --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED \
+    --add-opens java.base/jdk.internal.platform=ALL-UNNAMED \
+    --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.nio=ALL-UNNAMED \
+    --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true \
+    -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+    -cp "$libs/*" org.apache.pulsar.PulsarStandaloneStarter --config "$dir/standalone.conf" \
+    --no-functions-worker --no-stream-storage --num-bookies 1 --bookkeeper-port "$bookie" \
+    --bookkeeper-dir "$dir/data/bookkeeper" --metadata-dir "$dir/data/metadata" \
+    --zookeeper-dir "$dir/data/no-zookeeper"
+}
+
+# pulsar_probe DIR PORT [--tls CA]: a produce round trip (scripts/pulsar/probe.py); its
+# complaint goes to DIR/probe.log, its summary line to DIR/probe.out.
+pulsar_probe() {
+  local dir=$1 port=$2
+  shift 2
+  python3 "$repo/scripts/pulsar/probe.py" 127.0.0.1 "$port" "$@" \
+    >"$dir/probe.out" 2>>"$dir/probe.log" </dev/null 9>&-
+}
+
+# pulsar_ready DIR: the REST admin API lists the namespace public/default and a message can
+# be produced over the binary protocol, plainly and over TLS (verifying the server
+# certificate against the CA for the name localhost); 2 when the JVM is gone, or one of its
+# ports was taken (then the JVM is stopped).
+pulsar_ready() {
+  local dir=$1 broker web tls bookie pid off
+  if ! alive_pid "$dir/pulsar.pid" "$pulsar_class" >/dev/null; then
+    # just launched, env may not have exec'd java yet
+    pid=$(head -n 1 "$dir/pulsar.pid" 2>/dev/null | tr -dc 0-9)
+    [[ -n $pid ]] && running "$pid" && return 1
+    echo "services: ERROR: the Pulsar standalone exited" >&2
+    return 2
+  fi
+  read -r broker web tls bookie <"$dir/ports"
+  off=$(cat "$dir/log-offset" 2>/dev/null) || off=0
+  if tail -c "+$((off + 1))" "$dir/pulsar.log" |
+      grep -q 'BindException\|Address already in use'; then
+    echo "services: ERROR: one of the Pulsar ports ($broker $web $tls $bookie) is taken" >&2
+    stop_pid "$dir/pulsar.pid" "$pulsar_class" 5 group
+    return 2
+  fi
+  curl -sf --max-time 3 "http://127.0.0.1:$web/admin/v2/namespaces/public" 2>/dev/null \
+    </dev/null 9>&- | grep -q '"public/default"' || return 1
+  pulsar_probe "$dir" "$broker" && pulsar_probe "$dir" "$tls" --tls "$dir/tls/ca.pem"
+}
+
+pulsar_start() {
+  local dir=$1 broker web tls bookie lo t0 f
+  for f in java curl openssl; do
+    command -v "$f" >/dev/null || die "$f not found (scripts/apt-packages.txt)"
+  done
+  lo=$(loopback_interface) || return 1
+  pulsar_fetch || return 1
+  read -r broker web tls bookie < <(free_ports 4)
+  echo "$broker $web $tls $bookie" >"$dir/ports"
+  echo "$pulsar_libs" >"$dir/libs"
+  mkdir -p "$dir/data" "$dir/tls"
+  tls_material "$dir/tls" || return 1
+  cp "$repo/scripts/pulsar/log4j2.properties" "$dir/log4j2.properties"
+  {
+    cat "$repo/scripts/pulsar/standalone.conf"
+    cat <<EOF2
+
+# -- this run (written by scripts/services.sh) ---------------------------------------
+brokerServicePort=$broker
+webServicePort=$web
+brokerServicePortTls=$tls
+tlsCertificateFilePath=$dir/tls/server.pem
+# a PKCS#8 PEM key, as Pulsar's TLS documentation asks (OpenSSL 3's \`req -newkey\` writes one)
+tlsKeyFilePath=$dir/tls/server.key
+tlsTrustCertsFilePath=$dir/tls/ca.pem
+tlsAllowInsecureConnection=false
+# the bookie's interface (bookie port: --bookkeeper-port $bookie)
+listeningInterface=$lo
+EOF2
+  } >"$dir/standalone.conf"
+  # The control script of BABELQUEUE_PULSAR_CTL (tests stop and restart the broker with it).
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# stop | kill | start | restart | kill-restart | pid: the babelqueue test Pulsar"
+    echo "# standalone of $dir (written by scripts/services.sh; see its header)."
+    printf 'BABELQUEUE_SERVICES_DIR=%q exec bash %q pulsar-ctl "$@"\n' \
+      "$run" "$repo/scripts/services.sh"
+  } >"$dir/pulsarctl"
+  chmod 755 "$dir/pulsarctl"
+
+  t0=$EPOCHREALTIME
+  pulsar_launch "$dir"
+  ready_poll=0.5 wait_ready "$ready_timeout" pulsar_ready "$dir" "$dir/pulsar.log" \
+    "$dir/probe.log" || return 1
+  {
+    env_line BABELQUEUE_PULSAR_URL "pulsar://127.0.0.1:$broker"
+    env_line BABELQUEUE_PULSAR_TLS_URL "pulsar+ssl://localhost:$tls"
+    env_line BABELQUEUE_PULSAR_TLS_CA "$dir/tls/ca.pem"
+    env_line BABELQUEUE_PULSAR_ADMIN_URL "http://127.0.0.1:$web"
+    env_line BABELQUEUE_PULSAR_LIBS "$pulsar_libs"
+    env_line BABELQUEUE_PULSAR_CTL "$dir/pulsarctl"
+  } >"$dir/env"
+  say "pulsar ready in" \
+    "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s:" \
+    "broker 127.0.0.1:$broker, tls $tls, web $web, bookie $bookie ($(cat "$dir/probe.out"))"
+}
+
+pulsar_alive() {
+  [[ -f $1/ports ]] && pulsar_ready "$1" 2>/dev/null
+}
+
+# SIGTERM: the standalone closes the broker (unloading its topics), then the bookie and the
+# metadata store; about 7 s.
+pulsar_stop() { stop_pid "$1/pulsar.pid" "$pulsar_class" 30 group; }
+
+# pulsar_ctl ACTION: BABELQUEUE_PULSAR_CTL, on the standalone of this run directory
+# (broker_ctl's actions).
+pulsar_ctl() {
+  local rc=0
+  broker_ctl pulsar Pulsar "$pulsar_class" "$@" || rc=$?
+  ((rc != 3)) ||
+    die "usage: \$BABELQUEUE_PULSAR_CTL stop | kill | start | restart | kill-restart | pid"
+  return "$rc"
+}
+
+# -- broker control (kafka, artemis, sqs, pulsar) ---------------------------------------
 # kill_wait PIDFILE PATTERN LABEL: SIGKILL (to the process group), then wait until the
 # process is gone.
 kill_wait() {
@@ -1186,7 +1399,7 @@ case $cmd in
     flock -w 300 9 || die "another services.sh holds $run/.lock"
     "$cmd" "$@"
     ;;
-  kafka-ctl | artemis-ctl | sqs-ctl)
+  kafka-ctl | artemis-ctl | sqs-ctl | pulsar-ctl)
     [[ -d $run ]] || die "no run directory $run"
     run=$(cd "$run" && pwd)
     exec 9>"$run/.lock"
