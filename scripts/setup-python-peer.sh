@@ -15,7 +15,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${BABELQUEUE_PEER_VERSION:-1.24.0}
-extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis,azureservicebus,sqs}
+extras=${BABELQUEUE_PEER_EXTRAS:-redis,gdpr,amqp,kafka,artemis,azureservicebus,sqs,pulsar}
 venv=${BABELQUEUE_PEER_VENV:-$repo/build/.venv-peer}
 python=${PYTHON:-python3}
 marker="$version [$extras]"
@@ -28,6 +28,7 @@ imports=babelqueue
 [[ ,$extras, == *,artemis,* ]] && imports+=,proton
 [[ ,$extras, == *,azureservicebus,* ]] && imports+=,azure.servicebus
 [[ ,$extras, == *,sqs,* ]] && imports+=,boto3
+[[ ,$extras, == *,pulsar,* ]] && imports+=,pulsar
 
 installed() {
   [[ -x "$venv/bin/python" ]] && [[ -f "$venv/.babelqueue-peer" ]] &&

@@ -62,8 +62,9 @@ result<void> validate(const options& o) {
   if (!valid_entity(o.namespace_)) {
     return fail(bad("namespace must be 1..255 characters of [-=:.A-Za-z0-9_]"));
   }
-  if (o.receiver_queue < 0 || o.receiver_queue > 1000000) {
-    return fail(bad("receiver_queue must be 0..1000000"));
+  // 0 (a zero-queue consumer) cannot receive with a timeout, which every receive() does.
+  if (o.receiver_queue < 1 || o.receiver_queue > 1000000) {
+    return fail(bad("receiver_queue must be 1..1000000"));
   }
   if (o.ack_timeout.count() != 0 && o.ack_timeout < std::chrono::seconds(10)) {
     return fail(bad("ack_timeout must be 0 (off) or at least 10s (the Pulsar client's minimum)"));

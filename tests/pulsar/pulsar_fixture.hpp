@@ -38,7 +38,8 @@ struct pulsar_wire_message {
 
 /// A bare Pulsar client on the shared server (see the file comment). Topics are bare names
 /// (persistent://public/default/<name>); its subscription is `babelqueue` (Shared,
-/// earliest) unless told otherwise.
+/// earliest) unless told otherwise. get() keeps a consumer open per topic: read with it only
+/// topics the code under test does not consume at the same time.
 class pulsar_peer {
  public:
   pulsar_peer() : client_(pulsar_url()) {}
@@ -48,9 +49,20 @@ class pulsar_peer {
     client_.close();
   }
 
-  /// Subscribes `subscription` to `topic` (so that messages published later are kept).
+  /// Makes sure `subscription` exists on `topic` (so that messages published later are kept)
+  /// without staying subscribed: a consumer left open would take its share of a Shared
+  /// subscription's messages.
   bool subscribe(const std::string& topic, const std::string& subscription = "babelqueue") {
-    return consumer(topic, subscription) != nullptr;
+    pulsar::ConsumerConfiguration conf;
+    conf.setConsumerType(pulsar::ConsumerShared);
+    conf.setReceiverQueueSize(0);
+    conf.setSubscriptionInitialPosition(pulsar::InitialPositionEarliest);
+    pulsar::Consumer c;
+    const auto r = client_.subscribe(topic, subscription, conf, c);
+    EXPECT_EQ(r, pulsar::ResultOk) << pulsar::strResult(r);
+    if (r != pulsar::ResultOk) return false;
+    c.close();
+    return true;
   }
 
   /// Sends a raw message with the given properties; true once persisted.

@@ -88,6 +88,7 @@ TEST(PulsarOptions, MistakesAreRefusedNamingTheKey) {
       {"pulsar://h?tenant=a/b", "tenant"},
       {"pulsar://h?namespace=", "namespace"},
       {"pulsar://h?receiver_queue=-1", "receiver_queue"},
+      {"pulsar://h?receiver_queue=0", "receiver_queue"},
       {"pulsar://h?ack_timeout=5s", "ack_timeout"},
       {"pulsar://h?max_redeliver=-2", "max_redeliver"},
       {"pulsar://h?batch_max_messages=0", "batch_max_messages"},

@@ -94,8 +94,9 @@ struct options {
   std::string initial_position = "earliest";
   std::string tenant = "public";
   std::string namespace_ = "default";  ///< URL key `namespace`
-  /// Messages each consumer prefetches (0..1000000). Keep it small with many workers on one
-  /// Shared subscription: a prefetched message waits for its consumer.
+  /// Messages each consumer prefetches (1..1000000; the client's zero-queue consumer cannot
+  /// receive with a timeout). Keep it small with many workers on one Shared subscription: a
+  /// prefetched message waits for its consumer.
   std::int64_t receiver_queue = 1000;
   /// Redeliver a message not settled within this (0 = never; else >= 10 s, the client's
   /// minimum).
