@@ -351,3 +351,31 @@ TEST_F(PulsarTransport, TheUrlFactoryOpensBothSchemes) {
   ASSERT_TRUE(m && m->has_value());
   ASSERT_TRUE((*t)->ack(**m));
 }
+
+TEST_F(PulsarTransport, PulsarSslWithTheBrokersCaWorksAndAStrangerIsRefused) {
+  const std::string tls_url = bqtest::env_or_empty("BABELQUEUE_PULSAR_TLS_URL");
+  const std::string ca = bqtest::env_or_empty("BABELQUEUE_PULSAR_TLS_CA");
+  ASSERT_FALSE(tls_url.empty() || ca.empty()) << "services.sh exports the TLS listener";
+  const auto open_tls = [&](const std::string& query) {
+    auto url = babelqueue::broker_url::parse(tls_url + "?" + query);
+    EXPECT_TRUE(url) << url.error().message;
+    auto o = babelqueue::pulsar::options_from_url(*url);
+    EXPECT_TRUE(o) << o.error().message;
+    return babelqueue::pulsar::pulsar_transport::open(*o).value();
+  };
+  auto t = open_tls("tls_ca_file=" + ca);
+  EXPECT_EQ(t->scheme(), "pulsar+ssl");
+  ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(7))) << "verified: CA and host name";
+  auto m = next(*t, queue_);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(n_of(m->body), 7);
+  ASSERT_TRUE(t->ack(*m));
+  // The system trust store does not know the throwaway CA: the handshake fails, as a typed
+  // transient error within the bound (the client keeps retrying until operation_timeout).
+  auto stranger = open_tls("operation_timeout=3s&connect_timeout=1s");
+  auto r = stranger->publish(queue_, bqtest::envelope_text(8));
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(r.code() == babelqueue::condition::unavailable ||
+              r.code() == babelqueue::condition::timeout)
+      << r.error().message;
+}
