@@ -1,5 +1,5 @@
-// pulsar:// when the broker goes away: the shared Pulsar standalone restarted (and killed)
-// mid-consume. Nothing acknowledged is lost, a message in flight comes back, the client
+// pulsar:// when the broker goes away: the shared Pulsar standalone killed (SIGKILL) and
+// started again mid-consume. Nothing acknowledged is lost, a message in flight comes back, the client
 // reconnects by itself (same transport instance), and a publish while the broker is down
 // waits for it within operation_timeout or fails with a transient error — never a hang, never
 // a loss. These tests stop the shared broker, so CTest runs them alone (RUN_SERIAL).
@@ -54,7 +54,9 @@ class PulsarRestart : public bqtest::PulsarTest {
 
 }  // namespace
 
-TEST_F(PulsarRestart, ABrokerRestartMidConsumeLosesNothing) {
+TEST_F(PulsarRestart, AKilledBrokerMidConsumeLosesNothingAndEveryCallIsBounded) {
+  // One outage (SIGKILL, then a start on the same ports and data) serves both checks: the
+  // broker takes ~40 s to come back on these machines.
   auto t = open("operation_timeout=60s&receiver_queue=5");
   ASSERT_TRUE(t);
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(i)));
@@ -69,33 +71,27 @@ TEST_F(PulsarRestart, ABrokerRestartMidConsumeLosesNothing) {
   auto in_flight = t->receive(queue_, 10s);
   ASSERT_TRUE(in_flight && in_flight->has_value());
   const long held = n_of((*in_flight)->body);
-  ASSERT_EQ(ctl("restart"), 0) << "restart the broker";
-  // Publishing resumes once the client has reconnected (within operation_timeout).
-  for (int i = 20; i < 40; ++i) ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(i))) << i;
-  collect(*t, seen, 40, 120s);
-  EXPECT_EQ(seen.size(), 40u) << "every message, before and after the restart";
-  EXPECT_TRUE(seen.count(held));
-}
+  std::this_thread::sleep_for(300ms);  // the acks above reach the broker (grouped, 100 ms)
+  ASSERT_EQ(ctl("kill"), 0) << "kill the broker";
 
-TEST_F(PulsarRestart, AKilledBrokerIsATransientErrorWithinTheBoundThenWorksAgain) {
-  auto t = open("operation_timeout=3s&connect_timeout=1s");
-  ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(1)));
-  ASSERT_EQ(ctl("kill"), 0);
+  // While it is down: a publish with a short bound fails with a transient error in time.
+  auto impatient = open("operation_timeout=3s&connect_timeout=1s");
+  ASSERT_TRUE(impatient);
   const auto started = std::chrono::steady_clock::now();
-  auto pub = t->publish(queue_, bqtest::envelope_text(2));
+  auto pub = impatient->publish(queue_, bqtest::envelope_text(99));
   ASSERT_FALSE(pub) << "nothing listens";
   EXPECT_TRUE(pub.code() == babelqueue::condition::unavailable ||
               pub.code() == babelqueue::condition::timeout)
       << pub.error().message;
   EXPECT_LT(std::chrono::steady_clock::now() - started, 20s) << "bounded";
-  ASSERT_EQ(ctl("start"), 0);
-  // The same instance: the client reconnects by itself.
-  babelqueue::result<void> again = babelqueue::fail(babelqueue::transport_errc::unavailable, "");
-  for (int i = 0; i < 10 && !again; ++i) again = t->publish(queue_, bqtest::envelope_text(3));
-  ASSERT_TRUE(again) << again.error().message;
-  std::set<long> seen;
-  collect(*t, seen, 2, 60s);
-  EXPECT_TRUE(seen.count(1)) << "persisted before the kill: kept";
-  EXPECT_TRUE(seen.count(3));
+  impatient.reset();
+
+  ASSERT_EQ(ctl("start"), 0) << "start it again";
+  // The same instance: the client reconnects by itself; publishing resumes within
+  // operation_timeout.
+  for (int i = 20; i < 40; ++i) ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(i))) << i;
+  collect(*t, seen, 40, 120s);
+  EXPECT_EQ(seen.size(), 40u) << "every message, before and after the outage";
+  EXPECT_TRUE(seen.count(held)) << "the one in flight came back";
+  EXPECT_FALSE(seen.count(99)) << "the failed publish was not persisted";
 }
