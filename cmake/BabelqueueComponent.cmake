@@ -115,6 +115,13 @@ function(babelqueue_add_component name)
     target_link_libraries(${target} PRIVATE ${ARG_PRIVATE_DEPS})
   endif()
   babelqueue_warnings(${target})
+  if(BABELQUEUE_FUZZING)
+    # libFuzzer's coverage of the code under test (see "libFuzzer" in CMakeLists.txt). Only
+    # the libraries: the fuzz targets' own sources get -fsanitize=fuzzer (fuzz/), and the
+    # test executables of the same tree are left uninstrumented, which keeps them as fast
+    # to compile as before.
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
   set_property(GLOBAL APPEND PROPERTY BABELQUEUE_COMPONENTS ${name})
   set_property(GLOBAL PROPERTY BABELQUEUE_${name}_FIND_DEPENDENCIES "${ARG_FIND_DEPENDENCIES}")
   set_property(GLOBAL PROPERTY BABELQUEUE_${name}_PC_REQUIRES "${ARG_PC_REQUIRES}")

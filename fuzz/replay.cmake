@@ -1,11 +1,13 @@
 # The fuzz target table, and the plain (non-libFuzzer) replay executables of the fuzz
 # targets, registered under CTest with label `fuzz-replay`. Included from
-# tests/install/CMakeLists.txt whenever tests are built (with the project's usual compiler,
-# GCC in CI), and from fuzz/CMakeLists.txt for fuzz builds.
+# tests/install/CMakeLists.txt whenever tests are built (with the tree's compiler: GCC in
+# dev, clang in CI's asan tree, which builds the libFuzzer targets too), and from
+# fuzz/CMakeLists.txt for fuzz builds (a no-op there when tests/install/ came first).
 #
 # The table below is the ONE list of fuzz targets: fuzz/CMakeLists.txt builds the enabled
-# ones under libFuzzer and writes build/fuzz/fuzz/fuzz-targets.tsv, which scripts/fuzz.sh
-# reads (executables, seed directories, dictionaries, time shares). Nothing else lists them.
+# ones under libFuzzer and writes <tree>/fuzz/fuzz-targets.tsv (build/asan/... in CI,
+# build/fuzz/... for the fuzz preset), which scripts/fuzz.sh reads (executables, seed
+# directories, dictionaries, time shares). Nothing else lists them.
 include_guard(GLOBAL)
 
 if(NOT TARGET babelqueue_core)
