@@ -41,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   }
   auto version = raw.find(std::string(bp::header_schema_version));
   if (version != raw.end()) {
+    // An oracle of its own (not is_blank): the six ASCII white-space characters.
     bool blank = true;
     for (char c : version->second) {
       blank = blank && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v');

@@ -40,11 +40,20 @@ constexpr auto destructor_grace = std::chrono::seconds(1);
 
 std::atomic<std::uint64_t> next_instance_id{1};
 
+// What a transport knows of one queue name, resolved once: its topic, and its producer and
+// consumer once made (owned by the topic-keyed maps below; queue names that are the same topic
+// share them). Node-based maps keep these addresses stable until close().
+struct queue_slot {
+  std::string topic;
+  pc::Producer* producer = nullptr;
+  pc::Consumer* consumer = nullptr;
+};
+
 // What a received_message's handle points to.
 struct delivery_handle {
   pc::Message message;
   std::uint64_t owner = 0;  // the instance id
-  std::string topic;
+  queue_slot* slot = nullptr;
   bool settled = false;
 };
 
@@ -96,12 +105,8 @@ result<std::string> read_token_file(const std::string& path) {
     return fail(transport_errc::invalid_argument,
                 "pulsar option token_file: cannot read '" + path + "'");
   }
-  std::string token = text.str();
-  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!token.empty() && blank(token.back())) token.pop_back();
-  std::size_t start = 0;
-  while (start < token.size() && blank(token[start])) ++start;
-  token.erase(0, start);
+  const std::string read = text.str();
+  std::string token(trim_ascii(read));
   if (token.empty()) {
     return fail(transport_errc::invalid_argument,
                 "pulsar option token_file: '" + path + "' holds no token");
@@ -132,6 +137,7 @@ struct pulsar_transport::impl {
   pc::ConsumerConfiguration consumer_conf;
   std::map<std::string, pc::Producer, std::less<>> producers;  // by topic
   std::map<std::string, pc::Consumer, std::less<>> consumers;  // by topic
+  std::map<std::string, queue_slot, std::less<>> queues;       // by queue name
   transport_stats stats;
   bool closed = false;
 
@@ -140,7 +146,10 @@ struct pulsar_transport::impl {
   std::vector<result<void>> send_all(const options& o, pc::Producer& producer,
                                      std::string_view topic, std::size_t count,
                                      const std::function<pc::Message(std::size_t)>& build);
-  result<pc::Producer*> producer_for(const options& o, const std::string& topic);
+  // The slot of a (valid) queue name; the topic is computed on first use only.
+  queue_slot& slot_of(const options& o, std::string_view queue);
+  result<pc::Producer*> producer_for(const options& o, queue_slot& slot);
+  result<pc::Consumer*> consumer_for(const options& o, std::string_view queue, queue_slot& slot);
 };
 
 pulsar_transport::pulsar_transport(options opts)
@@ -214,6 +223,12 @@ std::string pulsar_transport::topic_of(std::string_view queue) const {
 
 namespace {
 
+// A native delay and its `bq-delay` mirror (ms).
+void set_delay(pc::MessageBuilder& b, std::chrono::milliseconds delay) {
+  b.setDeliverAfter(delay);
+  b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
+}
+
 // Builds a message: the payload, the bq- projection, the event time, and a native delay.
 pc::Message build_message(std::string_view body, const headers& hdrs,
                           std::chrono::milliseconds delay) {
@@ -228,8 +243,7 @@ pc::Message build_message(std::string_view body, const headers& hdrs,
   });
   if (created && *created > 0) b.setEventTimestamp(static_cast<std::uint64_t>(*created));
   if (delay.count() > 0) {
-    b.setDeliverAfter(delay);
-    b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
+    set_delay(b, delay);
   }
   return b.build();
 }
@@ -314,10 +328,19 @@ result<void> ensure_subscription(pc::Client& client, const options& o, const std
 
 }  // namespace
 
-result<pc::Producer*> pulsar_transport::impl::producer_for(const options& o,
-                                                           const std::string& topic) {
-  auto it = producers.find(topic);
-  if (it != producers.end()) return &it->second;
+queue_slot& pulsar_transport::impl::slot_of(const options& o, std::string_view queue) {
+  auto it = queues.find(queue);
+  if (it == queues.end()) {
+    it = queues.emplace(std::string(queue), queue_slot{}).first;
+    it->second.topic = bp::topic_name(queue, o.tenant, o.namespace_);
+  }
+  return it->second;
+}
+
+result<pc::Producer*> pulsar_transport::impl::producer_for(const options& o, queue_slot& slot) {
+  if (slot.producer != nullptr) return slot.producer;
+  const std::string& topic = slot.topic;
+  if (auto it = producers.find(topic); it != producers.end()) return slot.producer = &it->second;
   if (o.ensure_subscription) {
     if (auto r = ensure_subscription(*client, o, topic); !r) return fail(r.error());
     ++stats.subscriptions_ensured;
@@ -326,7 +349,31 @@ result<pc::Producer*> pulsar_transport::impl::producer_for(const options& o,
   const pc::Result r = client->createProducer(topic, producer_conf, producer);
   if (r != pc::ResultOk) return fail(pulsar_error(r, "create producer for '" + topic + "'"));
   ++stats.producers;
-  return &producers.emplace(topic, std::move(producer)).first->second;
+  return slot.producer = &producers.emplace(topic, std::move(producer)).first->second;
+}
+
+result<pc::Consumer*> pulsar_transport::impl::consumer_for(const options& o,
+                                                           std::string_view queue,
+                                                           queue_slot& slot) {
+  if (slot.consumer != nullptr) return slot.consumer;
+  const std::string& topic = slot.topic;
+  if (auto it = consumers.find(topic); it != consumers.end()) return slot.consumer = &it->second;
+  pc::ConsumerConfiguration conf = consumer_conf;
+  if (o.max_redeliver > 0) {
+    conf.setDeadLetterPolicy(
+        pc::DeadLetterPolicyBuilder()
+            .deadLetterTopic(bp::topic_name(bp::dead_letter_queue(queue), o.tenant, o.namespace_))
+            .maxRedeliverCount(static_cast<int>(o.max_redeliver))
+            .initialSubscriptionName(o.subscription)
+            .build());
+  }
+  pc::Consumer consumer;
+  const pc::Result r = client->subscribe(topic, o.subscription, conf, consumer);
+  if (r != pc::ResultOk) {
+    return fail(pulsar_error(r, "subscribe '" + o.subscription + "' to '" + topic + "'"));
+  }
+  ++stats.consumers;
+  return slot.consumer = &consumers.emplace(topic, std::move(consumer)).first->second;
 }
 
 result<void> pulsar_transport::publish(std::string_view queue, std::string_view body,
@@ -339,10 +386,10 @@ result<void> pulsar_transport::publish_after(std::string_view queue, std::string
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
   if (auto r = check_queue(queue); !r) return r;
   if (delay.count() < 0) return fail(transport_errc::invalid_argument, "pulsar delay must be >= 0");
-  const std::string topic = topic_of(queue);
-  auto producer = impl_->producer_for(opts_, topic);
+  queue_slot& slot = impl_->slot_of(opts_, queue);
+  auto producer = impl_->producer_for(opts_, slot);
   if (!producer) return fail(producer.error());
-  return std::move(impl_->send_all(opts_, **producer, topic, 1, [&](std::size_t) {
+  return std::move(impl_->send_all(opts_, **producer, slot.topic, 1, [&](std::size_t) {
                       return build_message(body, hdrs, delay);
                     }).front());
 }
@@ -355,10 +402,10 @@ std::vector<result<void>> pulsar_transport::publish_each(
   if (impl_->closed) return all_fail(error_info(transport_errc::closed, "pulsar transport is closed"));
   if (auto r = check_queue(queue); !r) return all_fail(r.error());
   if (messages.empty()) return {};
-  const std::string topic = topic_of(queue);
-  auto producer = impl_->producer_for(opts_, topic);
+  queue_slot& slot = impl_->slot_of(opts_, queue);
+  auto producer = impl_->producer_for(opts_, slot);
   if (!producer) return all_fail(producer.error());
-  return impl_->send_all(opts_, **producer, topic, messages.size(), [&](std::size_t i) {
+  return impl_->send_all(opts_, **producer, slot.topic, messages.size(), [&](std::size_t i) {
     return build_message(messages[i].body, messages[i].hdrs, {});
   });
 }
@@ -380,29 +427,13 @@ result<std::optional<received_message>> pulsar_transport::receive(
     std::string_view queue, std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
   if (auto r = check_queue(queue); !r) return fail(r.error());
-  const std::string topic = topic_of(queue);
-  auto it = impl_->consumers.find(topic);
-  if (it == impl_->consumers.end()) {
-    pc::ConsumerConfiguration conf = impl_->consumer_conf;
-    if (opts_.max_redeliver > 0) {
-      conf.setDeadLetterPolicy(pc::DeadLetterPolicyBuilder()
-                                   .deadLetterTopic(topic_of(bp::dead_letter_queue(queue)))
-                                   .maxRedeliverCount(static_cast<int>(opts_.max_redeliver))
-                                   .initialSubscriptionName(opts_.subscription)
-                                   .build());
-    }
-    pc::Consumer consumer;
-    const pc::Result r = impl_->client->subscribe(topic, opts_.subscription, conf, consumer);
-    if (r != pc::ResultOk) {
-      return fail(pulsar_error(r, "subscribe '" + opts_.subscription + "' to '" + topic + "'"));
-    }
-    ++impl_->stats.consumers;
-    it = impl_->consumers.emplace(topic, std::move(consumer)).first;
-  }
+  queue_slot& slot = impl_->slot_of(opts_, queue);
+  auto consumer = impl_->consumer_for(opts_, queue, slot);
+  if (!consumer) return fail(consumer.error());
   pc::Message m;
-  const pc::Result r = it->second.receive(m, clamp_ms(timeout));
+  const pc::Result r = (*consumer)->receive(m, clamp_ms(timeout));
   if (r == pc::ResultTimeout) return std::optional<received_message>();
-  if (r != pc::ResultOk) return fail(pulsar_error(r, "receive from '" + topic + "'"));
+  if (r != pc::ResultOk) return fail(pulsar_error(r, "receive from '" + slot.topic + "'"));
 
   received_message out;
   out.queue = std::string(queue);
@@ -414,7 +445,7 @@ result<std::optional<received_message>> pulsar_transport::receive(
   auto h = std::make_shared<delivery_handle>();
   h->message = std::move(m);
   h->owner = impl_->id;
-  h->topic = topic;
+  h->slot = &slot;
   out.handle = std::move(h);
   ++impl_->stats.delivered;
   return std::optional<received_message>(std::move(out));
@@ -422,34 +453,32 @@ result<std::optional<received_message>> pulsar_transport::receive(
 
 namespace {
 
-// The consumer that received `m` and its handle, or invalid_argument.
-result<std::pair<pc::Consumer*, delivery_handle*>> owner_of(
-    std::map<std::string, pc::Consumer, std::less<>>& consumers, std::uint64_t id,
-    const received_message& m, std::string_view what) {
+// The handle of a message this instance received and has not settled, or invalid_argument.
+// (Its slot's consumer exists: consumers go only with close(), which every caller checks
+// first.)
+result<delivery_handle*> owned(std::uint64_t id, const received_message& m,
+                               std::string_view what) {
   delivery_handle* h = handle_of(m);
-  const auto foreign = [&] {
+  if (h == nullptr || h->owner != id) {
     return fail(transport_errc::invalid_argument,
                 "pulsar " + std::string(what) + ": the message was not received by this transport");
-  };
-  if (h == nullptr || h->owner != id) return foreign();
-  auto it = consumers.find(h->topic);
-  if (it == consumers.end()) return foreign();
+  }
   if (h->settled) {
     return fail(transport_errc::invalid_argument,
                 "pulsar " + std::string(what) + ": the message was already settled");
   }
-  return std::pair<pc::Consumer*, delivery_handle*>(&it->second, h);
+  return h;
 }
 
 }  // namespace
 
 result<void> pulsar_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
-  auto owner = owner_of(impl_->consumers, impl_->id, message, "ack");
+  auto owner = owned(impl_->id, message, "ack");
   if (!owner) return fail(owner.error());
-  auto [consumer, h] = *owner;
-  const pc::Result r = consumer->acknowledge(h->message);
-  if (r != pc::ResultOk) return fail(pulsar_error(r, "ack on '" + h->topic + "'"));
+  delivery_handle* h = *owner;
+  const pc::Result r = h->slot->consumer->acknowledge(h->message);
+  if (r != pc::ResultOk) return fail(pulsar_error(r, "ack on '" + h->slot->topic + "'"));
   h->settled = true;
   ++impl_->stats.acked;
   return {};
@@ -458,9 +487,10 @@ result<void> pulsar_transport::ack(const received_message& message) {
 result<void> pulsar_transport::release(const received_message& message,
                                        std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
-  auto owner = owner_of(impl_->consumers, impl_->id, message, "release");
+  auto owner = owned(impl_->id, message, "release");
   if (!owner) return fail(owner.error());
-  auto [consumer, h] = *owner;
+  delivery_handle* h = *owner;
+  pc::Consumer* consumer = h->slot->consumer;
   if (delay.count() <= 0) {
     consumer->negativeAcknowledge(h->message);
     h->settled = true;
@@ -473,15 +503,15 @@ result<void> pulsar_transport::release(const received_message& message,
   }
   // A delay: the same payload and properties again with deliverAfter, then the original is
   // acknowledged (negative acks have one fixed delay per consumer).
-  auto producer = impl_->producer_for(opts_, h->topic);
+  queue_slot& slot = *h->slot;
+  auto producer = impl_->producer_for(opts_, slot);
   if (!producer) return fail(producer.error());
   pc::MessageBuilder b;
   b.setContent(h->message.getData(), h->message.getLength());
   b.setProperties(h->message.getProperties());
-  b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
-  b.setDeliverAfter(delay);
+  set_delay(b, delay);
   if (h->message.getEventTimestamp() > 0) b.setEventTimestamp(h->message.getEventTimestamp());
-  if (auto sent = std::move(impl_->send_all(opts_, **producer, h->topic, 1,
+  if (auto sent = std::move(impl_->send_all(opts_, **producer, slot.topic, 1,
                                             [&b](std::size_t) { return b.build(); })
                                 .front());
       !sent) {
@@ -489,7 +519,7 @@ result<void> pulsar_transport::release(const received_message& message,
   }
   const pc::Result r = consumer->acknowledge(h->message);
   if (r != pc::ResultOk) {
-    return fail(pulsar_error(r, "ack of the released original on '" + h->topic + "'"));
+    return fail(pulsar_error(r, "ack of the released original on '" + slot.topic + "'"));
   }
   h->settled = true;
   ++impl_->stats.acked;
@@ -512,6 +542,7 @@ result<void> pulsar_transport::close(clock::time_point deadline) {
     err = pulsar_error(r, "close");
   }
   impl_->client->shutdown();  // returns at once; stops the client's threads
+  impl_->queues.clear();
   impl_->consumers.clear();
   impl_->producers.clear();
   if (err) return fail(std::move(*err));

@@ -193,6 +193,38 @@ TEST_F(PulsarTransport, AOneMebibyteMessageRoundTrips) {
   ASSERT_TRUE(t->ack(*m));
 }
 
+TEST_F(PulsarTransport, AMessageOverTheBrokersLimitIsTooLargeAndTheOthersStillGo) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  babelqueue::make_options mo;
+  mo.queue = queue_;
+  // The test broker's maxMessageSize is Pulsar's default, 5 MiB.
+  auto env = babelqueue::make("urn:babel:test:huge",
+                              babelqueue::json{{"blob", std::string(6 * 1024 * 1024, 'x')}}, mo)
+                 .value();
+  const std::string huge = babelqueue::encode(env).value();
+  auto r = t->publish(queue_, huge);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, transport_errc::too_large) << r.error().message;
+  std::vector<babelqueue::outgoing_message> batch = {{bqtest::envelope_text(1), {}},
+                                                     {huge, {}},
+                                                     {bqtest::envelope_text(3), {}}};
+  auto each = t->publish_each(queue_, batch);
+  ASSERT_EQ(each.size(), 3u);
+  EXPECT_TRUE(each[0]);
+  ASSERT_FALSE(each[1]);
+  EXPECT_EQ(each[1].error().code, transport_errc::too_large);
+  EXPECT_TRUE(each[2]);
+  std::set<long> got;
+  for (int i = 0; i < 2; ++i) {
+    auto m = next(*t, queue_);
+    ASSERT_TRUE(m);
+    got.insert(n_of(m->body));
+    ASSERT_TRUE(t->ack(*m));
+  }
+  EXPECT_EQ(got, (std::set<long>{1, 3}));
+}
+
 TEST_F(PulsarTransport, TheSchemaVersionGateReadsTheProperty) {
   auto t = open();
   ASSERT_TRUE(t);

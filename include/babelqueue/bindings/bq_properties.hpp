@@ -14,6 +14,7 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/headers.hpp>
+#include <babelqueue/text.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -102,10 +103,7 @@ inline std::optional<std::int64_t> parse_attempts(std::string_view text) {
 /// dead-lettered with its original bytes.
 inline std::optional<std::string> refused_schema_version(std::optional<std::string_view> value) {
   if (!value) return std::nullopt;
-  const bool blank = std::all_of(value->begin(), value->end(), [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-  });
-  if (blank || *value == "1") return std::nullopt;
+  if (is_blank(*value) || *value == "1") return std::nullopt;
   return std::string(*value);
 }
 
