@@ -4,6 +4,8 @@
 # recipe are unchanged:
 #
 #   bash scripts/vendor.sh pulsar     the Apache Pulsar C++ client (libpulsar.so + headers)
+#   bash scripts/vendor.sh otel       opentelemetry-cpp: API, SDK, in-memory/ostream and OTLP
+#                                     HTTP/protobuf exporters (static libraries + headers)
 #
 # The last line printed is `BABELQUEUE_<NAME>_PREFIX=<prefix>`; pass the prefix to CMake as
 # -DCMAKE_PREFIX_PATH=<prefix> (scripts/test.sh does). The prefix lives in
@@ -12,8 +14,9 @@
 # that fails or is interrupted leaves no `complete` marker and is redone next time; two
 # runs at once wait on a lock instead of building twice.
 #
-# Needs the Debian packages listed under "Pulsar" in scripts/apt-packages.txt (protobuf,
-# Boost headers, zstd, snappy, zlib, libcurl, OpenSSL). Never downloads anything.
+# Needs the Debian packages listed under "Pulsar" and "OpenTelemetry" in
+# scripts/apt-packages.txt (protobuf, Boost headers, zstd, snappy, zlib, libcurl, OpenSSL,
+# nlohmann-json). Never downloads anything.
 #
 # Environment: BABELQUEUE_SHARED_DIR (default <repo>/../shared), BABELQUEUE_CACHE_DIR,
 # BABELQUEUE_JOBS (default nproc).
@@ -29,12 +32,18 @@ die() {
   exit 1
 }
 
-# build_prefix NAME ARCHIVE RECIPE-FUNCTION: runs the recipe in a scratch directory (the
-# archive unpacked in src/) unless the prefix is complete; prints the prefix.
+# build_prefix NAME ARCHIVE RECIPE-FUNCTION [EXTRA-ARCHIVE...]: runs the recipe in a scratch
+# directory (the archive unpacked in src/, each extra archive in extra<N>/) unless the
+# prefix is complete; prints the prefix. The key covers every archive and the recipe.
 build_prefix() {
-  local name=$1 archive=$2 recipe=$3 key prefix rc=0
-  [[ -f $archive ]] || die "$archive not found (set BABELQUEUE_SHARED_DIR)"
-  key=$( { sha256sum <"$archive"; declare -f "$recipe"; } | sha256sum | cut -c1-16)
+  local name=$1 archive=$2 recipe=$3 key prefix rc=0 extra
+  shift 3
+  local extras=("$@")
+  for extra in "$archive" "${extras[@]}"; do
+    [[ -f $extra ]] || die "$extra not found (set BABELQUEUE_SHARED_DIR)"
+  done
+  key=$( { cat "$archive" "${extras[@]}" | sha256sum; declare -f "$recipe"; } | sha256sum |
+    cut -c1-16)
   prefix=$cache_root/$name-$key
   if [[ ! -f $prefix/complete ]]; then
     mkdir -p "$prefix"
@@ -45,6 +54,11 @@ build_prefix() {
       local scratch=$prefix/.build started=$SECONDS
       rm -rf "$scratch" && mkdir -p "$scratch/src"
       tar -xzf "$archive" -C "$scratch/src" --strip-components=1
+      local i
+      for i in "${!extras[@]}"; do
+        mkdir -p "$scratch/extra$i"
+        tar -xzf "${extras[$i]}" -C "$scratch/extra$i" --strip-components=1
+      done
       (cd "$scratch" && "$recipe" "$prefix") >"$prefix/build.log" 2>&1 ||
         { tail -n 30 "$prefix/build.log" >&2; die "$name build failed (log: $prefix/build.log)"; }
       rm -rf "$scratch"
@@ -67,6 +81,21 @@ pulsar_recipe() {
   cmake --install build
 }
 
+# opentelemetry-cpp (API + SDK + exporters) as static, position-independent libraries; the
+# OTLP HTTP exporter uses Debian's protobuf and libcurl, with the vendored
+# opentelemetry-proto (extra0/) as OTELCPP_PROTO_PATH so nothing is fetched. Debian has no
+# utf8_range: the exporter then skips its UTF-8 check (a configure warning, harmless).
+# The SDK (1.28) sets the W3C "random trace-id" flag: a sampled traceparent ends in -03.
+otel_recipe() {
+  local prefix=$1
+  cmake -S src -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DBUILD_TESTING=OFF -DWITH_BENCHMARK=OFF \
+    -DWITH_EXAMPLES=OFF -DWITH_FUNC_TESTS=OFF -DFETCHCONTENT_FULLY_DISCONNECTED=ON \
+    -DWITH_OTLP_HTTP=ON -DOTELCPP_PROTO_PATH="$PWD/extra0"
+  nice -n 5 cmake --build build -j "$jobs"
+  cmake --install build
+}
+
 case ${1:-} in
   pulsar)
     prefix=$(build_prefix pulsar-client-cpp-4.0.1 "$shared/vendor/pulsar-client-cpp-4.0.1.tar.gz" \
@@ -75,8 +104,15 @@ case ${1:-} in
       die "$prefix has no libpulsar.so or pulsar/Client.h"
     echo "BABELQUEUE_PULSAR_PREFIX=$prefix"
     ;;
+  otel)
+    prefix=$(build_prefix opentelemetry-cpp-1.28.0 "$shared/vendor/opentelemetry-cpp-1.28.0.tar.gz" \
+      otel_recipe "$shared/vendor/opentelemetry-proto-1.10.0.tar.gz")
+    [[ -f $prefix/lib/cmake/opentelemetry-cpp/opentelemetry-cpp-config.cmake ]] ||
+      die "$prefix has no opentelemetry-cpp CMake package"
+    echo "BABELQUEUE_OTEL_PREFIX=$prefix"
+    ;;
   *)
-    echo "usage: $0 pulsar" >&2
+    echo "usage: $0 pulsar|otel" >&2
     exit 2
     ;;
 esac

@@ -7,6 +7,8 @@
 #include <babelqueue/runtime/url.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <thread>
 
 namespace babelqueue {
@@ -109,44 +111,88 @@ result<envelope> make_for(const app_options& defaults, std::string_view urn, con
 
 }  // namespace
 
-// publish(env, options) then sends to options.queue, else env.queue() — the same queue.
+// A fresh envelope goes through publish_fresh(): when the caller gave no trace_id, an
+// observer may choose it (publish_info::adoptable_trace_id), and the envelope is made again
+// with that trace. publish(env, options) sends to options.queue, else env.queue().
 result<std::string> app::publish(std::string_view urn, const json& data,
                                  const publish_options& options) {
-  auto env = make_for(options_, urn, data, options);
-  if (!env) return fail(env.error());
-  return publish(*env, envelope_publish_options{options.queue, options.hdrs});
+  return publish_fresh(options, [&](const publish_options& o) {
+    return make_for(options_, urn, data, o);
+  });
 }
 
 result<std::string> app::publish(std::string_view urn, json_text data,
                                  const publish_options& options) {
-  auto env = make_for(options_, urn, data, options);
+  return publish_fresh(options, [&](const publish_options& o) {
+    return make_for(options_, urn, data, o);
+  });
+}
+
+result<std::string> app::publish_fresh(
+    const publish_options& options,
+    const std::function<result<envelope>(const publish_options&)>& make_env) {
+  auto env = make_env(options);
   if (!env) return fail(env.error());
-  return publish(*env, envelope_publish_options{options.queue, options.hdrs});
+  if (observers_.empty() || !is_blank(options.trace_id)) {
+    return publish_encoded(*env, envelope_publish_options{options.queue, options.hdrs}, nullptr);
+  }
+  envelope_publish_options eo{options.queue, options.hdrs};
+  return publish_encoded(*env, eo, [&](const std::string& trace_id) -> result<envelope> {
+    publish_options again = options;
+    again.trace_id = trace_id;
+    return make_env(again);
+  });
 }
 
 result<std::string> app::publish(const envelope& env, const envelope_publish_options& options) {
+  return publish_encoded(env, options, nullptr);
+}
+
+result<std::string> app::publish_encoded(
+    const envelope& env, const envelope_publish_options& options,
+    const std::function<result<envelope>(const std::string&)>& remake) {
   std::string queue = options.queue;
   if (queue.empty()) queue = env.queue().empty() ? options_.queue : std::string(env.queue());
-  auto body = encode(env);
-  if (!body) return fail(body.error());
+  auto encoded = encode(env);
+  if (!encoded) return fail(encoded.error());
+  std::string body = std::move(*encoded);
+  const envelope* sent_env = &env;
+  std::optional<envelope> adopted;  // the envelope made again with an observer's trace_id
+  std::optional<detail::trace_adoption> adoption;
+  if (remake) {
+    adoption.emplace();
+    adoption->rebuild = [&](const std::string& trace_id)
+        -> result<detail::trace_adoption::rebuilt> {
+      auto again = remake(trace_id);
+      if (!again) return fail(again.error());
+      auto again_body = encode(*again);
+      if (!again_body) return fail(again_body.error());
+      adopted = std::move(*again);
+      body = std::move(*again_body);
+      sent_env = &*adopted;
+      return detail::trace_adoption::rebuilt{sent_env, body};
+    };
+  }
   // The span hooks run outside the publisher lock (publishing threads do not wait on
   // each other's observers).
   auto r = detail::observed_publish(
-      observers_, publish_kind::app, queue, &env, *body, options.hdrs, publisher_headers_,
-      nullptr, [&](const headers& sent) -> result<void> {
+      observers_, publish_kind::app, queue, &env, body, options.hdrs, publisher_headers_,
+      nullptr,
+      [&](const headers& sent) -> result<void> {
         std::lock_guard lock(publisher_mutex_);
         if (!publisher_) {
           auto t = source_();
           if (!t) return fail(t.error());
           publisher_ = std::move(*t);
         }
-        auto sent_r = publisher_->publish(queue, *body, sent);
+        auto sent_r = publisher_->publish(queue, body, sent);
         if (!sent_r && sent_r.code() == transport_errc::closed) publisher_.reset();  // reopen next time
         return sent_r;
-      });
+      },
+      adoption ? &*adoption : nullptr);
   if (!r) return fail(r.error());
   if (!observers_.empty()) observers_.each([&](observer& o) { o.on_published(queue); });
-  return std::string(env.id());
+  return std::string(sent_env->id());
 }
 
 void app::stop() noexcept {

@@ -4,8 +4,10 @@
 // of each observer. Every entry point first tests empty(): no observer, no work.
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/observer.hpp>
+#include <babelqueue/text.hpp>
 
 #include <array>
+#include <functional>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -170,15 +172,27 @@ class observer_hub {
   std::vector<observer*> list_;  // owned by app_options::observers
 };
 
+/// A fresh envelope whose trace_id the runtime minted (publish_info::adoptable_trace_id):
+/// `rebuild(trace_id)` makes and encodes it again with the trace an observer chose, and
+/// returns the new envelope and body (owned by the caller, alive until the publish ends).
+struct trace_adoption {
+  using rebuilt = std::pair<const envelope*, std::string_view>;
+  std::function<result<rebuilt>(const std::string& trace_id)> rebuild;
+};
+
 /// Runs `send(const headers&)` inside a publish span: with no observer, straight through
 /// (no copy); otherwise copies the headers, lets start hooks change them (dropping what
-/// they added when the transport carries no headers), sends, runs the end hooks.
+/// they added when the transport carries no headers) and, for `adoption`, the trace_id;
+/// sends; runs the end hooks. `send` reads the body from where `body` points (a rebuilt
+/// envelope replaces it in place).
 template <class Send>
 result<void> observed_publish(const observer_hub& hub, publish_kind kind, std::string_view queue,
                               const envelope* env, std::string_view body, const headers& hdrs,
-                              bool carries_headers, const received_message* inbound, Send&& send) {
+                              bool carries_headers, const received_message* inbound, Send&& send,
+                              const trace_adoption* adoption = nullptr) {
   if (hub.empty()) return send(hdrs);
   headers sent = hdrs;
+  std::string adopted;
   publish_info info{kind,
                     queue,
                     env != nullptr ? env->urn() : std::string_view{},
@@ -186,11 +200,23 @@ result<void> observed_publish(const observer_hub& hub, publish_kind kind, std::s
                     body,
                     sent,
                     carries_headers,
-                    inbound};
+                    inbound,
+                    adoption != nullptr ? &adopted : nullptr};
   span_states states(hub.size());
   hub.publish_start(info, states);
   if (!carries_headers) sent = hdrs;  // what observers added cannot travel here
-  result<void> r = send(static_cast<const headers&>(sent));
+  result<void> r;
+  if (adoption != nullptr && env != nullptr && !is_blank(adopted) && adopted != env->trace_id()) {
+    auto again = adoption->rebuild(adopted);
+    if (again) {
+      info.env = again->first;
+      info.body = again->second;
+    } else {
+      r = fail(again.error());
+    }
+  }
+  info.adoptable_trace_id = nullptr;
+  if (r) r = send(static_cast<const headers&>(sent));
   hub.publish_end(info, r ? nullptr : &r.error(), states);
   return r;
 }

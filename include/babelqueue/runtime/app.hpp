@@ -141,7 +141,8 @@ class app {
   void handle_unmatched(handler fn);
 
   /// Builds (make()), encodes and publishes a fresh envelope to options.queue or the app's
-  /// queue; returns its `meta.id` once the broker accepted it.
+  /// queue; returns its `meta.id` once the broker accepted it. Without options.trace_id, an
+  /// attached tracing observer may choose the trace (publish_info::adoptable_trace_id).
   result<std::string> publish(std::string_view urn, const json& data,
                               const publish_options& options = {});
   /// As above with `data` as JSON text, kept losslessly: every number keeps its exact text
@@ -178,6 +179,16 @@ class app {
   class worker;
   friend class worker;
 
+  /// app::publish(urn, data): makes the envelope through `make_env`; when the caller gave
+  /// no trace_id and observers are attached, lets them choose it (adoptable_trace_id).
+  result<std::string> publish_fresh(
+      const publish_options& options,
+      const std::function<result<envelope>(const publish_options&)>& make_env);
+  /// Encodes and sends `env` inside a publish span; `remake` (may be empty) makes it again
+  /// with another trace_id.
+  result<std::string> publish_encoded(
+      const envelope& env, const envelope_publish_options& options,
+      const std::function<result<envelope>(const std::string&)>& remake);
   std::shared_ptr<const handler> find_handler(std::string_view urn) const;
   std::string dead_letter_queue_for(std::string_view consumed_queue) const;
   /// Sleeps up to `d`, waking early on stop(); returns false when stopping.

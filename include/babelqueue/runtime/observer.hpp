@@ -138,6 +138,14 @@ struct publish_info {
   bool carries_headers;
   /// The delivery this publish stems from (message, retry, dead_letter); null for app.
   const received_message* inbound;
+  /// Non-null only for app::publish(urn, data) when the caller gave no trace_id, so the
+  /// runtime minted a fresh UUIDv4 itself: an on_publish_start hook MAY write the trace the
+  /// message should carry instead (a tracing observer writes uuid_of(its publish span's
+  /// TraceID), so a header-blind consumer recovers the producer's trace — spec
+  /// "Observability"). After the start hooks the runtime rebuilds the envelope with it
+  /// (same URN, data and queue; a new meta.id) and sends that: on_publish_end sees the
+  /// envelope and body actually sent. A blank value leaves the minted trace_id.
+  std::string* adoptable_trace_id = nullptr;
 };
 
 /// One delivery, as on_process_start and on_process_end see it.
