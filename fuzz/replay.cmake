@@ -104,6 +104,10 @@ babelqueue_fuzz_target(kafka_headers REQUIRES kafka
 # and its round trip.
 babelqueue_fuzz_target(pulsar_properties REQUIRES core
   SEEDS corpus-pulsar_properties SHARE 50)
+# What the OpenTelemetry module reads from a message: `traceparent`, `tracestate` and the
+# envelope's trace_id, through the tracing observer's parent selection and the bijection.
+babelqueue_fuzz_target(otel_trace_context REQUIRES otel core
+  SEEDS corpus-otel_trace_context SHARE 40)
 # An AMQP 1.0 message as the Artemis (and Service Bus) transport reads it (src/artemis/message.cpp over Proton's
 # decoder) and its round trip through the projection.
 babelqueue_fuzz_target(artemis_message REQUIRES artemis amqp10 OPTIONAL asb

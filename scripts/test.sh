@@ -2,8 +2,8 @@
 # Runs every test of babelqueue-cpp on a fresh Debian bookworm machine (this is what
 # .ci/run runs):
 #   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
-#   vendor   (with any build phase) the Pulsar C++ client, built once into a cached prefix
-#            by scripts/vendor.sh
+#   vendor   (with any build phase) the Pulsar C++ client and opentelemetry-cpp, each built
+#            once into a cached prefix by scripts/vendor.sh
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
 #            install-tree consumers, fuzz-corpus replay, interop, live brokers, ...)
 #   asan     `asan` preset (ASan+UBSan, clang-14): builds and runs every test except labels
@@ -203,22 +203,28 @@ services_ready() {
 }
 
 # -- vendored libraries -----------------------------------------------------------------
-# The Pulsar C++ client is not in Debian: scripts/vendor.sh builds it from <shared>/vendor
-# into a cached prefix once (about 5 min on 2 cores; reused while the archive and recipe are
-# unchanged), here, while the services boot. Every phase finds it through CMAKE_PREFIX_PATH
-# (the environment variable CMake reads), install-tree consumers included. If it fails, the
-# pulsar component is simply not built (AUTO) and the failure is counted.
-if wanted dev || wanted asan || wanted tsan || wanted fuzz; then
-  t=$SECONDS
-  if vendor_out=$(BABELQUEUE_SHARED_DIR=$shared bash scripts/vendor.sh pulsar 2>"$logs/vendor-pulsar.log"); then
-    pulsar_prefix=${vendor_out##*BABELQUEUE_PULSAR_PREFIX=}
-    export CMAKE_PREFIX_PATH=$pulsar_prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-    note vendor "$t" "Pulsar C++ client in $pulsar_prefix"
+# Debian has neither the Pulsar C++ client nor opentelemetry-cpp: scripts/vendor.sh builds
+# each from <shared>/vendor into a cached prefix once (Pulsar about 5 min, opentelemetry-cpp
+# about 4-6 min on 2 cores; reused while the archive and recipe are unchanged), here, while
+# the services boot. Every phase finds them through CMAKE_PREFIX_PATH (the environment
+# variable CMake reads), install-tree consumers included. If one fails, its component is
+# simply not built (AUTO) and the failure is counted.
+# vendor_prefix <name> <VARIABLE> <what>: builds one, prepends its prefix to CMAKE_PREFIX_PATH.
+vendor_prefix() {
+  local name=$1 variable=$2 what=$3 t=$SECONDS out prefix
+  if out=$(BABELQUEUE_SHARED_DIR=$shared bash scripts/vendor.sh "$name" 2>"$logs/vendor-$name.log"); then
+    prefix=${out##*"$variable"=}
+    export CMAKE_PREFIX_PATH=$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+    note vendor "$t" "$what in $prefix"
   else
-    cat "$logs/vendor-pulsar.log"
+    cat "$logs/vendor-$name.log"
     failed=$((failed + 1))
-    note vendor "$t" "FAILED to build the Pulsar C++ client (see $logs/vendor-pulsar.log)"
+    note vendor "$t" "FAILED to build $what (see $logs/vendor-$name.log)"
   fi
+}
+if wanted dev || wanted asan || wanted tsan || wanted fuzz; then
+  vendor_prefix pulsar BABELQUEUE_PULSAR_PREFIX "the Pulsar C++ client"
+  vendor_prefix otel BABELQUEUE_OTEL_PREFIX "opentelemetry-cpp"
 fi
 
 # -- dev, asan, tsan, fuzz ------------------------------------------------------------------

@@ -65,23 +65,19 @@ struct process_span final : span_state {
   std::optional<trace_api::Scope> scope;  // the span is current while the handler runs
 };
 
-// W3C Trace Context's traceparent grammar, strictly: `vv-<32>-<16>-<2>` in lowercase hex,
-// version ff invalid, version 00 exactly 55 characters (a later version may append
-// `-...`). opentelemetry-cpp also takes upper-case hex; the Python and Go propagators do not,
-// so neither do we: every SDK then agrees on which headers are malformed.
+// W3C Trace Context's traceparent, strictly: `vv-<32>-<16>-<2>` in lowercase hex, version ff
+// invalid. opentelemetry-cpp also takes upper-case hex; the Python and Go propagators do not,
+// so neither do we: every SDK agrees on which headers are malformed. Exactly 55 characters
+// for every version: W3C lets a later version append `-...`, which opentelemetry-cpp
+// refuses — the one place we are as strict as the library rather than the letter.
 bool is_w3c_traceparent(std::string_view v) noexcept {
-  auto lower_hex = [&](std::size_t from, std::size_t n) {
-    for (std::size_t i = from; i < from + n; ++i) {
-      const char c = v[i];
-      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-    }
-    return true;
-  };
-  if (v.size() < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-') return false;
-  if (!lower_hex(0, 2) || !lower_hex(3, 32) || !lower_hex(36, 16) || !lower_hex(53, 2)) return false;
-  if (v.substr(0, 2) == "ff") return false;
-  if (v.substr(0, 2) == "00") return v.size() == 55;
-  return v.size() == 55 || v[55] == '-';
+  if (v.size() != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-') return false;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i == 2 || i == 35 || i == 52) continue;
+    const char c = v[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return v.substr(0, 2) != "ff";
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ elseif(STEP STREQUAL "cmake")
   run(${CMAKE_COMMAND} --build ${build})
   run_consumer(${build}/babelqueue_consumer)
   # A transport component installed beside core is usable through find_package too.
-  foreach(component IN ITEMS rabbitmq kafka artemis asb sqs pulsar)
+  foreach(component IN ITEMS rabbitmq kafka artemis asb sqs pulsar otel)
     if(EXISTS ${build}/babelqueue_consumer_${component})
       run(${build}/babelqueue_consumer_${component})
       message(STATUS "${component} consumer says: ${run_output}")

@@ -5,8 +5,11 @@
 // follows --on-unknown (default fail: retried, then dead-lettered or dropped).
 // Ends after --max messages, after --timeout seconds without a message, or on
 // SIGINT/SIGTERM (in-flight messages finish and are settled first).
+// With the OTEL_* environment set (telemetry.hpp) each delivery is a `process <urn>` span
+// (retries and dead-letters its `publish` children), exported before the command exits.
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
+#include "telemetry.hpp"
 
 #include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -79,6 +82,11 @@ babelqueue::cli::command_registrar consume_command{
         const auto idle = duration_cast<milliseconds>(duration<double>(args->timeout));
         // Short polls keep SIGINT responsive; the idle limit is tracked across them below.
         o.poll_timeout = args->timeout > 0 ? std::min<milliseconds>(idle, 1000ms) : 1000ms;
+
+        // Created before the app and the signal watcher: it outlives the app, so its
+        // destructor exports the spans on every return below, a SIGINT stop included.
+        auto telemetry = babelqueue::cli::telemetry::from_environment();
+        if (auto tracing = telemetry.observer()) o.observers.push_back(std::move(tracing));
 
         babelqueue::cli::register_builtin_transports();
         const std::string url = babelqueue::cli::resolve_broker(args->broker);

@@ -1,7 +1,10 @@
 // babelqueue publish [--broker URL] --queue Q <urn> [--data JSON] [--trace-id T] [--header k=v]...
 // Builds a fresh envelope, publishes it, waits until the broker accepted it, prints meta.id.
+// With the OTEL_* environment set (telemetry.hpp) the publish is a `publish <urn>` span, and
+// without --trace-id the message's trace_id is that span's trace.
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
+#include "telemetry.hpp"
 
 #include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -31,17 +34,19 @@ babelqueue::cli::command_registrar publish_command{
                       "Out-of-band header name=value (repeatable), e.g. traceparent=00-...");
       cmd->callback([args] {
         auto& status = babelqueue::cli::exit_status();
-        // Built before the broker is opened, so a bad URN or --data fails fast. `data` goes
-        // in as text, not json: every number keeps its exact text.
-        auto env = babelqueue::make(args->urn, babelqueue::json_text(args->data),
-                                    {args->queue, args->trace_id});
-        if (!env) {
+        // Built once before the broker is opened, only so a bad URN or --data fails fast;
+        // app::publish() builds the envelope it sends itself, so that a tracing observer can
+        // give it the trace of its span. `data` goes in as text, not json: every number keeps
+        // its exact text.
+        const babelqueue::json_text data(args->data);
+        if (auto env = babelqueue::make(args->urn, data, {args->queue, args->trace_id}); !env) {
           std::cerr << env.error().reason() << ": " << env.error().message << "\n";
           status = 2;
           return;
         }
         babelqueue::publish_options options;
         options.queue = args->queue;
+        options.trace_id = args->trace_id;
         for (const auto& h : args->headers) {
           const auto eq = h.find('=');
           if (eq == std::string::npos || eq == 0) {
@@ -53,8 +58,11 @@ babelqueue::cli::command_registrar publish_command{
         }
         babelqueue::cli::register_builtin_transports();
         const std::string url = babelqueue::cli::resolve_broker(args->broker);
+        // Outlives the app: its destructor exports the span on every return below.
+        auto telemetry = babelqueue::cli::telemetry::from_environment();
         babelqueue::app_options app_opts;
         app_opts.queue = args->queue;
+        if (auto tracing = telemetry.observer()) app_opts.observers.push_back(std::move(tracing));
         auto app = babelqueue::app::open(url, app_opts);
         if (!app) {
           std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << app.error().reason() << ": "
@@ -62,7 +70,7 @@ babelqueue::cli::command_registrar publish_command{
           status = 2;
           return;
         }
-        auto id = (*app)->publish(*env, {options.queue, options.hdrs});
+        auto id = (*app)->publish(args->urn, data, options);
         if (!id) {
           std::cerr << "publish failed: " << id.error().reason() << ": " << id.error().message
                     << "\n";
