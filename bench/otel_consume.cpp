@@ -8,6 +8,7 @@
 // the drain. Prints msg/s per mode and round, the medians, and the cost per message of noop
 // and sdk over off (1e9/rate difference).
 //   otel_consume <url> [messages=20000] [rounds=5]     e.g. redis://127.0.0.1:6379
+#include <babelqueue/codec.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
 #include <babelqueue/otel/tracing.hpp>
 #include <babelqueue/redis/redis_transport.hpp>

@@ -9,6 +9,7 @@
 #include <opentelemetry/context/runtime_context.h>
 #include <opentelemetry/nostd/span.h>
 #include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/noop.h>
 #include <opentelemetry/trace/provider.h>
 #include <opentelemetry/trace/propagation/http_trace_context.h>
 #include <opentelemetry/trace/scope.h>
@@ -100,6 +101,9 @@ trace_api::SpanContext synthetic_parent_of(std::string_view trace_id) noexcept {
 struct tracing::impl {
   tracing_options options;
   nostd::shared_ptr<trace_api::Tracer> tracer;
+  // The API's no-op tracer (no SDK installed when the observer was made): every hook returns
+  // at once — no span, no header, no trace_id change — instead of building no-op spans.
+  bool noop = false;
   // Stateless, but its Extract/Inject are not const.
   mutable trace_api::propagation::HttpTraceContext propagator;
 
@@ -148,11 +152,13 @@ tracing::tracing(tracing_options options) : impl_(std::make_unique<impl>()) {
     impl_->tracer = trace_api::Provider::GetTracerProvider()->GetTracer(
         sv(instrumentation_name), sv(version_string));
   }
+  impl_->noop = dynamic_cast<trace_api::NoopTracer*>(impl_->tracer.get()) != nullptr;
 }
 
 tracing::~tracing() = default;
 
 std::unique_ptr<span_state> tracing::on_publish_start(publish_info& info) {
+  if (impl_->noop) return nullptr;
   const std::string name = info.urn.empty() ? std::string("publish")
                                             : "publish " + std::string(info.urn);
   trace_api::StartSpanOptions so;
@@ -208,6 +214,7 @@ void tracing::on_publish_end(const publish_info& info, const error_info* error,
 }
 
 std::unique_ptr<span_state> tracing::on_process_start(const process_info& info) {
+  if (impl_->noop) return nullptr;
   const trace_api::StartSpanOptions so = impl_->process_parent(info);
   const std::string name =
       info.env != nullptr ? "process " + std::string(info.env->urn()) : std::string("process");
