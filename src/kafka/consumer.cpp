@@ -94,7 +94,14 @@ void consumer::on_commit(rd_kafka_t* rk, rd_kafka_resp_err_t err,
 
 void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
   if (counters_ != nullptr) ++counters_->rebalances;
-  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_.get()), "COOPERATIVE") == 0;
+  // rd_kafka_rebalance_protocol() returns NULL on error — and it does for the revoke that
+  // rd_kafka_consumer_close() delivers once the group handler is already terminating (a
+  // timing matter: seen under load). strcmp(NULL) was the segfault of the rebalance test.
+  // The protocol is fixed by the configured assignors, so the last answer stands in.
+  if (const char* protocol = rd_kafka_rebalance_protocol(rk_.get())) {
+    cooperative_ = std::strcmp(protocol, "COOPERATIVE") == 0;
+  }
+  const bool cooperative = cooperative_;
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     for (int i = 0; i < parts->cnt; ++i) {
       tracker(parts->elems[i].topic).second->assign(parts->elems[i].partition);

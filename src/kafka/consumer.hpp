@@ -109,6 +109,7 @@ class consumer {
   const rd_kafka_topic_t* last_rkt_ = nullptr;
   std::pair<const std::string*, offset_tracker*> last_tracker_{nullptr, nullptr};
   bool closed_ = false;
+  bool cooperative_ = false;  // the group's rebalance protocol as last reported (rebalance())
 };
 
 }  // namespace babelqueue::inline v1::kafka::detail
