@@ -46,6 +46,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace {
@@ -63,11 +64,19 @@ struct broker_case {
 // GoogleTest prints this instead of the object's bytes.
 void PrintTo(const broker_case& c, std::ostream* os) { *os << c.name; }
 
+// One database file per test process, in a directory removed when the process exits.
 std::string sqlite_url() {
-  static const std::string path =
-      (std::filesystem::temp_directory_path() / ("bq-otel-" + std::to_string(::getpid()) + ".db"))
-          .string();
-  return "sqlite://" + path;
+  struct scratch_dir {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("bq-otel-" + std::to_string(::getpid()));
+    scratch_dir() { std::filesystem::create_directories(path); }
+    ~scratch_dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const scratch_dir dir;
+  return "sqlite://" + (dir.path / "queue.db").string();
 }
 
 std::string with_query(const std::string& url, const std::string& query) {
