@@ -1,0 +1,52 @@
+#pragma once
+/// @file store.hpp
+/// @brief The idempotency seen-set (spec "Idempotency", ADR-0022; wire-helpers §1.1): three
+/// operations keyed on `meta.id` verbatim — never trimmed, `" "` is an id like any other.
+///
+/// A store answers whether an id's effect was already committed (`seen`), commits it
+/// (`remember`, after the handler succeeded) and drops it (`forget`, e.g. to let an operator
+/// re-run a message). Errors are results, never exceptions: wrap() turns a store error into a
+/// handler failure, so the message is retried rather than silently skipped or run twice.
+/// @note Thread-safety: implementations must be safe to call from every consume() worker at
+/// once (memory_store is).
+
+#include <babelqueue/result.hpp>
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace idempotency {
+
+class store {
+ public:
+  virtual ~store() = default;
+  /// True when `id`'s effect was remembered (and not forgotten since).
+  virtual result<bool> seen(std::string_view id) = 0;
+  /// Marks `id` as done. Remembering an id twice is not an error.
+  virtual result<void> remember(std::string_view id) = 0;
+  /// Drops `id`; forgetting an id that is not there is not an error.
+  virtual result<void> forget(std::string_view id) = 0;
+};
+
+/// The in-process reference store: a mutex-protected set. Ids live as long as the store
+/// (no TTL), so it suits tests and single-process workers; a fleet needs a shared store.
+class memory_store final : public store {
+ public:
+  result<bool> seen(std::string_view id) override;
+  result<void> remember(std::string_view id) override;
+  result<void> forget(std::string_view id) override;
+  /// How many ids are remembered.
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::string, std::less<>> ids_;
+};
+
+}  // namespace idempotency
+}  // namespace v1
+}  // namespace babelqueue
