@@ -1,6 +1,8 @@
 // The trace_id ↔ TraceID bijection (trace_id.hpp): hex parsing and SHA-256 (OpenSSL).
 #include <babelqueue/otel/trace_id.hpp>
 
+#include "core/shared_helpers.hpp"
+
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -11,13 +13,6 @@ inline namespace v1 {
 namespace otel {
 namespace {
 
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The 16 bytes of a UUID-shaped string (every '-' removed, exactly 32 hex digits left);
 // false for anything else.
 bool parse_uuid_hex(std::string_view s, trace_id_bytes& out) noexcept {
@@ -25,7 +20,7 @@ bool parse_uuid_hex(std::string_view s, trace_id_bytes& out) noexcept {
   int high = -1;
   for (char c : s) {
     if (c == '-') continue;
-    const int v = hex_value(c);
+    const int v = detail::hex_value(c);
     if (v < 0 || digits == 32) return false;
     if (high < 0) {
       high = v;
