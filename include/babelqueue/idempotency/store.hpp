@@ -12,6 +12,7 @@
 
 #include <babelqueue/result.hpp>
 
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <string>
@@ -30,6 +31,28 @@ class store {
   virtual result<void> remember(std::string_view id) = 0;
   /// Drops `id`; forgetting an id that is not there is not an error.
   virtual result<void> forget(std::string_view id) = 0;
+};
+
+/// The opt-in claim extension for fleets (PHP's ClaimingStore model, wire-helpers §1.3),
+/// closing the in-flight race of the plain seen-set: two workers that receive the same id
+/// at once both see "not seen" and both run. A claim is an in-flight mark with a TTL,
+/// distinct from the committed mark of remember():
+///  - seen() is true only for committed ids, never for a live claim;
+///  - claim(id, ttl) is true iff this caller now holds the id's claim: false while another
+///    caller's claim is live or the id is committed; an expired claim (its worker crashed)
+///    can be claimed again;
+///  - release(id) drops a live claim (a failing handler gives the id back at once) and never
+///    touches a committed mark;
+///  - remember(id) commits the id and ends its claim (the committed mark has the store's own
+///    TTL policy, not the claim's).
+/// A claiming wrap (wrap.hpp) uses it; the plain wrap never calls claim().
+/// @note Thread-safety: as store.
+class claiming_store : public store {
+ public:
+  /// Takes the in-flight claim on `id` for `ttl` (> 0). True when this caller holds it.
+  virtual result<bool> claim(std::string_view id, std::chrono::milliseconds ttl) = 0;
+  /// Drops a live claim on `id`; a committed id or an absent claim is left alone (no error).
+  virtual result<void> release(std::string_view id) = 0;
 };
 
 /// The in-process reference store: a mutex-protected set. Ids live as long as the store

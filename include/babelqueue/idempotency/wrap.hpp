@@ -30,8 +30,19 @@ namespace babelqueue {
 inline namespace v1 {
 namespace idempotency {
 
+/// How wrap() commits the mark.
+struct wrap_options {
+  /// true: wrap() calls `remember(id)` after the handler succeeded (step 4).
+  /// false — the TRANSACTIONAL mode of the SQL stores: the handler itself commits the mark
+  /// on its own database connection inside the transaction that holds its business change
+  /// (`sqlite_store::remember_in(db, id)`, `postgres_store::remember_in(conn, id)`), so the
+  /// effect and the mark commit or roll back together, closing the "handler succeeded, mark
+  /// failed" window; wrap() then only checks `seen` before running it.
+  bool remember = true;
+};
+
 /// Wraps `inner` with the decision order above, keyed on `meta.id` in `store`.
-handler wrap(std::shared_ptr<store> seen_set, handler inner);
+handler wrap(std::shared_ptr<store> seen_set, handler inner, wrap_options options = {});
 
 }  // namespace idempotency
 }  // namespace v1

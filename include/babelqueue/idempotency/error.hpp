@@ -1,0 +1,59 @@
+#pragma once
+/// @file idempotency/error.hpp
+/// @brief The idempotency helper's error codes ("babelqueue.idempotency" category).
+///
+/// Every store returns `babelqueue::result<T>`; wrap() throws `babelqueue::error` carrying
+/// the store's error_info, which the runtime records as a handler failure (retried, then
+/// dead-lettered with the store's message — never a silent skip). The backend's own code and
+/// text (hiredis, SQLite, libpq SQLSTATE) stay in `error_info::native`.
+/// `e.code() == babelqueue::condition::unavailable` holds for `unavailable`, and
+/// `condition::invalid_argument` for `invalid_argument`.
+/// @note Thread-safety: value types; no shared state.
+
+#include <babelqueue/error.hpp>
+#include <babelqueue/result.hpp>
+
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace idempotency {
+
+enum class errc : int {
+  ok = 0,
+  invalid_argument = 1,  ///< unusable options: a table or key prefix that is not a safe identifier,
+                         ///< a null connection
+  unavailable = 2,  ///< the backend could not be reached, or the connection was lost (transient)
+  backend = 3,      ///< the backend answered with an error (SQL error, Redis error reply)
+  claim_held = 4,   ///< another worker holds a live claim on this id (claiming wrap: parked)
+};
+
+}  // namespace idempotency
+}  // namespace v1
+}  // namespace babelqueue
+
+template <>
+struct std::is_error_code_enum<babelqueue::idempotency::errc> : std::true_type {};
+
+namespace babelqueue {
+inline namespace v1 {
+namespace idempotency {
+
+/// The category of idempotency::errc values ("babelqueue.idempotency").
+const std::error_category& category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+/// Builds a failed result: `return idempotency::fail(errc::backend, "why", native)`.
+inline babelqueue::failure fail(errc code, std::string message,
+                                std::optional<native_error> native = std::nullopt) {
+  return babelqueue::failure{error_info{code, std::move(message), {}, std::move(native)}};
+}
+
+}  // namespace idempotency
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,58 @@
+#pragma once
+/// @file outbox/error.hpp
+/// @brief The transactional outbox's error codes ("babelqueue.outbox" category).
+///
+/// Stores and the relay return `babelqueue::result<T>`; the backend's own code and text
+/// (SQLite, libpq SQLSTATE) stay in `error_info::native`. A publish failure seen by the relay
+/// is not an outbox error: it is recorded on the row (mark_failed) and counted.
+/// `e.code() == babelqueue::condition::unavailable` holds for `unavailable`, and
+/// `condition::invalid_argument` for `invalid_argument`.
+/// @note Thread-safety: value types; no shared state.
+
+#include <babelqueue/error.hpp>
+#include <babelqueue/result.hpp>
+
+#include <optional>
+#include <string>
+#include <system_error>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+
+enum class errc : int {
+  ok = 0,
+  invalid_argument =
+      1,            ///< unusable options or input: unsafe table name, null connection, empty queue
+  unavailable = 2,  ///< the database could not be reached, or the connection was lost (transient)
+  backend = 3,      ///< the database answered with an error
+  not_found = 4,    ///< a row id the call names does not exist
+};
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue
+
+template <>
+struct std::is_error_code_enum<babelqueue::outbox::errc> : std::true_type {};
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+
+/// The category of outbox::errc values ("babelqueue.outbox").
+const std::error_category& category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+/// Builds a failed result: `return outbox::fail(errc::backend, "why", native)`.
+inline babelqueue::failure fail(errc code, std::string message,
+                                std::optional<native_error> native = std::nullopt) {
+  return babelqueue::failure{error_info{code, std::move(message), {}, std::move(native)}};
+}
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue
