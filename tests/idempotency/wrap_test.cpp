@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <stdexcept>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -36,7 +36,8 @@ class failing_store final : public idempotency::store {
     return inner.seen(id);
   }
   result<void> remember(std::string_view id) override {
-    if (fail_remember) return fail(make_error_code(errc::invalid_argument), "store down (remember)");
+    if (fail_remember)
+      return fail(make_error_code(errc::invalid_argument), "store down (remember)");
     return inner.remember(id);
   }
   result<void> forget(std::string_view id) override { return inner.forget(id); }

@@ -13,6 +13,7 @@
 #include <babelqueue/result.hpp>
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -55,19 +56,25 @@ class claiming_store : public store {
   virtual result<void> release(std::string_view id) = 0;
 };
 
-/// The in-process reference store: a mutex-protected set. Ids live as long as the store
-/// (no TTL), so it suits tests and single-process workers; a fleet needs a shared store.
-class memory_store final : public store {
+/// The in-process reference store: a mutex-protected set of committed ids plus the claim
+/// extension (claims expire on std::chrono::steady_clock). Committed ids live as long as the
+/// store (no TTL), so it suits tests and single-process workers; a fleet needs a shared store.
+class memory_store final : public claiming_store {
  public:
   result<bool> seen(std::string_view id) override;
   result<void> remember(std::string_view id) override;
   result<void> forget(std::string_view id) override;
-  /// How many ids are remembered.
+  result<bool> claim(std::string_view id, std::chrono::milliseconds ttl) override;
+  result<void> release(std::string_view id) override;
+  /// How many ids are remembered (committed).
   std::size_t size() const;
+  /// How many claims are live now.
+  std::size_t claims() const;
 
  private:
   mutable std::mutex mutex_;
   std::set<std::string, std::less<>> ids_;
+  std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> claims_;
 };
 
 }  // namespace idempotency

@@ -24,6 +24,7 @@
 #include <babelqueue/idempotency/store.hpp>
 #include <babelqueue/runtime/app.hpp>
 
+#include <chrono>
 #include <memory>
 
 namespace babelqueue {
@@ -43,6 +44,28 @@ struct wrap_options {
 
 /// Wraps `inner` with the decision order above, keyed on `meta.id` in `store`.
 handler wrap(std::shared_ptr<store> seen_set, handler inner, wrap_options options = {});
+
+/// Options of wrap_claiming().
+struct claim_options {
+  /// How long a claim holds before another worker may take it over (a crashed worker's
+  /// claim expires after it). Must be > 0; PHP's default.
+  std::chrono::milliseconds ttl = std::chrono::hours(1);
+};
+
+/// The claiming wrap for fleets (PHP's ClaimingDispatch order, wire-helpers §1.3):
+///  1. no usable `meta.id` → the handler runs (fail-open);
+///  2. `seen(id)` → return (the runtime acks);
+///  3. `claim(id, ttl)` lost → `seen(id)` again (the holder may have committed meanwhile):
+///     true → return; else throw babelqueue::error with idempotency::errc::claim_held — the
+///     delivery is PARKED: it fails like any handler failure, so the runtime re-publishes it
+///     for a later delivery (attempts + 1, as PHP's ClaimParkedException) and dead-letters it
+///     only past max_attempts, while the holder's run decides the effect;
+///  4. claim won → the handler runs; a throw → `release(id)`, then the exception propagates
+///     (the id is free for the retry at once); success → `remember(id)` (which ends the claim).
+/// A store error in any step fails the delivery (retried), never a silent skip.
+/// @note Thread-safety: as wrap().
+handler wrap_claiming(std::shared_ptr<claiming_store> claims, handler inner,
+                      claim_options options = {});
 
 }  // namespace idempotency
 }  // namespace v1
