@@ -1,0 +1,46 @@
+#pragma once
+/// @file outbox/memory_store.hpp
+/// @brief The in-process reference outbox store (wire-helpers §2.3): row ids `ob-1`,
+/// `ob-2`, ... in insertion order (= oldest first), plus this SDK's parking (store.hpp).
+/// Rows live as long as the store: for tests and for single-process relays whose
+/// "transaction" is the process itself; production keeps rows in the business database.
+/// @note Thread-safety: every member may be called from any thread (one mutex).
+
+#include <babelqueue/outbox/store.hpp>
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+
+struct memory_store_options {
+  /// A row is parked when its publish failed this many times; 0 = never park (the peers'
+  /// behaviour, which lets failing rows block newer ones).
+  std::int64_t park_after = 5;
+};
+
+class memory_store final : public store {
+ public:
+  explicit memory_store(memory_store_options options = {}) : options_(options) {}
+  result<std::string> save(std::string_view body, std::string_view queue) override;
+  result<std::vector<record>> fetch_unpublished(std::size_t limit) override;
+  result<void> mark_published(std::span<const std::string> ids) override;
+  result<void> mark_failed(std::string_view id, std::string_view reason) override;
+  result<std::vector<record>> list(const list_options& options) override;
+  result<std::size_t> retry(std::span<const std::string> ids) override;
+
+ private:
+  record* find(std::string_view id);
+
+  memory_store_options options_;
+  mutable std::mutex mutex_;
+  std::vector<record> rows_;
+  std::uint64_t next_ = 1;
+};
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue

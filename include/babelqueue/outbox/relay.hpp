@@ -1,0 +1,69 @@
+#pragma once
+/// @file outbox/relay.hpp
+/// @brief The outbox relay (wire-helpers §2.4–§2.5): moves pending rows to the broker.
+///
+/// flush() is one pass: fetch up to `batch` pending rows oldest first; publish each body
+/// VERBATIM (never decoded) to its queue; a failed publish is recorded with mark_failed()
+/// and followed by a back-off sleep of min(step × max(1, attempts + 1), cap), where attempts
+/// is the row's count as fetched; after the pass one mark_published() for every row the
+/// transport confirmed. A fetch or mark_failed error aborts the pass (rows published in it
+/// are then not marked and go out again next pass: at-least-once, consumers dedupe on
+/// `meta.id`). drain() repeats flush() until a pass publishes nothing (at most max_passes).
+/// Rows that reach the store's park threshold stop coming back, so a poison row no longer
+/// blocks newer rows (the peers' head-of-line blocking, §2.5).
+/// @note Thread-safety: one relay is used by one thread; run several relays (each with its
+/// own transport) only on a store that claims rows (PostgreSQL: FOR UPDATE SKIP LOCKED).
+
+#include <babelqueue/outbox/store.hpp>
+#include <babelqueue/result.hpp>
+#include <babelqueue/runtime/transport.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+
+struct relay_options {
+  /// Rows per pass; 0 = 100 (Go substitutes defaults for non-positive options too).
+  std::size_t batch = 100;
+  /// Back-off step and cap after a failed publish; non-positive = 50 ms / 5 s.
+  std::chrono::milliseconds backoff_step{50};
+  std::chrono::milliseconds backoff_cap{5000};
+  /// Sleeps the back-off; default std::this_thread::sleep_for. Injectable for tests and for
+  /// a relay that must stay responsive to shutdown.
+  std::function<void(std::chrono::milliseconds)> sleeper;
+};
+
+/// What one pass (or a drain) did.
+struct flush_result {
+  std::size_t published = 0;  ///< rows confirmed by the transport and marked published
+  std::size_t failed = 0;     ///< publish failures recorded with mark_failed
+  std::size_t attempted() const noexcept { return published + failed; }
+};
+
+class relay {
+ public:
+  /// @throws std::invalid_argument when `rows` is null.
+  relay(std::shared_ptr<store> rows, transport& broker, relay_options options = {});
+  /// One pass (see the file comment).
+  result<flush_result> flush();
+  /// Passes until one publishes nothing, at most `max_passes` (0 = 10000). Failed counts add
+  /// up across passes.
+  result<flush_result> drain(std::size_t max_passes = 0);
+  /// The back-off after a failure of a row fetched with `attempts` prior failures.
+  std::chrono::milliseconds backoff(std::int64_t attempts) const noexcept;
+
+ private:
+  std::shared_ptr<store> rows_;
+  transport& broker_;
+  relay_options options_;
+};
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,85 @@
+// The in-process reference outbox store (memory_store.hpp).
+#include <babelqueue/outbox/error.hpp>
+#include <babelqueue/outbox/memory_store.hpp>
+
+#include <algorithm>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+
+record* memory_store::find(std::string_view id) {
+  auto it = std::find_if(rows_.begin(), rows_.end(), [&](const record& r) { return r.id == id; });
+  return it == rows_.end() ? nullptr : &*it;
+}
+
+result<std::string> memory_store::save(std::string_view body, std::string_view queue) {
+  if (queue.empty()) return fail(errc::invalid_argument, "outbox: save needs a queue");
+  std::lock_guard lock(mutex_);
+  record r;
+  r.id = "ob-" + std::to_string(next_++);
+  r.queue = std::string(queue);
+  r.body = std::string(body);
+  rows_.push_back(r);
+  return r.id;
+}
+
+result<std::vector<record>> memory_store::fetch_unpublished(std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  std::vector<record> out;
+  for (const auto& r : rows_) {
+    if (out.size() >= limit) break;  // limit 0 fetches nothing (Go), not one row (Python/PHP)
+    if (r.status == row_status::pending) out.push_back(r);
+  }
+  return out;
+}
+
+result<void> memory_store::mark_published(std::span<const std::string> ids) {
+  std::lock_guard lock(mutex_);
+  for (const auto& id : ids) {
+    if (record* r = find(id); r != nullptr && r->status == row_status::pending) {
+      r->status = row_status::published;
+    }
+  }
+  return {};
+}
+
+result<void> memory_store::mark_failed(std::string_view id, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  record* r = find(id);
+  if (r == nullptr) return {};  // unknown ids are ignored, as every peer does
+  ++r->attempts;
+  r->last_error = std::string(reason.substr(0, 500));
+  if (options_.park_after > 0 && r->attempts >= options_.park_after &&
+      r->status == row_status::pending) {
+    r->status = row_status::parked;
+  }
+  return {};
+}
+
+result<std::vector<record>> memory_store::list(const list_options& options) {
+  std::lock_guard lock(mutex_);
+  std::vector<record> out;
+  for (const auto& r : rows_) {
+    if (out.size() >= options.limit) break;
+    if (!options.status || r.status == *options.status) out.push_back(r);
+  }
+  return out;
+}
+
+result<std::size_t> memory_store::retry(std::span<const std::string> ids) {
+  std::lock_guard lock(mutex_);
+  std::size_t changed = 0;
+  for (const auto& id : ids) {
+    if (record* r = find(id); r != nullptr && r->status == row_status::parked) {
+      r->status = row_status::pending;
+      r->attempts = 0;
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,86 @@
+// The outbox relay (relay.hpp): wire-helpers §2.4 (flush) and §2.5 (drain).
+#include <babelqueue/outbox/relay.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+namespace {
+
+constexpr std::size_t default_batch = 100;
+constexpr std::size_t default_drain_ceiling = 10000;
+
+// The reason stored on the row: the transport's code name and message (Go stores
+// err.Error(); Python "<Type>: <msg>"): e.g. "unavailable: redis: connection refused".
+std::string reason_of(const error_info& e) { return std::string(e.reason()) + ": " + e.message; }
+
+}  // namespace
+
+relay::relay(std::shared_ptr<store> rows, transport& broker, relay_options options)
+    : rows_(std::move(rows)), broker_(broker), options_(std::move(options)) {
+  if (!rows_) throw std::invalid_argument("outbox::relay: the store is null");
+  if (options_.batch == 0) options_.batch = default_batch;
+  if (options_.backoff_step <= std::chrono::milliseconds::zero())
+    options_.backoff_step = std::chrono::milliseconds(50);
+  if (options_.backoff_cap <= std::chrono::milliseconds::zero())
+    options_.backoff_cap = std::chrono::milliseconds(5000);
+  if (!options_.sleeper) {
+    options_.sleeper = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  }
+}
+
+std::chrono::milliseconds relay::backoff(std::int64_t attempts) const noexcept {
+  const std::int64_t step = options_.backoff_step.count();
+  const std::int64_t cap = options_.backoff_cap.count();
+  // factor = max(1, attempts + 1); compared against cap / step first, so neither the + 1
+  // nor the product can overflow for a huge attempts count.
+  if (attempts >= cap / step) return options_.backoff_cap;
+  const std::int64_t factor = std::max<std::int64_t>(1, attempts + 1);
+  return std::chrono::milliseconds(std::min(step * factor, cap));
+}
+
+result<flush_result> relay::flush() {
+  auto rows = rows_->fetch_unpublished(options_.batch);
+  if (!rows) return failure{rows.error()};
+  flush_result out;
+  std::vector<std::string> published;
+  for (const auto& row : *rows) {
+    if (auto sent = broker_.publish(row.queue, row.body); sent) {
+      published.push_back(row.id);
+      continue;
+    } else if (auto marked = rows_->mark_failed(row.id, reason_of(sent.error())); !marked) {
+      // Rows published in this pass stay unmarked and go out again: at-least-once.
+      return failure{marked.error()};
+    }
+    ++out.failed;
+    options_.sleeper(backoff(row.attempts));
+  }
+  if (!published.empty()) {
+    if (auto marked = rows_->mark_published(published); !marked) return failure{marked.error()};
+  }
+  out.published = published.size();
+  return out;
+}
+
+result<flush_result> relay::drain(std::size_t max_passes) {
+  if (max_passes == 0) max_passes = default_drain_ceiling;
+  flush_result total;
+  for (std::size_t pass = 0; pass < max_passes; ++pass) {
+    auto one = flush();
+    if (!one) return one;
+    total.published += one->published;
+    total.failed += one->failed;
+    if (one->published == 0) break;
+  }
+  return total;
+}
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue

@@ -1,0 +1,35 @@
+// The outbox writer (writer.hpp): encode, pick the queue, save — no transaction control.
+#include <babelqueue/codec.hpp>
+#include <babelqueue/outbox/error.hpp>
+#include <babelqueue/outbox/writer.hpp>
+
+#include <stdexcept>
+#include <utility>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+
+std::string_view queue_of(const envelope& env) noexcept {
+  const std::string_view q = env.queue();
+  return q.empty() ? std::string_view("default") : q;
+}
+
+writer::writer(std::shared_ptr<store> rows) : rows_(std::move(rows)) {
+  if (!rows_) throw std::invalid_argument("outbox::writer: the store is null");
+}
+
+result<std::string> writer::write(const envelope& env) {
+  auto body = encode(env);
+  if (!body) return failure{body.error()};
+  return rows_->save(*body, queue_of(env));
+}
+
+result<std::string> writer::write_encoded(std::string_view body, std::string_view queue) {
+  if (queue.empty()) return fail(errc::invalid_argument, "outbox: write_encoded needs a queue");
+  return rows_->save(body, queue);
+}
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue

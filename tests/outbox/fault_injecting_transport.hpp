@@ -1,0 +1,52 @@
+#pragma once
+// A FAULT-INJECTING transport wrapper (test only): forwards to a real transport, except that
+// the publishes whose 1-based sequence numbers are listed fail with transport_errc::unavailable
+// — the broker outage a real memory:// or redis:// transport cannot be told to produce on a
+// chosen call.
+#include <babelqueue/runtime/transport.hpp>
+
+#include <set>
+#include <string>
+
+namespace bqtest {
+
+class fault_injecting_transport final : public babelqueue::transport {
+ public:
+  explicit fault_injecting_transport(babelqueue::transport& real) : real_(real) {}
+  std::set<int> fail_publishes;  ///< 1-based publish numbers that fail
+  bool fail_every_publish = false;
+  int publishes = 0;
+
+  babelqueue::result<void> publish(std::string_view queue, std::string_view body,
+                                   const babelqueue::headers& hdrs = {}) override {
+    ++publishes;
+    if (fail_every_publish || fail_publishes.count(publishes) != 0) {
+      return babelqueue::fail(make_error_code(babelqueue::transport_errc::unavailable),
+                              "injected outage on publish " + std::to_string(publishes));
+    }
+    return real_.publish(queue, body, hdrs);
+  }
+  babelqueue::result<std::optional<babelqueue::received_message>> receive(
+      std::string_view queue, std::chrono::milliseconds timeout) override {
+    return real_.receive(queue, timeout);
+  }
+  babelqueue::result<void> ack(const babelqueue::received_message& m) override {
+    return real_.ack(m);
+  }
+  babelqueue::result<void> release(const babelqueue::received_message& m,
+                                   std::chrono::milliseconds delay = {}) override {
+    return real_.release(m, delay);
+  }
+  babelqueue::result<void> close(std::chrono::steady_clock::time_point deadline) override {
+    return real_.close(deadline);
+  }
+  std::string_view scheme() const noexcept override { return real_.scheme(); }
+  babelqueue::transport_capabilities capabilities() const noexcept override {
+    return real_.capabilities();
+  }
+
+ private:
+  babelqueue::transport& real_;
+};
+
+}  // namespace bqtest
