@@ -243,6 +243,26 @@ TEST_F(AppRules, HeadersReachTheHandlerAndSurviveARetry) {
   EXPECT_EQ(traceparent, (std::vector<std::string>{"00-abc-def-01", "00-abc-def-01"}));
 }
 
+TEST_F(AppRules, BypassExternalEffectsSkipsTheEffectOfAReplayAndOfItsRetry) {
+  app a(url(), bqtest::fast_options());
+  int effects = 0, handled = 0;
+  std::vector<bool> ran;
+  a.handle("urn:a:b:c", [&](message& m) {
+    ++handled;
+    ran.push_back(m.bypass_external_effects([&] { ++effects; }));
+    if (handled == 1) throw std::runtime_error("the replay fails once");
+  });
+  const std::string body =
+      R"({"job":"urn:a:b:c","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})";
+  bqtest::put_raw(broker, "default", body, {{"bq-replay-bypass", "1"}});
+  bqtest::put_raw(broker, "default", body);  // an ordinary delivery runs its effect
+  bqtest::put_raw(broker, "default", body, {{"bq-replay-bypass", "false"}});  // any value
+  EXPECT_EQ(a.drain().value(), 4u);  // the replay, its retry, the ordinary one, "false"
+  EXPECT_EQ(handled, 4);
+  EXPECT_EQ(effects, 1);
+  EXPECT_EQ(ran, (std::vector<bool>{false, true, false, false}));
+}
+
 TEST_F(AppRules, ReplayFlagNeedsANonEmptyHeader) {
   app a(url(), bqtest::fast_options());
   bool replay = true;
@@ -301,7 +321,8 @@ TEST_F(AppRules, PublishingJsonTextKeepsEveryNumberExactly) {
   const std::string data = R"({"neg":-12345678901234567890,"low":-9223372036854775809,"f":1.10})";
   std::string seen;
   a.handle("urn:babel:t:numbers", [&](message& m) { seen = m.data_text(); });
-  auto id = a.publish("urn:babel:t:numbers", json_text(data), {.queue = {}, .trace_id = "t-1", .hdrs = {}});
+  auto id = a.publish("urn:babel:t:numbers", json_text(data),
+                      {.queue = {}, .trace_id = "t-1", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, data);

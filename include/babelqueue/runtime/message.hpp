@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -107,6 +108,17 @@ class message {
   /// True when the `bq-replay-bypass` header is non-empty: this delivery is a deliberate
   /// replay (redrive), and handlers should skip external side effects.
   bool is_replay() const noexcept;
+  /// Runs `effect()` unless this delivery is a replay (is_replay()): wrap the external side
+  /// effects a redrive must not fire again (e-mails, charges, webhooks) — the Go
+  /// `BypassExternalEffects(ctx, fn)` / Python `bypass_external_effects(fn)` guard. The
+  /// marker survives this SDK's retries (the peers drop it on a retry), so a replayed message
+  /// that fails once is still a replay on its retry. Returns true when `effect` ran.
+  template <class Effect>
+  bool bypass_external_effects(Effect&& effect) const {
+    if (is_replay()) return false;
+    std::forward<Effect>(effect)();
+    return true;
+  }
 
   /// The envelope bytes exactly as received (unframed).
   std::string_view raw() const noexcept { return delivery_.body; }
