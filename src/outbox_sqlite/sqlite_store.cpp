@@ -1,0 +1,282 @@
+// The outbox in SQLite (outbox/sqlite_store.hpp).
+#include <babelqueue/outbox/error.hpp>
+#include <babelqueue/outbox/sqlite_store.hpp>
+
+#include <sqlite3.h>
+
+#include <cctype>
+#include <chrono>
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+namespace {
+
+constexpr std::size_t max_error_bytes = 500;
+
+// A SQLite failure as an outbox error: a busy/locked database or I/O is transient.
+babelqueue::failure db_error(sqlite3* db, int rc, const std::string& what) {
+  const int primary = rc & 0xff;
+  const bool transient = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
+                         primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN;
+  const char* text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  return fail(transient ? errc::unavailable : errc::backend, "outbox sqlite: " + what + ": " + text,
+              std::optional<native_error>(native_error{"sqlite", rc, text}));
+}
+
+bool safe_identifier(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  const auto first = static_cast<unsigned char>(name[0]);
+  if (!(std::isalpha(first) != 0 || first == '_')) return false;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!(u < 0x80 && (std::isalnum(u) != 0 || u == '_'))) return false;
+  }
+  return true;
+}
+
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// One prepared statement, finalized on scope exit.
+struct stmt {
+  sqlite3_stmt* s = nullptr;
+  ~stmt() { sqlite3_finalize(s); }
+};
+
+std::string column_text(sqlite3_stmt* s, int col) {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(s, col));
+  const int n = sqlite3_column_bytes(s, col);
+  return p == nullptr ? std::string() : std::string(p, static_cast<std::size_t>(n));
+}
+
+// Row ids are the table's integer keys as text; anything else names no row.
+bool parse_id(std::string_view id, sqlite3_int64& out) {
+  if (id.empty() || id.size() > 19) return false;
+  sqlite3_int64 v = 0;
+  for (char c : id) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+struct sqlite_store::impl {
+  sqlite3* db = nullptr;
+  bool owned = false;
+  sqlite_store_options options;
+  std::mutex mutex;
+
+  ~impl() {
+    if (owned) sqlite3_close_v2(db);
+  }
+
+  result<void> prepare(stmt& st, const std::string& sql) {
+    const int rc =
+        sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &st.s, nullptr);
+    if (rc != SQLITE_OK) return db_error(db, rc, "prepare");
+    return {};
+  }
+
+  result<std::vector<record>> select_rows(const std::string& where, std::size_t limit,
+                                          const char* status) {
+    stmt st;
+    const std::string sql =
+        "SELECT id, queue, body, status, attempts, coalesce(last_error, ''), created_at FROM " +
+        options.table + where + " ORDER BY id ASC LIMIT ?1";
+    if (auto r = prepare(st, sql); !r) return failure{r.error()};
+    sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(limit));
+    if (status != nullptr) sqlite3_bind_text(st.s, 2, status, -1, SQLITE_STATIC);
+    std::vector<record> out;
+    for (;;) {
+      const int rc = sqlite3_step(st.s);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return db_error(db, rc, "read rows");
+      record r;
+      r.id = std::to_string(sqlite3_column_int64(st.s, 0));
+      r.queue = column_text(st.s, 1);
+      r.body = column_text(st.s, 2);
+      r.status = parse_status(column_text(st.s, 3)).value_or(row_status::pending);
+      r.attempts = sqlite3_column_int64(st.s, 4);
+      r.last_error = column_text(st.s, 5);
+      r.created_at = column_text(st.s, 6);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+};
+
+sqlite_store::sqlite_store(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
+sqlite_store::~sqlite_store() = default;
+
+result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path,
+                                                         sqlite_store_options options) {
+  if (!safe_identifier(options.table)) {
+    return fail(errc::invalid_argument, "outbox sqlite: unsafe table name '" + options.table + "'");
+  }
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  auto state = std::make_unique<impl>();
+  state->db = db;
+  state->owned = true;  // closed by ~impl even when the open failed (SQLite's rule)
+  if (rc != SQLITE_OK) return db_error(db, rc, "open '" + path + "'");
+  sqlite3_busy_timeout(db, static_cast<int>(options.busy_timeout.count()));
+  // WAL lets the business writers and the relay work side by side.
+  if (const int w = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+      w != SQLITE_OK) {
+    return db_error(db, w, "set WAL");
+  }
+  state->options = std::move(options);
+  return std::unique_ptr<sqlite_store>(new sqlite_store(std::move(state)));
+}
+
+result<std::unique_ptr<sqlite_store>> sqlite_store::adopt(sqlite3* db,
+                                                          sqlite_store_options options) {
+  if (db == nullptr) return fail(errc::invalid_argument, "outbox sqlite: the connection is null");
+  if (!safe_identifier(options.table)) {
+    return fail(errc::invalid_argument, "outbox sqlite: unsafe table name '" + options.table + "'");
+  }
+  auto state = std::make_unique<impl>();
+  state->db = db;
+  state->options = std::move(options);
+  return std::unique_ptr<sqlite_store>(new sqlite_store(std::move(state)));
+}
+
+result<void> sqlite_store::migrate() {
+  std::lock_guard lock(impl_->mutex);
+  const std::string& t = impl_->options.table;
+  const std::string ddl =
+      "CREATE TABLE IF NOT EXISTS " + t +
+      " (id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body BLOB NOT NULL,"
+      " status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,"
+      " last_error TEXT, created_at TEXT NOT NULL, published_at TEXT, failed_at TEXT);"
+      "CREATE INDEX IF NOT EXISTS " +
+      t + "_pending_idx ON " + t + " (status, id);";
+  if (const int rc = sqlite3_exec(impl_->db, ddl.c_str(), nullptr, nullptr, nullptr);
+      rc != SQLITE_OK) {
+    return db_error(impl_->db, rc, "migrate");
+  }
+  return {};
+}
+
+result<std::string> sqlite_store::save(std::string_view body, std::string_view queue) {
+  if (queue.empty()) return fail(errc::invalid_argument, "outbox: save needs a queue");
+  std::lock_guard lock(impl_->mutex);
+  stmt st;
+  if (auto r = impl_->prepare(st, "INSERT INTO " + impl_->options.table +
+                                      " (queue, body, created_at) VALUES (?1, ?2, ?3)");
+      !r) {
+    return failure{r.error()};
+  }
+  const std::string now = utc_now();
+  sqlite3_bind_text(st.s, 1, queue.data(), static_cast<int>(queue.size()), SQLITE_TRANSIENT);
+  // A BLOB keeps the bytes exactly, whatever they are (the envelope is UTF-8 JSON, but the
+  // store must never be the place where bytes change).
+  sqlite3_bind_blob(st.s, 2, body.data(), static_cast<int>(body.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 3, now.c_str(), -1, SQLITE_TRANSIENT);
+  if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) return db_error(impl_->db, rc, "save");
+  return std::to_string(sqlite3_last_insert_rowid(impl_->db));
+}
+
+result<std::vector<record>> sqlite_store::fetch_unpublished(std::size_t limit) {
+  if (limit == 0) return std::vector<record>{};
+  std::lock_guard lock(impl_->mutex);
+  return impl_->select_rows(" WHERE status = ?2", limit, "pending");
+}
+
+result<void> sqlite_store::mark_published(std::span<const std::string> ids) {
+  std::lock_guard lock(impl_->mutex);
+  stmt st;
+  if (auto r = impl_->prepare(st, "UPDATE " + impl_->options.table +
+                                      " SET status = 'published', published_at = ?2"
+                                      " WHERE id = ?1 AND status = 'pending'");
+      !r) {
+    return r;
+  }
+  const std::string now = utc_now();
+  for (const auto& id : ids) {
+    sqlite3_int64 key = 0;
+    if (!parse_id(id, key)) continue;  // names no row: ignored, as unknown ids are
+    sqlite3_reset(st.s);
+    sqlite3_bind_int64(st.s, 1, key);
+    sqlite3_bind_text(st.s, 2, now.c_str(), -1, SQLITE_TRANSIENT);
+    if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) {
+      return db_error(impl_->db, rc, "mark published");
+    }
+  }
+  return {};
+}
+
+result<void> sqlite_store::mark_failed(std::string_view id, std::string_view reason) {
+  sqlite3_int64 key = 0;
+  if (!parse_id(id, key)) return {};
+  std::lock_guard lock(impl_->mutex);
+  stmt st;
+  // One statement: the count, the reason and the parking decision change together.
+  if (auto r = impl_->prepare(
+          st, "UPDATE " + impl_->options.table +
+                  " SET attempts = attempts + 1, last_error = ?2, failed_at = ?3,"
+                  " status = CASE WHEN ?4 > 0 AND attempts + 1 >= ?4 THEN 'parked' ELSE status END"
+                  " WHERE id = ?1 AND status = 'pending'");
+      !r) {
+    return r;
+  }
+  const std::string_view cut = reason.substr(0, max_error_bytes);
+  const std::string now = utc_now();
+  sqlite3_bind_int64(st.s, 1, key);
+  sqlite3_bind_text(st.s, 2, cut.data(), static_cast<int>(cut.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 3, now.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st.s, 4, impl_->options.park_after);
+  if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE)
+    return db_error(impl_->db, rc, "mark failed");
+  return {};
+}
+
+result<std::vector<record>> sqlite_store::list(const list_options& options) {
+  std::lock_guard lock(impl_->mutex);
+  if (!options.status) return impl_->select_rows("", options.limit, nullptr);
+  const std::string status(to_string(*options.status));
+  return impl_->select_rows(" WHERE status = ?2", options.limit, status.c_str());
+}
+
+result<std::size_t> sqlite_store::retry(std::span<const std::string> ids) {
+  std::lock_guard lock(impl_->mutex);
+  stmt st;
+  if (auto r = impl_->prepare(st, "UPDATE " + impl_->options.table +
+                                      " SET status = 'pending', attempts = 0"
+                                      " WHERE id = ?1 AND status = 'parked'");
+      !r) {
+    return failure{r.error()};
+  }
+  std::size_t changed = 0;
+  for (const auto& id : ids) {
+    sqlite3_int64 key = 0;
+    if (!parse_id(id, key)) continue;
+    sqlite3_reset(st.s);
+    sqlite3_bind_int64(st.s, 1, key);
+    if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE)
+      return db_error(impl_->db, rc, "retry");
+    changed += static_cast<std::size_t>(sqlite3_changes(impl_->db));
+  }
+  return changed;
+}
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue
