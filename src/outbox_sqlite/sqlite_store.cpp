@@ -26,7 +26,7 @@ babelqueue::failure db_error(sqlite3* db, int rc, const std::string& what) {
                          primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN;
   const char* text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   return fail(transient ? errc::unavailable : errc::backend, "outbox sqlite: " + what + ": " + text,
-              std::optional<native_error>(native_error{"sqlite", rc, text}));
+              native_error{"sqlite", rc, text});
 }
 
 bool safe_identifier(const std::string& name) {

@@ -49,11 +49,13 @@ inline std::error_code make_error_code(errc e) noexcept {
 }
 
 /// Builds a failed result: `return idempotency::fail(errc::backend, "why", native)`.
-inline babelqueue::failure fail(errc code, std::string message,
-                                std::optional<native_error> native = std::nullopt) {
+inline babelqueue::failure fail(errc code, std::string message) {
+  return babelqueue::failure{error_info{code, std::move(message)}};
+}
+/// The same with the backend's own code and text (hiredis, SQLite, libpq).
+inline babelqueue::failure fail(errc code, std::string message, native_error native) {
   return babelqueue::failure{error_info{code, std::move(message), {}, std::move(native)}};
 }
-
 }  // namespace idempotency
 }  // namespace v1
 }  // namespace babelqueue
