@@ -3,6 +3,7 @@
 // (save rolled back with the business change), parking and retry, and the relay over it.
 #include "outbox/fault_injecting_transport.hpp"
 #include "runtime/test_util.hpp"
+#include "support/services.hpp"
 
 #include <babelqueue/memory/memory_transport.hpp>
 #include <babelqueue/outbox/error.hpp>
@@ -23,7 +24,8 @@ using namespace babelqueue;
 class OutboxSqlite : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = std::filesystem::temp_directory_path() / bqtest::unique_broker("outbox-sqlite");
+    // unique_name() carries the pid: CTest runs each test in its own process, in parallel.
+    dir = std::filesystem::temp_directory_path() / bqtest::unique_name("outbox-sqlite");
     std::filesystem::create_directories(dir);
     path = (dir / "app.db").string();
   }
