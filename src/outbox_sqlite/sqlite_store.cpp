@@ -118,6 +118,25 @@ struct sqlite_store::impl {
     }
     return out;
   }
+
+  // Runs an UPDATE keyed on ?1 = each row id (ids that name no row are skipped, as unknown
+  // ids are) with ?2 = `stamp` when given; returns how many rows changed.
+  result<std::size_t> update_each(const std::string& sql, std::span<const std::string> ids,
+                                  const std::string* stamp, const char* what) {
+    stmt st;
+    if (auto r = prepare(st, sql); !r) return failure{r.error()};
+    std::size_t changed = 0;
+    for (const auto& id : ids) {
+      sqlite3_int64 key = 0;
+      if (!parse_id(id, key)) continue;
+      sqlite3_reset(st.s);
+      sqlite3_bind_int64(st.s, 1, key);
+      if (stamp != nullptr) sqlite3_bind_text(st.s, 2, stamp->c_str(), -1, SQLITE_TRANSIENT);
+      if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) return db_error(db, rc, what);
+      changed += static_cast<std::size_t>(sqlite3_changes(db));
+    }
+    return changed;
+  }
 };
 
 sqlite_store::sqlite_store(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
@@ -202,24 +221,12 @@ result<std::vector<record>> sqlite_store::fetch_unpublished(std::size_t limit) {
 
 result<void> sqlite_store::mark_published(std::span<const std::string> ids) {
   std::lock_guard lock(impl_->mutex);
-  stmt st;
-  if (auto r = impl_->prepare(st, "UPDATE " + impl_->options.table +
-                                      " SET status = 'published', published_at = ?2"
-                                      " WHERE id = ?1 AND status = 'pending'");
-      !r) {
-    return r;
-  }
   const std::string now = utc_now();
-  for (const auto& id : ids) {
-    sqlite3_int64 key = 0;
-    if (!parse_id(id, key)) continue;  // names no row: ignored, as unknown ids are
-    sqlite3_reset(st.s);
-    sqlite3_bind_int64(st.s, 1, key);
-    sqlite3_bind_text(st.s, 2, now.c_str(), -1, SQLITE_TRANSIENT);
-    if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) {
-      return db_error(impl_->db, rc, "mark published");
-    }
-  }
+  auto r = impl_->update_each("UPDATE " + impl_->options.table +
+                                  " SET status = 'published', published_at = ?2"
+                                  " WHERE id = ?1 AND status = 'pending'",
+                              ids, &now, "mark published");
+  if (!r) return failure{r.error()};
   return {};
 }
 
@@ -257,24 +264,10 @@ result<std::vector<record>> sqlite_store::list(const list_options& options) {
 
 result<std::size_t> sqlite_store::retry(std::span<const std::string> ids) {
   std::lock_guard lock(impl_->mutex);
-  stmt st;
-  if (auto r = impl_->prepare(st, "UPDATE " + impl_->options.table +
-                                      " SET status = 'pending', attempts = 0"
-                                      " WHERE id = ?1 AND status = 'parked'");
-      !r) {
-    return failure{r.error()};
-  }
-  std::size_t changed = 0;
-  for (const auto& id : ids) {
-    sqlite3_int64 key = 0;
-    if (!parse_id(id, key)) continue;
-    sqlite3_reset(st.s);
-    sqlite3_bind_int64(st.s, 1, key);
-    if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE)
-      return db_error(impl_->db, rc, "retry");
-    changed += static_cast<std::size_t>(sqlite3_changes(impl_->db));
-  }
-  return changed;
+  return impl_->update_each("UPDATE " + impl_->options.table +
+                                " SET status = 'pending', attempts = 0"
+                                " WHERE id = ?1 AND status = 'parked'",
+                            ids, nullptr, "retry");
 }
 
 }  // namespace outbox
