@@ -2,15 +2,21 @@
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/memory_store.hpp>
 
-#include <algorithm>
-
 namespace babelqueue {
 inline namespace v1 {
 namespace outbox {
 
+// Ids are "ob-<N>" with N the 1-based insertion number, so a row's index is derived from
+// its id instead of searched for (mark_* run once per row of every pass).
 record* memory_store::find(std::string_view id) {
-  auto it = std::find_if(rows_.begin(), rows_.end(), [&](const record& r) { return r.id == id; });
-  return it == rows_.end() ? nullptr : &*it;
+  constexpr std::string_view prefix = "ob-";
+  if (id.size() <= prefix.size() || id.substr(0, prefix.size()) != prefix) return nullptr;
+  std::size_t n = 0;
+  for (char c : id.substr(prefix.size())) {
+    if (c < '0' || c > '9' || n > rows_.size()) return nullptr;
+    n = n * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return n >= 1 && n <= rows_.size() ? &rows_[n - 1] : nullptr;
 }
 
 result<std::string> memory_store::save(std::string_view body, std::string_view queue) {
