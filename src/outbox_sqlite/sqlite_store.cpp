@@ -125,6 +125,13 @@ struct sqlite_store::impl {
                                   const std::string* stamp, const char* what) {
     stmt st;
     if (auto r = prepare(st, sql); !r) return failure{r.error()};
+    // One savepoint for the whole list: one commit (one sync) per pass instead of one per
+    // row, and all-or-nothing. A SAVEPOINT nests inside a transaction the caller of an
+    // adopted connection has open, where BEGIN would fail.
+    if (const int rc = sqlite3_exec(db, "SAVEPOINT bq_outbox_update", nullptr, nullptr, nullptr);
+        rc != SQLITE_OK) {
+      return db_error(db, rc, what);
+    }
     std::size_t changed = 0;
     for (const auto& id : ids) {
       sqlite3_int64 key = 0;
@@ -132,8 +139,17 @@ struct sqlite_store::impl {
       sqlite3_reset(st.s);
       sqlite3_bind_int64(st.s, 1, key);
       if (stamp != nullptr) sqlite3_bind_text(st.s, 2, stamp->c_str(), -1, SQLITE_TRANSIENT);
-      if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) return db_error(db, rc, what);
+      if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) {
+        auto failed = db_error(db, rc, what);
+        sqlite3_exec(db, "ROLLBACK TO bq_outbox_update; RELEASE bq_outbox_update", nullptr, nullptr,
+                     nullptr);
+        return failed;
+      }
       changed += static_cast<std::size_t>(sqlite3_changes(db));
+    }
+    if (const int rc = sqlite3_exec(db, "RELEASE bq_outbox_update", nullptr, nullptr, nullptr);
+        rc != SQLITE_OK) {
+      return db_error(db, rc, what);
     }
     return changed;
   }
