@@ -1,10 +1,11 @@
 // The outbox in SQLite (outbox/sqlite_store.hpp).
+#include "core/sql_identifier.hpp"
+
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/sqlite_store.hpp>
 
 #include <sqlite3.h>
 
-#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <mutex>
@@ -27,17 +28,6 @@ babelqueue::failure db_error(sqlite3* db, int rc, const std::string& what) {
   const char* text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   return fail(transient ? errc::unavailable : errc::backend, "outbox sqlite: " + what + ": " + text,
               native_error{"sqlite", rc, text});
-}
-
-bool safe_identifier(const std::string& name) {
-  if (name.empty() || name.size() > 63) return false;
-  const auto first = static_cast<unsigned char>(name[0]);
-  if (!(std::isalpha(first) != 0 || first == '_')) return false;
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if (!(u < 0x80 && (std::isalnum(u) != 0 || u == '_'))) return false;
-  }
-  return true;
 }
 
 std::string utc_now() {
@@ -160,7 +150,7 @@ sqlite_store::~sqlite_store() = default;
 
 result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path,
                                                          sqlite_store_options options) {
-  if (!safe_identifier(options.table)) {
+  if (!babelqueue::detail::safe_sql_identifier(options.table)) {
     return fail(errc::invalid_argument, "outbox sqlite: unsafe table name '" + options.table + "'");
   }
   sqlite3* db = nullptr;
@@ -184,7 +174,7 @@ result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path
 result<std::unique_ptr<sqlite_store>> sqlite_store::adopt(sqlite3* db,
                                                           sqlite_store_options options) {
   if (db == nullptr) return fail(errc::invalid_argument, "outbox sqlite: the connection is null");
-  if (!safe_identifier(options.table)) {
+  if (!babelqueue::detail::safe_sql_identifier(options.table)) {
     return fail(errc::invalid_argument, "outbox sqlite: unsafe table name '" + options.table + "'");
   }
   auto state = std::make_unique<impl>();
