@@ -6,6 +6,7 @@
 // (typed error) and back (recovery), URL/db/prefix handling and both wraps on the runtime.
 #include "idempotency/store_contract.hpp"
 #include "redis/redis_fixture.hpp"
+#include "redis/tls_certificates.hpp"
 #include "runtime/test_util.hpp"
 
 #include <babelqueue/idempotency/error.hpp>
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -332,6 +334,36 @@ TEST_F(IdempotencyRedis, AWrongTypeKeyIsABackendError) {
   ASSERT_TRUE(r.error().native);
   EXPECT_EQ(r.error().native->source, "redis");
   EXPECT_NE(r.error().message.find("WRONGTYPE"), std::string::npos) << r.error().message;
+}
+
+// rediss://: the store runs on the transport's TLS code (a server serving TLS, its CA).
+class IdempotencyRedisTls : public bqtest::RedisTest {
+ protected:
+  static void SetUpTestSuite() {
+    if (bqtest::cert_dir().empty() || !bqtest::make_certificates(bqtest::cert_dir(), why_)) return;
+    bqtest::redis_server::config c;
+    c.tls_dir = bqtest::cert_dir();
+    start(c);
+  }
+  static void TearDownTestSuite() {
+    server_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(bqtest::cert_dir(), ec);
+  }
+};
+
+TEST_F(IdempotencyRedisTls, WorksOverRedissAndRefusesAnUntrustedServer) {
+  const std::string base = "rediss://127.0.0.1:" + std::to_string(server_->tls_port()) +
+                           "?connect_timeout=500ms&tls_ca_file=" + bqtest::cert_dir();
+  auto s = idempotency::redis_store::open(base + "/ca.crt");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_TRUE((*s)->remember("tls-1"));
+  EXPECT_TRUE((*s)->claim("tls-2", 1h).value());
+  EXPECT_EQ(raw_->integer({"EXISTS", "bq:idemp:tls-1"}), 1);  // the same server, plain port
+  EXPECT_EQ(raw_->integer({"EXISTS", "bq:idemp-claim:tls-2"}), 1);
+  auto untrusted = idempotency::redis_store::open(base + "/other-ca.crt");
+  ASSERT_FALSE(untrusted);
+  EXPECT_EQ(untrusted.error().code, idempotency::errc::unavailable) << untrusted.error().message;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // certificates are made with the openssl CLI once per test process; the server listens on a
 // TLS port (and a plain one the assertions use).
 #include "redis/redis_fixture.hpp"
+#include "redis/tls_certificates.hpp"
 #include "support/files.hpp"
 
 #include <babelqueue/runtime/url.hpp>
@@ -16,43 +17,8 @@ using babelqueue::errc;
 using babelqueue::transport_errc;
 using babelqueue::test::shell_quote;
 
-namespace {
-
-// Makes ca.crt, server.{crt,key} (SAN localhost + 127.0.0.1), client.{crt,key} and
-// other-ca.crt (an unrelated CA) in `dir`; false when openssl is missing or fails.
-bool make_certificates(const std::string& dir, std::string& why) {
-  const std::string d = shell_quote(dir);
-  const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  std::string script =
-      "set -e; mkdir -p " + d + "; cd " + d + "; exec >openssl.log 2>&1\n" +
-      "openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 2 -subj /CN=bq-test-ca\n" +
-      "openssl req -x509 " + key +
-      " -keyout other-ca.key -out other-ca.crt -days 2 -subj /CN=bq-other-ca\n" +
-      "openssl req " + key + " -keyout server.key -out server.csr -subj /CN=localhost\n" +
-      "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > server.ext\n" +
-      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
-      "-out server.crt -days 2 -extfile server.ext\n" +
-      "openssl req " + key + " -keyout client.key -out client.csr -subj /CN=bq-client\n" +
-      "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
-      "-out client.crt -days 2\n" +
-      "chmod 644 *.key\n";
-  if (std::system(("sh -c " + shell_quote(script)).c_str()) != 0) {
-    why = "openssl could not make test certificates: " +
-          babelqueue::test::read_file(dir + "/openssl.log");
-    return false;
-  }
-  return true;
-}
-
-std::string cert_dir() {
-  static const std::string dir = [] {
-    char tmpl[] = "/tmp/bq-redis-tls-XXXXXX";
-    return std::string(::mkdtemp(tmpl) != nullptr ? tmpl : "");
-  }();
-  return dir;
-}
-
-}  // namespace
+using bqtest::cert_dir;
+using bqtest::make_certificates;
 
 class RedisTls : public bqtest::RedisTest {
  protected:
