@@ -71,6 +71,20 @@ std::size_t broker::depth(std::string_view queue) {
   return it == queues_.end() ? 0 : it->second.ready.size() + it->second.delayed.size();
 }
 
+std::vector<stored_message> broker::peek(std::string_view queue, std::size_t offset,
+                                         std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  std::vector<stored_message> out;
+  auto it = queues_.find(queue);
+  if (it == queues_.end()) return out;
+  auto& q = it->second;
+  promote_due(q, clock::now());
+  for (std::size_t i = offset; i < q.ready.size() && out.size() < limit; ++i) {
+    out.push_back(q.ready[i]);
+  }
+  return out;
+}
+
 std::size_t broker::in_flight(std::string_view queue) {
   std::lock_guard lock(mutex_);
   auto it = queues_.find(queue);

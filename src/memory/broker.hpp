@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -32,6 +33,8 @@ class broker {
   /// closing consumer; tail: released, visible from `due`).
   void settle(std::string_view queue, stored_message* m, requeue where, clock::time_point due);
   std::size_t depth(std::string_view queue);
+  /// Copies of ready messages `offset`..`offset + limit` (due delayed ones promoted first).
+  std::vector<stored_message> peek(std::string_view queue, std::size_t offset, std::size_t limit);
   std::size_t in_flight(std::string_view queue);
 
  private:

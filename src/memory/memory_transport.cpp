@@ -79,6 +79,17 @@ result<std::optional<received_message>> memory_transport::receive(
   return std::optional<received_message>(std::move(out));
 }
 
+result<std::vector<peeked_message>> memory_transport::peek(std::string_view queue,
+                                                           std::size_t offset, std::size_t limit) {
+  if (closed_) return fail(transport_errc::closed, "memory transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
+  std::vector<peeked_message> out;
+  for (auto& m : broker_->peek(queue, offset, limit)) {
+    out.push_back(peeked_message{std::move(m.body), std::move(m.hdrs)});
+  }
+  return out;
+}
+
 result<void> memory_transport::settle(const received_message& message, bool requeue,
                                       std::chrono::milliseconds delay) {
   if (closed_) return fail(transport_errc::closed, "memory transport is closed");
@@ -127,7 +138,8 @@ void register_transport() {
         query_options options(url);
         if (auto r = options.finish("memory"); !r) return fail(r.error());
         if (!url.user.empty() || url.has_password || url.port) {
-          return fail(transport_errc::invalid_argument, "memory:// takes only a name: memory://NAME");
+          return fail(transport_errc::invalid_argument,
+                      "memory:// takes only a name: memory://NAME");
         }
         return std::unique_ptr<transport>(std::make_unique<memory_transport>(url.location()));
       });

@@ -452,4 +452,34 @@ next_step length_op::finish(std::optional<error_info>& error) {
   return next_step::done;
 }
 
+// -- peek -----------------------------------------------------------------------------------
+
+range_op::range_op(std::string_view key, std::int64_t first, std::int64_t last)
+    : key_(key), first_(std::to_string(first)), last_(std::to_string(last)) {
+  what = "redis LRANGE failed";
+}
+
+void range_op::compose(request& req, script_shas) {
+  ok_ = false;
+  values.clear();
+  req.push({"LRANGE", key_, first_, last_}, {k_single});
+}
+
+void range_op::on_reply(const command_meta&, const redisReply& reply) {
+  if (reply.type != REDIS_REPLY_ARRAY) return;
+  values.reserve(reply.elements);
+  for (std::size_t i = 0; i < reply.elements; ++i) {
+    const redisReply* e = reply.element[i];
+    if (e == nullptr || e->type != REDIS_REPLY_STRING) return;
+    values.emplace_back(e->str, e->len);
+  }
+  ok_ = true;
+}
+
+next_step range_op::finish(std::optional<error_info>& error) {
+  if (!error && !ok_)
+    error = redis_error(fault::unexpected_reply, "redis LRANGE failed", "unexpected reply");
+  return next_step::done;
+}
+
 }  // namespace babelqueue::inline v1::redis::detail

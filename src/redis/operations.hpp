@@ -9,6 +9,7 @@
 //   unreserve_op  prefetched reservations back to the head      receive (other queue), close
 //   recover_op    the recover script                            recover
 //   length_op     LLEN                                          list_length
+//   range_op      LRANGE                                        peek
 //
 // Deferred acks ride in front of a publish or inside a receive's reserving script: the
 // operation takes them from transport_state::pending in compose(), gives them back in undo()
@@ -219,6 +220,21 @@ class length_op final : public operation {
 
  private:
   std::string_view key_;
+  bool ok_ = false;
+};
+
+/// LRANGE key first last: the stored values (frames included) from the head.
+class range_op final : public operation {
+ public:
+  range_op(std::string_view key, std::int64_t first, std::int64_t last);
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  next_step finish(std::optional<error_info>& error) override;
+  std::vector<std::string> values;
+
+ private:
+  std::string_view key_;
+  std::string first_, last_;
   bool ok_ = false;
 };
 

@@ -4,14 +4,14 @@
 #include "redis/failure.hpp"
 #include "redis/operations.hpp"
 #include "redis/validate.hpp"
+#include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
 
-#include "runtime/binding_support.hpp"
-
 #include <algorithm>
 #include <deque>
+#include <limits>
 
 namespace babelqueue::inline v1::redis {
 
@@ -194,7 +194,8 @@ result<void> redis_transport::ack(const received_message& message) {
   if (impl_->closed) return closed_error();
   reservation* r = handle_of(message, this);
   if (r == nullptr)
-    return fail(transport_errc::invalid_argument, "message was not received by this redis transport");
+    return fail(transport_errc::invalid_argument,
+                "message was not received by this redis transport");
   if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   r->settled = true;
   auto& pending = impl_->state.pending;
@@ -234,7 +235,8 @@ result<void> redis_transport::release(const received_message& message,
   }
   reservation* r = handle_of(message, this);
   if (r == nullptr)
-    return fail(transport_errc::invalid_argument, "message was not received by this redis transport");
+    return fail(transport_errc::invalid_argument,
+                "message was not received by this redis transport");
   if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   if (auto f = flush(); !f) return f;
   detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
@@ -275,6 +277,27 @@ result<std::int64_t> redis_transport::list_length(std::string_view key) {
   if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   return op.length;
+}
+
+result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue,
+                                                          std::size_t offset, std::size_t limit) {
+  if (impl_->closed) return closed_error();
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
+  std::vector<peeked_message> out;
+  constexpr auto max_index = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+  if (limit == 0 || offset >= max_index) return out;
+  const auto first = static_cast<std::int64_t>(offset);
+  const std::size_t count = std::min(limit, max_index - offset);  // offset + count <= max
+  const auto last = static_cast<std::int64_t>(offset + count - 1);
+  detail::range_op op(queue, first, last);
+  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+    return fail(r.error());
+  out.reserve(op.values.size());
+  for (const auto& raw : op.values) {
+    auto un = binding::unframe(raw);
+    out.push_back(peeked_message{std::move(un.body), headers(un.hdrs.begin(), un.hdrs.end())});
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -57,6 +58,10 @@ constexpr std::string_view ack_sql =
 constexpr std::string_view release_sql =
     "UPDATE bq_messages SET reserved_until = NULL, available_at = ?3 "
     "WHERE id = ?1 AND delivery_count = ?2 AND reserved_until IS NOT NULL";
+// ?1 queue, ?2 now, ?3 limit, ?4 offset: the rows receive() would hand out next, in its order.
+constexpr std::string_view peek_sql =
+    "SELECT body, headers FROM bq_messages WHERE queue = ?1 AND available_at <= ?2 "
+    "ORDER BY available_at, id LIMIT ?3 OFFSET ?4";
 constexpr std::string_view stats_sql =
     "SELECT COALESCE(SUM(available_at <= ?2), 0), "
     "COALESCE(SUM(available_at > ?2 AND reserved_until IS NULL), 0), "
@@ -75,7 +80,7 @@ result<void> run(d::statement& st) {
 struct sqlite_transport::impl {
   d::connection db;
   d::statement begin, commit, rollback;
-  d::statement insert, next, reserve, ack, release, stats;
+  d::statement insert, next, reserve, ack, release, stats, peek;
   // Reservations handed out by this instance and not yet settled, keyed by the handle's
   // address. weak_ptr: a message dropped unsettled does not pin memory, and a reused
   // address is told apart because the expired entry no longer locks to the same object.
@@ -93,7 +98,8 @@ struct sqlite_transport::impl {
                                                               {&reserve, reserve_sql},
                                                               {&ack, ack_sql},
                                                               {&release, release_sql},
-                                                              {&stats, stats_sql}};
+                                                              {&stats, stats_sql},
+                                                              {&peek, peek_sql}};
     for (const auto& [slot, sql] : all) {
       auto st = db.prepare(sql);
       if (!st) return fail(st.error());
@@ -315,6 +321,30 @@ result<std::optional<received_message>> sqlite_transport::receive(std::string_vi
   }
 }
 
+result<std::vector<peeked_message>> sqlite_transport::peek(std::string_view queue,
+                                                           std::size_t offset, std::size_t limit) {
+  if (auto r = check_queue(*impl_, queue); !r) return fail(r.error());
+  std::vector<peeked_message> out;
+  if (limit == 0) return out;
+  constexpr auto max_int = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+  auto& st = impl_->peek;
+  d::reset_guard guard(st);
+  st.bind_text(1, queue);
+  st.bind(2, d::wall_ms());
+  st.bind(3, static_cast<std::int64_t>(std::min(limit, max_int)));
+  st.bind(4, static_cast<std::int64_t>(std::min(offset, max_int)));
+  for (;;) {
+    auto row = st.step();
+    if (!row) return fail(row.error());
+    if (!*row) break;
+    peeked_message m;
+    m.body = st.column_bytes(0);
+    if (!st.column_is_null(1)) m.hdrs = d::headers_from_json(st.column_bytes(1));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 result<void> sqlite_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "sqlite transport is closed");
   auto token = impl_->find(message);
@@ -326,8 +356,9 @@ result<void> sqlite_transport::release(const received_message& message, millisec
   if (impl_->closed) return fail(transport_errc::closed, "sqlite transport is closed");
   if (delay.count() < 0 || delay > max_release_delay) {
     return fail(transport_errc::invalid_argument, "sqlite: release delay must be within 0.." +
-                                            std::to_string(max_release_delay.count()) + "ms, got " +
-                                            std::to_string(delay.count()) + "ms");
+                                                      std::to_string(max_release_delay.count()) +
+                                                      "ms, got " + std::to_string(delay.count()) +
+                                                      "ms");
   }
   auto token = impl_->find(message);
   if (!token) return fail(token.error());

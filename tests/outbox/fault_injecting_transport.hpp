@@ -40,6 +40,11 @@ class fault_injecting_transport final : public babelqueue::transport {
   babelqueue::result<void> close(std::chrono::steady_clock::time_point deadline) override {
     return real_.close(deadline);
   }
+  babelqueue::result<std::vector<babelqueue::peeked_message>> peek(std::string_view queue,
+                                                                   std::size_t offset,
+                                                                   std::size_t limit) override {
+    return real_.peek(queue, offset, limit);
+  }
   std::string_view scheme() const noexcept override { return real_.scheme(); }
   babelqueue::transport_capabilities capabilities() const noexcept override {
     return real_.capabilities();

@@ -47,9 +47,12 @@ class memory_transport final : public transport {
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Copies of the ready messages in queue order (a delayed message is listed once due).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
   std::string_view scheme() const noexcept override { return "memory"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = false};
+    return {.native_delay = true, .headers = true, .delivery_count = false, .peek = true};
   }
 
  private:

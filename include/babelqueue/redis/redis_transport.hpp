@@ -57,10 +57,10 @@
 /// Any I/O error drops the connection; the next call reconnects with exponential backoff
 /// (`reconnect_backoff_min`…`_max`, with ±50 % jitter), re-authenticates, re-selects the db
 /// and reloads the scripts. publish(), ack(), release() and flush() retry within
-/// `command_timeout`, then fail with transport_errc::unavailable (never hang, never crash; SIGPIPE is
-/// suppressed per call). receive() keeps trying until its own timeout and then fails with
-/// transport_errc::unavailable, so a consume loop sees the outage and can log it; the next receive()
-/// tries again. A command whose reply was lost may have executed: a resent publish can
+/// `command_timeout`, then fail with transport_errc::unavailable (never hang, never crash; SIGPIPE
+/// is suppressed per call). receive() keeps trying until its own timeout and then fails with
+/// transport_errc::unavailable, so a consume loop sees the outage and can log it; the next
+/// receive() tries again. A command whose reply was lost may have executed: a resent publish can
 /// duplicate a message, a reservation whose reply was lost stays in `:processing` until
 /// recover() — both at-least-once, neither a loss.
 ///
@@ -69,8 +69,8 @@
 /// is verified against `tls_ca_file` (else the system trust store) and its name against
 /// `tls_server_name` (else the URL host; an IP host is matched against IP SANs). A client
 /// certificate (`tls_cert_file` + `tls_key_file`) serves servers that set
-/// `tls-auth-clients yes`. A failed verification is transport_errc::unavailable naming OpenSSL's reason;
-/// an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
+/// `tls-auth-clients yes`. A failed verification is transport_errc::unavailable naming OpenSSL's
+/// reason; an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
 /// handshake. The `tls_*` keys are refused on `redis://`.
 ///
 /// ## URL
@@ -192,18 +192,23 @@ class redis_transport final : public transport {
   /// delay 0: moves the stored value (same bytes, same frame) from `:processing` back to the
   /// END of the ready list (RPUSH) in one script — the end, so that a message nobody can
   /// handle (unknown-URN `release`) does not starve the rest of the queue by coming straight
-  /// back to the consumer that just gave it up. delay > 0: transport_errc::not_supported (plain Redis
-  /// lists have no delay; no peer reads a delayed set in this layout).
+  /// back to the consumer that just gave it up. delay > 0: transport_errc::not_supported (plain
+  /// Redis lists have no delay; no peer reads a delayed set in this layout).
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   /// Flushes deferred acks (bounded by `deadline` and command_timeout), then disconnects.
   /// Unsettled messages stay in `:processing` (recover() returns them).
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
 
+  /// LRANGE on the ready list (one round trip, read-only): the next messages a receive()
+  /// would take, frames removed. Messages in `:processing` are not listed.
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
+
   /// "rediss" when the connection uses TLS (options::tls), else "redis".
   std::string_view scheme() const noexcept override { return opts_.tls ? "rediss" : "redis"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = false, .headers = true, .delivery_count = false};
+    return {.native_delay = false, .headers = true, .delivery_count = false, .peek = true};
   }
 
   /// Sends the deferred acks now and waits for their replies.

@@ -45,6 +45,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -84,6 +85,14 @@ struct retry_route {
   headers hdrs;
 };
 
+/// One message seen by transport::peek(): a copy, the queue still holds it.
+struct peeked_message {
+  /// The envelope bytes exactly as stored (any binding frame removed).
+  std::string body;
+  /// Its out-of-band headers; empty when the binding carries none.
+  headers hdrs;
+};
+
 /// What a binding can do natively. The runtime consults it; callers may too.
 struct transport_capabilities {
   /// release() honours a non-zero delay.
@@ -94,6 +103,10 @@ struct transport_capabilities {
   bool headers = false;
   /// receive() fills received_message::delivery_count.
   bool delivery_count = false;
+  /// peek() lists a queue without taking, settling or reordering anything (memory, sqlite,
+  /// redis). Where it is false, operators who list a queue must receive and release, which
+  /// on most brokers moves the messages to the back and may bump their delivery counter.
+  bool peek = false;
 };
 
 /// The abstract transport. See the file comment for the thread-safety contract.
@@ -169,6 +182,20 @@ class transport {
     return {original.queue, {}};
   }
 
+  /// Copies of up to `limit` messages that are ready in `queue`, oldest (next to be
+  /// received) first, skipping the first `offset` of them; the queue is left exactly as it
+  /// was (nothing is reserved, moved or counted as a delivery). Messages reserved by a
+  /// consumer or delayed are not listed. The default answers transport_errc::not_supported
+  /// (capabilities().peek is false): a broker that cannot browse.
+  virtual result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                                   std::size_t limit) {
+    (void)queue;
+    (void)offset;
+    (void)limit;
+    return fail(
+        transport_errc::not_supported,
+        std::string(scheme()) + ": this transport cannot list a queue without taking messages");
+  }
   /// The URL scheme this instance was opened with (`memory`, `sqlite`, `redis`, ...).
   virtual std::string_view scheme() const noexcept = 0;
 

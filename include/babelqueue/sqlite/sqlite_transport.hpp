@@ -142,9 +142,14 @@ class sqlite_transport final : public transport {
   /// Unsettled messages are not touched: they come back after their visibility timeout.
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
 
+  /// The available rows in receive() order (one read-only SELECT: nothing is reserved and no
+  /// delivery_count changes); reserved and delayed rows are not listed.
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
+
   std::string_view scheme() const noexcept override { return "sqlite"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = true};
+    return {.native_delay = true, .headers = true, .delivery_count = true, .peek = true};
   }
   // reconcile_attempts(): the seam's default (body attempts); see the file comment.
 
