@@ -9,6 +9,9 @@ object per line on stdout; the C++ test parses them.
     peer.py failing  URL QUEUE                   publish one message, fail it until the DLQ; prints attempts seen
     peer.py pop      URL QUEUE                   one transport pop (its sweep runs first), ack; prints the body
     peer.py pop-noack URL QUEUE                  one transport pop, then exit without ack (a crashed consumer)
+    peer.py dead-letter URL QUEUE                publish one message, fail it into QUEUE.dlq and leave it there
+    peer.py consume-replays URL QUEUE N          consume N `urn:babel:interop:fails` with the runtime; prints
+                                                 attempts, dead_letter presence, is_replay() and the headers
 """
 
 import sys
@@ -17,6 +20,7 @@ from babelqueue import BabelQueue
 from babelqueue.codec import EnvelopeCodec
 from babelqueue.redis_transport import RedisTransport
 
+from babelqueue.headers import headers_from_context
 from peer_common import consume, out, publish
 
 
@@ -52,6 +56,37 @@ def failing(url, queue):
          "dlq_reason": dlq and dlq.get("dead_letter", {}).get("reason")})
 
 
+def dead_letter(url, queue):
+    app = BabelQueue(url, queue=queue, max_attempts=2, dead_letter=True)
+
+    def handler(data, meta, envelope):
+        raise RuntimeError("python handler always fails")
+
+    app.register("urn:babel:interop:fails", handler)
+    mid = app.publish("urn:babel:interop:fails", {"n": 1, "big": 12345678901234567890},
+                      trace_id="trace-redrive-interop")
+    app.consume(queue, max_messages=10, timeout=1.0, handle_signals=False)
+    out({"id": mid})
+
+
+def consume_replays(url, queue, n):
+    from babelqueue.replay import is_replay
+
+    app = BabelQueue(url, queue=queue)
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append({"id": meta.get("id"), "trace_id": envelope.get("trace_id"),
+                     "attempts": envelope.get("attempts"), "data": data,
+                     "has_dead_letter": "dead_letter" in envelope, "is_replay": bool(is_replay()),
+                     "headers": dict(headers_from_context())})
+
+    app.register("urn:babel:interop:fails", handler)
+    app.consume(queue, max_messages=int(n), timeout=3.0, handle_signals=False)
+    for s in seen:
+        out(s)
+
+
 def pop(url, queue, ack=True):
     t = RedisTransport(url)
     msg = t.pop(queue, timeout=2.0)
@@ -70,4 +105,5 @@ def pop_noack(url, queue):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"publish": publish, "consume": consume, "read-dlq": read_dlq, "failing": failing,
-     "pop": pop, "pop-noack": pop_noack}[cmd](*args)
+     "pop": pop, "pop-noack": pop_noack, "dead-letter": dead_letter,
+     "consume-replays": consume_replays}[cmd](*args)

@@ -2,13 +2,18 @@
 // The peer's interpreter comes from $BABELQUEUE_PEER_PYTHON, else build/peer-python.txt
 // (written by scripts/setup-python-peer.sh). Without a peer the tests skip, except under CI
 // (CI=true), where a missing peer is a failure.
-#include "redis/redis_server.hpp"
 #include "interop/python_peer.hpp"
+#include "redis/redis_server.hpp"
 #include "support/files.hpp"
 
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
+#include <babelqueue/runtime/app.hpp>
+#if BABELQUEUE_HAVE_REDRIVE
+#include <babelqueue/redrive/dead_letters.hpp>
+#include <babelqueue/redrive/redrive.hpp>
+#include <babelqueue/runtime/url.hpp>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -255,3 +260,45 @@ TEST_F(RedisPythonInterop, CppRecoversAStuckPythonReservation) {
   ASSERT_TRUE(again && again->has_value());
   EXPECT_EQ((*again)->body, body);
 }
+
+#if BABELQUEUE_HAVE_REDRIVE
+// Redrive across SDKs: a DLQ written by the Python SDK's runtime is redriven by this SDK with
+// the replay marker, and a Python consumer receives the reset message with is_replay() true
+// and bq-replay-bypass surfaced — the trace_id and every number intact.
+TEST_F(RedisPythonInterop, CppRedrivesAPythonDeadLetterToAPythonConsumerAsAReplay) {
+  auto dl = run_peer(python_, {"dead-letter", url_, "pyredrive"});
+  ASSERT_EQ(dl.size(), 1u);
+  const std::string id = dl[0]["id"];
+  auto t = babelqueue::open_transport(url_);
+  ASSERT_TRUE(t) << t.error().message;
+  auto listed = babelqueue::list_dead_letters(**t, "pyredrive.dlq");
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, id);
+  EXPECT_EQ((*listed)[0].reason, "failed");
+  EXPECT_EQ((*listed)[0].lang, "python");
+  EXPECT_EQ((*listed)[0].original_queue, "pyredrive");
+
+  babelqueue::redrive_options o;
+  o.bypass = true;
+  o.receive_timeout = 500ms;
+  auto report = babelqueue::redrive(**t, "pyredrive.dlq", o);
+  ASSERT_TRUE(report.ok()) << report.error->message;
+  ASSERT_EQ(report.redriven, 1u);
+  EXPECT_EQ(report.items[0].id, id);
+  EXPECT_EQ(report.items[0].trace_id, "trace-redrive-interop");
+  EXPECT_EQ(report.items[0].to, "pyredrive");
+  EXPECT_TRUE(report.items[0].bypassed);
+  (void)(*t)->close(std::chrono::steady_clock::now() + 1s);
+
+  auto seen = run_peer(python_, {"consume-replays", url_, "pyredrive", "1"});
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]["id"], id);
+  EXPECT_EQ(seen[0]["trace_id"], "trace-redrive-interop");
+  EXPECT_EQ(seen[0]["attempts"], 0);
+  EXPECT_EQ(seen[0]["has_dead_letter"], false);
+  EXPECT_EQ(seen[0]["is_replay"], true);
+  EXPECT_EQ(seen[0]["headers"]["bq-replay-bypass"], "1");
+  EXPECT_EQ(seen[0]["data"]["big"].dump(), "12345678901234567890");
+}
+#endif

@@ -108,6 +108,7 @@ void print_table(std::ostream& out, const std::vector<std::string>& header,
       line += r[i];
       if (i + 1 < r.size()) line += std::string(widths[i] - width(r[i]) + 2, ' ');
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
   }
 }
