@@ -48,7 +48,7 @@ set -e
 echo "-- redrive --dry-run changes nothing"
 plan=$("$BQ" redrive --broker "$B" --dlq "$Q.dlq" --dry-run)
 grep -q "dry run: 0 redriven, 3 skipped, 3 taken" <<<"$plan" || fail "dry run: $plan"
-[ "$(grep -c ' dry_run ' <<<"$plan")" -eq 3 ] || fail "dry run rows: $plan"
+[ "$(grep -cE ' dry_run( |$)' <<<"$plan")" -eq 3 ] || fail "dry run rows: $plan"
 [ "$("$BQ" dlq list --broker "$B" --queue "$Q.dlq")" = "$out" ] || fail "dry run changed the DLQ"
 
 echo "-- --older-than selects by failed_at; a bad duration is a usage error"
