@@ -10,7 +10,8 @@
 #            interop, install, bench, cli, examples, live (the asan test preset's filter);
 #            the same tree also builds the libFuzzer targets, for the fuzz phase
 #   tsan     `tsan` preset: the tests of code that runs threads or is shared across them —
-#            labels runtime, rabbitmq, artemis, asb, pulsar (the tsan test preset's filter;
+#            labels runtime, rabbitmq, artemis, asb, pulsar, idempotency, outbox (the tsan test
+#            preset's filter;
 #            interop/install/bench/cli/no-tsan excluded; why these, see below)
 #   fuzz     bounded libFuzzer run of each target (scripts/fuzz.sh on the asan tree: no build
 #            of its own; it builds the asan tree's fuzzers only when asan is not a phase)
@@ -271,6 +272,9 @@ fi
 #                     unit tests (clients opened and closed) run here, the suites that talk to
 #                     the broker carry no-tsan (tests/pulsar/CMakeLists.txt says why). A label
 #                     that matches no test selects nothing (verified: `ctest -N -L` gives 0)
+#           idempotency, outbox  the stores are shared by every consume() worker (a mutex
+#                     per store; claims raced from several threads and stores) and two relays
+#                     run at once on one PostgreSQL table
 #         Out, single-threaded by design (an instance is used by one thread; no thread of
 #         its own; nothing mutable shared between instances):
 #           sqlite    one sqlite3 connection per instance; SQLite's file locks serialise them
@@ -284,7 +288,7 @@ fi
 #         Label no-tsan stays excluded for that reason.
 asan_excluded='^(interop|install|bench|cli|examples|live)$'
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
-tsan_labels='^(runtime|rabbitmq|artemis|asb|pulsar)$'
+tsan_labels='^(runtime|rabbitmq|artemis|asb|pulsar|idempotency|outbox)$'
 tsan_excluded='^(interop|install|bench|cli|no-tsan)$'
 
 # phase_targets <label-regex> <excluded-regex>: the targets whose executables run those
