@@ -1,0 +1,171 @@
+// Outbox relay throughput (issue #15's bar: the relay >= 50 % of the bare loop), rows/s from
+// the outbox table to a broker, batch 100, each case beside the same run's bare loop on the
+// same database and broker:
+//   bare  : hand-written SELECT of 100 pending rows, one publish per row, one UPDATE … SET
+//           status = 'published' WHERE id IN (…) per batch — the least a relay must do;
+//   relay : outbox::relay::drain() over outbox::sqlite_store (what users run).
+// Each iteration fills the table with k_rows pending rows (untimed) and times the pass.
+//
+//   BABELQUEUE_REDIS_URL=redis://127.0.0.1:6379 outbox_bench [--benchmark_…]
+// Without BABELQUEUE_REDIS_URL the broker is memory:// (then the figure is the store's cost
+// alone). The SQLite file lives in $TMPDIR (else /tmp).
+#include <babelqueue/codec.hpp>
+#include <babelqueue/envelope.hpp>
+#include <babelqueue/memory/memory_transport.hpp>
+#include <babelqueue/outbox/relay.hpp>
+#include <babelqueue/outbox/sqlite_store.hpp>
+#include <babelqueue/redis/redis_transport.hpp>
+#include <babelqueue/runtime/url.hpp>
+
+#include <benchmark/benchmark.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace babelqueue;
+
+constexpr int k_rows = 5000;
+constexpr int k_batch = 100;
+
+std::string body_text() {
+  make_options mo;
+  mo.queue = "bench-outbox";
+  return encode(
+             make("urn:babel:bench:outbox", json{{"order_id", 1042}, {"sku", "A-1"}}, mo).value())
+      .value();
+}
+
+std::string sqlite_path() {
+  const char* dir = std::getenv("TMPDIR");
+  return (std::filesystem::path(dir != nullptr ? dir : "/tmp") /
+          ("bq-outbox-bench-" + std::to_string(::getpid()) + ".db"))
+      .string();
+}
+
+void remove_db(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+}
+
+std::unique_ptr<transport> broker() {
+  memory::register_transport();
+  redis::register_transport();
+  const char* url = std::getenv("BABELQUEUE_REDIS_URL");
+  return open_transport(url != nullptr ? url : "memory://outbox-bench").value();
+}
+
+// k_rows pending rows, saved in one transaction.
+void fill(outbox::sqlite_store& store, sqlite3* db, const std::string& body) {
+  sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+  for (int i = 0; i < k_rows; ++i) (void)store.save(body, "bench-outbox");
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+}
+
+void drain_queue(transport& t) {
+  // Keeps the broker from growing across iterations (untimed).
+  for (;;) {
+    auto m = t.receive("bench-outbox", std::chrono::milliseconds(0));
+    if (!m || !*m) break;
+    (void)t.ack(**m);
+  }
+}
+
+void sqlite_bare(benchmark::State& state) {
+  const std::string path = sqlite_path();
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  auto store = outbox::sqlite_store::adopt(db).value();
+  store->migrate().value();
+  auto t = broker();
+  const std::string body = body_text();
+  sqlite3_stmt* select = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT id, queue, body FROM babelqueue_outbox WHERE status = 'pending' "
+                     "ORDER BY id LIMIT 100",
+                     -1, &select, nullptr);
+  std::int64_t rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fill(*store, db, body);
+    state.ResumeTiming();
+    for (;;) {
+      std::vector<std::int64_t> ids;
+      while (sqlite3_step(select) == SQLITE_ROW) {
+        const auto* q = reinterpret_cast<const char*>(sqlite3_column_text(select, 1));
+        const auto* b = static_cast<const char*>(sqlite3_column_blob(select, 2));
+        const std::string_view bytes(b, static_cast<std::size_t>(sqlite3_column_bytes(select, 2)));
+        if (!t->publish(q, bytes)) state.SkipWithError("publish failed");
+        ids.push_back(sqlite3_column_int64(select, 0));
+      }
+      sqlite3_reset(select);
+      if (ids.empty()) break;
+      std::string sql = "UPDATE babelqueue_outbox SET status = 'published' WHERE id IN (";
+      for (std::size_t i = 0; i < ids.size(); ++i) sql += (i ? "," : "") + std::to_string(ids[i]);
+      sql += ")";
+      sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+      rows += static_cast<std::int64_t>(ids.size());
+    }
+    state.PauseTiming();
+    drain_queue(*t);
+    state.ResumeTiming();
+  }
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  sqlite3_finalize(select);
+  store.reset();
+  sqlite3_close(db);
+  remove_db(path);
+}
+
+void sqlite_relay(benchmark::State& state) {
+  const std::string path = sqlite_path();
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  std::shared_ptr<outbox::sqlite_store> store = outbox::sqlite_store::adopt(db).value();
+  store->migrate().value();
+  auto t = broker();
+  const std::string body = body_text();
+  outbox::relay_options o;
+  o.batch = k_batch;
+  outbox::relay relay(store, *t, o);
+  std::int64_t rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fill(*store, db, body);
+    state.ResumeTiming();
+    auto r = relay.drain();
+    if (!r)
+      state.SkipWithError(r.error().message.c_str());
+    else
+      rows += static_cast<std::int64_t>(r->published);
+    state.PauseTiming();
+    drain_queue(*t);
+    state.ResumeTiming();
+  }
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  store.reset();
+  sqlite3_close(db);
+  remove_db(path);
+}
+
+}  // namespace
+
+BENCHMARK(sqlite_bare)
+    ->Name("outbox/sqlite/bare_select_publish_update")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5)
+    ->UseRealTime();
+BENCHMARK(sqlite_relay)
+    ->Name("outbox/sqlite/relay_drain")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5)
+    ->UseRealTime();
+
+BENCHMARK_MAIN();
