@@ -2,7 +2,7 @@
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
 #   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis,
-#                                             sqs, pulsar); one already running from this run
+#                                             sqs, pulsar, postgres); one already running from this run
 #                                             dir is kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
 #   bash scripts/services.sh env              print the export lines (= services.env)
@@ -10,6 +10,7 @@
 #   bash scripts/services.sh artemis-ctl ACTION  what $BABELQUEUE_ARTEMIS_CTL runs
 #   bash scripts/services.sh sqs-ctl ACTION   what $BABELQUEUE_SQS_CTL runs
 #   bash scripts/services.sh pulsar-ctl ACTION  what $BABELQUEUE_PULSAR_CTL runs
+#   bash scripts/services.sh postgres-ctl ACTION  what $BABELQUEUE_POSTGRES_CTL runs
 #
 # State lives in one run directory, $BABELQUEUE_SERVICES_DIR (default <repo>/build/services):
 #   services.env       `export VAR=value` lines of every started service: `source` it
@@ -131,6 +132,13 @@
 #                                          messages and subscription cursors survive, also a
 #                                          SIGKILL: the bookie journals every entry before it is
 #                                          acknowledged)
+#   postgres  BABELQUEUE_POSTGRES_URL      postgresql://babelqueue@127.0.0.1:<port>/babelqueue
+#                                          (PostgreSQL 15, a private cluster: superuser
+#                                          babelqueue, trust authentication on 127.0.0.1 and on
+#                                          the unix socket in the run dir's postgres/, fsync off)
+#             BABELQUEUE_POSTGRES_CTL      "$BABELQUEUE_POSTGRES_CTL" stop | kill | start | restart |
+#                                          kill-restart | pid like the Kafka one (stop = fast
+#                                          shutdown; committed rows survive each of them)
 #
 # Adding a service is three functions below,
 # <name>_start DIR (start the server with `launch`, which records its PID, wait until a
@@ -140,7 +148,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
-known=(rabbitmq redis kafka artemis sqs pulsar)  # also the order of services.env
+known=(rabbitmq redis kafka artemis sqs pulsar postgres)  # also the order of services.env
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 ready_timeout=${BABELQUEUE_SERVICES_TIMEOUT:-90}
 
@@ -299,6 +307,128 @@ redis_alive() {
     [[ "$(redis-cli -h 127.0.0.1 -p "$(cat "$1/port")" ping 2>/dev/null)" == PONG ]]
 }
 redis_stop() { stop_pid "$1/redis.pid" redis-server 10; }
+
+# -- postgres ---------------------------------------------------------------------------
+# PostgreSQL 15 (Debian postgresql-15): a private cluster (initdb) in DIR/data, run as user
+# postgres when we are root (initdb and postgres refuse root; nobody when there is no
+# postgres user), as ourselves otherwise. 127.0.0.1 on a free port, its unix socket in DIR,
+# trust authentication (loopback only), superuser babelqueue, database babelqueue; fsync and
+# full_page_writes off: fast, and a crash of the machine loses the cluster (a crash of the
+# server alone does not: commits are written to the kernel before they return, and the next
+# start recovers from the WAL).
+pg_bin=$(pg_config --bindir 2>/dev/null || true)
+[[ -x $pg_bin/postgres ]] ||
+  pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+pg_pattern='bin/postgres '
+pg_user=
+as_postgres=()
+if ((EUID == 0)); then
+  pg_user=postgres
+  id -u postgres >/dev/null 2>&1 || pg_user=nobody
+  as_postgres=(setpriv --reuid="$pg_user" --regid="$(id -g "$pg_user")" --init-groups)
+fi
+
+postgres_start() {
+  local dir=$1 port t=$SECONDS
+  [[ -x $pg_bin/initdb && -x $pg_bin/postgres ]] ||
+    die "PostgreSQL server not installed (apt-get install postgresql-15 postgresql-client)"
+  command -v psql >/dev/null || die "psql not found (apt-get install postgresql-client)"
+  port=$(free_ports 1)
+  echo "$port" >"$dir/ports"
+  if ((EUID == 0)); then chown "$pg_user" "$dir"; fi
+  if ! "${as_postgres[@]}" "$pg_bin/initdb" -D "$dir/data" -U babelqueue --auth=trust \
+      --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 </dev/null 9>&-; then
+    echo "services: ERROR: initdb failed:" >&2
+    cat "$dir/initdb.log" >&2
+    return 1
+  fi
+  cat >>"$dir/data/postgresql.conf" <<PGCONF
+# written by scripts/services.sh
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$dir'
+fsync = off
+full_page_writes = off
+max_connections = 100
+PGCONF
+  # The control script of BABELQUEUE_POSTGRES_CTL (tests stop and restart the server with it).
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# stop | kill | start | restart | kill-restart | pid: the babelqueue test PostgreSQL"
+    echo "# server of $dir (written by scripts/services.sh; see its header)."
+    printf 'BABELQUEUE_SERVICES_DIR=%q exec bash %q postgres-ctl "$@"\n' \
+      "$run" "$repo/scripts/services.sh"
+  } >"$dir/postgresctl"
+  chmod 755 "$dir/postgresctl"
+  postgres_launch "$dir"
+  ready_poll=0.2 wait_ready 60 postgres_server_ready "$dir" "$dir/postgres.log" || return 1
+  if ! psql -X -q -h 127.0.0.1 -p "$port" -U babelqueue -d postgres \
+      -c 'CREATE DATABASE babelqueue' >>"$dir/initdb.log" 2>&1 </dev/null; then
+    echo "services: ERROR: CREATE DATABASE babelqueue failed" >&2
+    return 1
+  fi
+  {
+    env_line BABELQUEUE_POSTGRES_URL "postgresql://babelqueue@127.0.0.1:$port/babelqueue"
+    env_line BABELQUEUE_POSTGRES_CTL "$dir/postgresctl"
+  } >"$dir/env"
+  say "postgres ready in $((SECONDS - t)) s: 127.0.0.1:$port, database babelqueue"
+}
+
+postgres_launch() {
+  launch "$1/postgres.pid" "$1/postgres.log" -- "${as_postgres[@]}" "$pg_bin/postgres" -D "$1/data"
+}
+
+# The server answers a query (returns 2 when its process is gone).
+postgres_server_ready() {
+  local dir=$1
+  running "$(cat "$dir/postgres.pid")" ||
+    { echo "services: ERROR: postgres exited" >&2; return 2; }
+  psql -X -qAt -h 127.0.0.1 -p "$(cat "$dir/ports")" -U babelqueue -d postgres \
+    -c 'select 1' >/dev/null 2>&1 </dev/null || return 1  # (psql's 2 = no connection)
+}
+postgres_ready() {
+  psql -X -qAt -h 127.0.0.1 -p "$(cat "$1/ports")" -U babelqueue -d babelqueue \
+    -c 'select 1' >/dev/null 2>&1 </dev/null || return 1  # (psql's 2 = no connection)
+}
+postgres_alive() {
+  [[ -f $1/ports ]] && alive_pid "$1/postgres.pid" "$pg_pattern" >/dev/null && postgres_ready "$1"
+}
+# SIGINT is PostgreSQL's fast shutdown (SIGTERM, a smart shutdown, would wait for every
+# client to disconnect); SIGKILL to the process group after 30 s.
+postgres_stop() {
+  local dir=$1 pid i
+  pid=$(alive_pid "$dir/postgres.pid" "$pg_pattern") || return 0
+  kill -INT "$pid" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    alive_pid "$dir/postgres.pid" "$pg_pattern" >/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+}
+
+# After a SIGKILL (kill, kill-restart): wait until the killed postmaster is reaped too. Its
+# zombie still answers kill(pid, 0), and a postmaster started meanwhile would take the
+# stale postmaster.pid for a live server and refuse to start.
+postgres_helpers_stop() {
+  local pid i
+  pid=$(head -n 1 "$1/postgres.pid" 2>/dev/null | tr -dc 0-9)
+  [[ -n $pid ]] || return 0
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
+
+# postgres_ctl ACTION: BABELQUEUE_POSTGRES_CTL, on the server of this run directory
+# (broker_ctl's actions; kill = SIGKILL to the postmaster and its backends, and the next
+# start runs crash recovery: committed rows survive).
+postgres_ctl() {
+  local rc=0
+  broker_ctl postgres PostgreSQL "$pg_pattern" "$@" || rc=$?
+  ((rc != 3)) ||
+    die "usage: \$BABELQUEUE_POSTGRES_CTL stop | kill | start | restart | kill-restart | pid"
+  return "$rc"
+}
 
 # -- rabbitmq ---------------------------------------------------------------------------
 # A private node (own node name, ports, epmd, Erlang cookie, data) run as user rabbitmq when
@@ -1262,7 +1392,7 @@ pulsar_ctl() {
   return "$rc"
 }
 
-# -- broker control (kafka, artemis, sqs, pulsar) ---------------------------------------
+# -- broker control (kafka, artemis, sqs, pulsar, postgres) ---------------------------------------
 # kill_wait PIDFILE PATTERN LABEL: SIGKILL (to the process group), then wait until the
 # process is gone.
 kill_wait() {
@@ -1329,7 +1459,8 @@ is_known() {
   return 1
 }
 
-# fresh_dir NAME: the service's directory, created fresh. The rabbitmq user must reach it;
+# fresh_dir NAME: the service's directory, created fresh. The rabbitmq (postgres) user must
+# reach it;
 # if it cannot (e.g. a checkout under /root), the data go to a /tmp directory and the run
 # directory holds a symlink to it.
 fresh_dir() {
@@ -1340,8 +1471,10 @@ fresh_dir() {
   fi
   rm -rf "$dir"
   mkdir -p "$dir"
-  if [[ $name == rabbitmq ]] && ((EUID == 0)) &&
-      ! "${as_rabbitmq[@]}" test -x "$dir"; then
+  local as=()
+  [[ $name == rabbitmq ]] && as=("${as_rabbitmq[@]}")
+  [[ $name == postgres ]] && as=("${as_postgres[@]}")
+  if ((${#as[@]})) && ! "${as[@]}" test -x "$dir"; then
     rmdir "$dir"
     real=$(mktemp -d "/tmp/babelqueue-$name.XXXXXX")
     chmod 755 "$real"
@@ -1399,7 +1532,7 @@ case $cmd in
     flock -w 300 9 || die "another services.sh holds $run/.lock"
     "$cmd" "$@"
     ;;
-  kafka-ctl | artemis-ctl | sqs-ctl | pulsar-ctl)
+  kafka-ctl | artemis-ctl | sqs-ctl | pulsar-ctl | postgres-ctl)
     [[ -d $run ]] || die "no run directory $run"
     run=$(cd "$run" && pwd)
     exec 9>"$run/.lock"

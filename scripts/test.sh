@@ -17,8 +17,8 @@
 #            of its own; it builds the asan tree's fuzzers only when asan is not a phase)
 # Each phase's build starts (nice) while the previous phase's tests run; see below.
 # The test servers (scripts/services.sh: RabbitMQ, Redis, Kafka, Artemis, ElasticMQ for SQS,
-# Pulsar) start in the background right after deps, while the vendored Pulsar client and dev
-# compile; every CTest phase waits for
+# Pulsar, PostgreSQL) start in the background right after deps, while the vendored Pulsar
+# client and dev compile; every CTest phase waits for
 # them and sees their BABELQUEUE_* variables (build/services/services.env); they are stopped
 # on every exit path.
 # BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
@@ -31,7 +31,7 @@
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
 #   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis sqs
-#                           pulsar";
+#                           pulsar postgres";
 #                           "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
@@ -140,7 +140,7 @@ fi
 # kept across runs, ~/.cache/babelqueue);
 # services_ready waits for them before the first CTest run. The EXIT trap stops them
 # whatever happens (failure, Ctrl-C, TERM).
-services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis sqs pulsar}
+services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis sqs pulsar postgres}
 export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
 export BABELQUEUE_REQUIRE_SERVICES=1
 services_pid=
