@@ -1,0 +1,235 @@
+// The libpq code the PostgreSQL stores share (session.hpp).
+#include "postgres/session.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace postgres {
+namespace {
+
+std::string trimmed(const char* text) {
+  std::string s = text == nullptr ? std::string() : std::string(text);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Connection-level SQLSTATEs: class 08 (connection exception), 57P01 admin shutdown, 57P02
+// crash shutdown, 57P03 cannot connect now, class 53 (insufficient resources).
+bool transient_state(std::string_view state) {
+  return state.starts_with("08") || state.starts_with("53") || state == "57P01" ||
+         state == "57P02" || state == "57P03";
+}
+
+babelqueue::failure client_failure(PGconn* conn, const error_codes& codes, std::string_view what) {
+  const std::string text = conn == nullptr ? "out of memory" : trimmed(PQerrorMessage(conn));
+  const bool lost = conn == nullptr || PQstatus(conn) == CONNECTION_BAD;
+  return babelqueue::failure{error_info{lost ? codes.unavailable : codes.backend,
+                                        codes.prefix + ": " + std::string(what) + ": " + text,
+                                        {},
+                                        native_error{"libpq", 0, text}}};
+}
+
+// A session's own connection: NOTICEs (CREATE ... IF NOT EXISTS says "already exists,
+// skipping") are not printed on stderr.
+void quiet_notices(void*, const char*) {}
+
+}  // namespace
+
+bool safe_identifier(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 63) return false;
+  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  if (!letter(name[0])) return false;
+  for (char c : name) {
+    if (!(letter(c) || (c >= '0' && c <= '9'))) return false;
+  }
+  return true;
+}
+
+rows& rows::operator=(rows&& other) noexcept {
+  if (this != &other) {
+    if (r_ != nullptr) PQclear(r_);
+    r_ = std::exchange(other.r_, nullptr);
+  }
+  return *this;
+}
+
+rows::~rows() {
+  if (r_ != nullptr) PQclear(r_);
+}
+
+int rows::count() const noexcept { return r_ == nullptr ? 0 : PQntuples(r_); }
+
+std::int64_t rows::affected() const noexcept {
+  const char* n = r_ == nullptr ? nullptr : PQcmdTuples(r_);
+  return n == nullptr || *n == '\0' ? 0 : std::strtoll(n, nullptr, 10);
+}
+
+bool rows::is_null(int row, int col) const noexcept { return PQgetisnull(r_, row, col) != 0; }
+
+std::string rows::text(int row, int col) const {
+  if (is_null(row, col)) return {};
+  return std::string(PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col)));
+}
+
+std::int64_t rows::integer(int row, int col) const {
+  return is_null(row, col) ? 0 : std::strtoll(PQgetvalue(r_, row, col), nullptr, 10);
+}
+
+std::string rows::bytes(int row, int col) const {
+  if (is_null(row, col)) return {};
+  std::size_t n = 0;
+  unsigned char* raw =
+      PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(r_, row, col)), &n);
+  if (raw == nullptr) return {};
+  std::string out(reinterpret_cast<const char*>(raw), n);
+  PQfreemem(raw);
+  return out;
+}
+
+result<rows> run(PGconn* conn, const error_codes& codes, const std::string& sql,
+                 std::span<const param> params, std::string_view what, bool script) {
+  PGresult* r = nullptr;
+  if (script) {
+    r = PQexec(conn, sql.c_str());
+  } else {
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    std::vector<int> formats;
+    values.reserve(params.size());
+    for (const auto& p : params) {
+      values.push_back(p.null ? nullptr : p.bytes.data());
+      lengths.push_back(static_cast<int>(p.bytes.size()));
+      formats.push_back(p.binary ? 1 : 0);
+    }
+    // libpq reads a text-format parameter up to its NUL: those are copied into strings
+    // (binary ones are sent with their length).
+    std::vector<std::string> texts;
+    texts.reserve(params.size());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].null && !params[i].binary) {
+        texts.emplace_back(params[i].bytes);
+        values[i] = texts.back().c_str();
+      }
+    }
+    r = PQexecParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                     lengths.data(), formats.data(), 0);
+  }
+  if (r == nullptr) return client_failure(conn, codes, what);
+  const ExecStatusType status = PQresultStatus(r);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return rows(r);
+  rows owned(r);  // cleared on every path below
+  const char* state_field = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  if (state_field == nullptr || PQstatus(conn) == CONNECTION_BAD) {
+    return client_failure(conn, codes, what);
+  }
+  const std::string state(state_field);
+  const std::string text = trimmed(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
+  return babelqueue::failure{error_info{
+      transient_state(state) ? codes.unavailable : codes.backend,
+      codes.prefix + ": " + std::string(what) + ": " + text + " (SQLSTATE " + state + ")",
+      {},
+      native_error{"postgres", 0, state}}};
+}
+
+session::session(PGconn* conn, bool owned, error_codes codes)
+    : conn_(conn), owned_(owned), codes_(std::move(codes)) {}
+
+session::~session() {
+  if (owned_ && conn_ != nullptr) PQfinish(conn_);
+}
+
+result<std::unique_ptr<session>> session::open(const std::string& conninfo, error_codes codes) {
+  PGconn* conn = PQconnectdb(conninfo.c_str());
+  // Owned from here (PQfinish is due even when the connection failed).
+  std::unique_ptr<session> s(new session(conn, true, std::move(codes)));
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    return client_failure(conn, s->codes_, "connect");
+  }
+  PQsetNoticeProcessor(conn, quiet_notices, nullptr);
+  return s;
+}
+
+result<std::unique_ptr<session>> session::adopt(PGconn* conn, error_codes codes) {
+  if (conn == nullptr) {
+    return babelqueue::failure{
+        error_info{codes.invalid_argument, codes.prefix + ": the connection is null"}};
+  }
+  return std::unique_ptr<session>(new session(conn, false, std::move(codes)));
+}
+
+bool session::in_transaction() const noexcept {
+  const PGTransactionStatusType t = PQtransactionStatus(conn_);
+  return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
+}
+
+result<void> session::ensure_connected(std::string_view what) {
+  if (PQstatus(conn_) == CONNECTION_OK) return {};
+  if (!owned_) return client_failure(conn_, codes_, what);
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) return client_failure(conn_, codes_, what);
+  return {};
+}
+
+result<rows> session::exec(const std::string& sql, std::span<const param> params,
+                           std::string_view what, bool retry) {
+  if (auto up = ensure_connected(what); !up) return babelqueue::failure{up.error()};
+  const bool idle = PQtransactionStatus(conn_) == PQTRANS_IDLE;
+  auto r = run(conn_, codes_, sql, params, what);
+  if (r || !owned_ || !retry || !idle || PQstatus(conn_) != CONNECTION_BAD) return r;
+  // The connection broke (server restarted, idle connection cut) outside any transaction:
+  // reconnect once and run the statement again.
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) return client_failure(conn_, codes_, what);
+  return run(conn_, codes_, sql, params, what);
+}
+
+result<void> session::script(const std::string& sql, std::string_view what) {
+  if (auto up = ensure_connected(what); !up) return up;
+  const bool idle = PQtransactionStatus(conn_) == PQTRANS_IDLE;
+  auto r = run(conn_, codes_, sql, {}, what, true);
+  if (!r && owned_ && idle && PQstatus(conn_) == CONNECTION_BAD) {
+    PQreset(conn_);
+    if (PQstatus(conn_) != CONNECTION_OK) return client_failure(conn_, codes_, what);
+    r = run(conn_, codes_, sql, {}, what, true);
+  }
+  if (!r) return babelqueue::failure{r.error()};
+  return {};
+}
+
+result<std::unique_ptr<scope>> scope::begin(session& s, std::string_view what) {
+  const bool nested = s.in_transaction();
+  if (auto r = s.exec(nested ? "SAVEPOINT bq_scope" : "BEGIN", {}, what); !r) {
+    return babelqueue::failure{r.error()};
+  }
+  return std::unique_ptr<scope>(new scope(s, nested));
+}
+
+scope::~scope() { rollback(); }
+
+result<void> scope::commit() {
+  if (done_) return {};
+  done_ = true;
+  auto r = s_.exec(nested_ ? "RELEASE SAVEPOINT bq_scope" : "COMMIT", {}, "commit", false);
+  if (!r) return babelqueue::failure{r.error()};
+  return {};
+}
+
+void scope::rollback() noexcept {
+  if (done_) return;
+  done_ = true;
+  if (PQstatus(s_.conn()) != CONNECTION_OK) return;  // the server ended the transaction
+  if (nested_) {
+    auto r = run(s_.conn(), s_.codes(), "ROLLBACK TO SAVEPOINT bq_scope", {}, "rollback");
+    if (r) (void)run(s_.conn(), s_.codes(), "RELEASE SAVEPOINT bq_scope", {}, "rollback");
+  } else {
+    (void)run(s_.conn(), s_.codes(), "ROLLBACK", {}, "rollback");
+  }
+}
+
+}  // namespace postgres
+}  // namespace v1
+}  // namespace babelqueue
