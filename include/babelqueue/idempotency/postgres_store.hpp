@@ -77,7 +77,7 @@ struct postgres_store_options {
   /// The committed-id table: `[A-Za-z_][A-Za-z0-9_]{0,62}` (Go's WithTable rule).
   std::string table = "babelqueue_idempotency";
   /// The claims table; "" = `<table>_claims` (which must then fit in 63 characters).
-  std::string claims_table;
+  std::string claims_table = {};
   /// How long a committed mark lasts; 0 (or negative) = forever (Go's WithTTL).
   std::chrono::milliseconds ttl{0};
 };
