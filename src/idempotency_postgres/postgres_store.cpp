@@ -132,7 +132,9 @@ const std::string& postgres_store::claims_table() const noexcept {
 
 result<void> postgres_store::migrate() {
   std::lock_guard lock(impl_->mutex);
-  return impl_->session->script(impl_->sql.ddl, "migrate");
+  const std::string names[] = {impl_->options.table, impl_->options.table + "_expires_at_idx",
+                               impl_->options.claims_table};
+  return impl_->session->migrate(names, impl_->sql.ddl);
 }
 
 result<bool> postgres_store::seen(std::string_view id) {

@@ -200,6 +200,21 @@ result<void> session::script(const std::string& sql, std::string_view what) {
   return {};
 }
 
+result<void> session::migrate(std::span<const std::string> names, const std::string& ddl) {
+  bool all = true;
+  for (const auto& name : names) {
+    const param p[] = {param::text(name)};
+    auto r = exec("SELECT to_regclass($1) IS NOT NULL", p, "migrate");
+    if (!r) return babelqueue::failure{r.error()};
+    if (r->text(0, 0) != "t") {
+      all = false;
+      break;
+    }
+  }
+  if (all) return {};
+  return script(ddl, "migrate");
+}
+
 result<std::unique_ptr<scope>> scope::begin(session& s, std::string_view what) {
   const bool nested = s.in_transaction();
   if (auto r = s.exec(nested ? "SAVEPOINT bq_scope" : "BEGIN", {}, what); !r) {

@@ -1,0 +1,302 @@
+// The outbox in PostgreSQL (outbox/postgres_store.hpp).
+#include "postgres/session.hpp"
+
+#include <babelqueue/outbox/error.hpp>
+#include <babelqueue/outbox/postgres_store.hpp>
+
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace babelqueue {
+inline namespace v1 {
+namespace outbox {
+namespace {
+
+constexpr std::size_t max_error_bytes = 500;
+
+postgres::error_codes codes() {
+  return {make_error_code(errc::invalid_argument), make_error_code(errc::unavailable),
+          make_error_code(errc::backend), "outbox postgres"};
+}
+
+// Row ids are the table's BIGSERIAL keys as text; anything else names no row.
+bool row_id(std::string_view id) {
+  if (id.empty() || id.size() > 18) return false;  // 18 digits always fit a bigint
+  for (char c : id) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// `{1,2,3}`: a bigint[] literal of the ids that can name a row.
+std::string id_array(std::span<const std::string> ids) {
+  std::string out = "{";
+  for (const auto& id : ids) {
+    if (!row_id(id)) continue;
+    if (out.size() > 1) out += ',';
+    out += id;
+  }
+  return out + "}";
+}
+
+// The first 500 bytes of `reason` as valid UTF-8 TEXT: cut on a character boundary, NULs
+// and bytes that are not UTF-8 replaced by '?' (a transport's message must not make the
+// mark fail).
+std::string error_text(std::string_view reason) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < reason.size()) {
+    const auto c = static_cast<unsigned char>(reason[i]);
+    std::size_t n = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xe  ? 3
+                    : (c >> 3) == 0x1e ? 4
+                                       : 0;
+    bool valid = n != 0 && c != 0 && c != 0xc0 && c != 0xc1 && c <= 0xf4 && i + n <= reason.size();
+    for (std::size_t k = 1; valid && k < n; ++k) {
+      valid = (static_cast<unsigned char>(reason[i + k]) & 0xc0) == 0x80;
+    }
+    // UTF-16 surrogates (ED A0..BF ..) are not UTF-8 either.
+    if (valid && c == 0xed && static_cast<unsigned char>(reason[i + 1]) >= 0xa0) valid = false;
+    if (!valid) n = 1;
+    if (out.size() + n > max_error_bytes) break;
+    if (valid) {
+      out.append(reason.substr(i, n));
+    } else {
+      out += '?';
+    }
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct postgres_store::impl {
+  std::unique_ptr<postgres::session> session;
+  postgres_store_options options;
+  std::string park_after;
+  std::mutex mutex;
+  // The pass this store's fetch began (its transaction holds the rows' locks) and the
+  // fetched rows not yet accounted for by a mark.
+  bool pass_open = false;
+  std::set<std::string, std::less<>> outstanding;
+
+  ~impl() { (void)end_pass(false); }
+
+  std::string columns() const {
+    return "SELECT id, queue, body, status, attempts, coalesce(last_error, ''),"
+           " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM " +
+           options.table;
+  }
+
+  // Ends the open pass: COMMIT, or ROLLBACK (also after an error: the transaction is then
+  // aborted anyway). No-op without one.
+  result<void> end_pass(bool commit) {
+    if (!pass_open) return {};
+    pass_open = false;
+    outstanding.clear();
+    if (!commit) {
+      if (PQstatus(session->conn()) == CONNECTION_OK) {
+        (void)postgres::run(session->conn(), session->codes(), "ROLLBACK", {}, "rollback");
+      }
+      return {};
+    }
+    auto r = session->exec("COMMIT", {}, "commit pass", false);
+    if (!r) return failure{r.error()};
+    return {};
+  }
+
+  // A statement of the pass (no repetition after a reconnect: the transaction is gone);
+  // an error ends the pass.
+  result<postgres::rows> in_pass(const std::string& sql, std::span<const postgres::param> params,
+                                 std::string_view what, bool retry) {
+    auto r = session->exec(sql, params, what, retry && !pass_open);
+    if (!r) (void)end_pass(false);
+    return r;
+  }
+
+  static std::vector<record> to_records(const postgres::rows& rows) {
+    std::vector<record> out;
+    out.reserve(static_cast<std::size_t>(rows.count()));
+    for (int i = 0; i < rows.count(); ++i) {
+      record r;
+      r.id = rows.text(i, 0);
+      r.queue = rows.text(i, 1);
+      r.body = rows.bytes(i, 2);
+      r.status = parse_status(rows.text(i, 3)).value_or(row_status::pending);
+      r.attempts = rows.integer(i, 4);
+      r.last_error = rows.text(i, 5);
+      r.created_at = rows.text(i, 6);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+};
+
+postgres_store::postgres_store(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
+postgres_store::~postgres_store() = default;
+
+namespace {
+result<void> check(const postgres_store_options& o) {
+  if (!postgres::safe_identifier(o.table)) {
+    return fail(errc::invalid_argument, "outbox postgres: unsafe table name '" + o.table +
+                                            "' (allowed: [A-Za-z_][A-Za-z0-9_]{0,62})");
+  }
+  return {};
+}
+}  // namespace
+
+result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& conninfo,
+                                                             postgres_store_options options) {
+  if (auto ok = check(options); !ok) return failure{ok.error()};
+  auto s = postgres::session::open(conninfo, codes());
+  if (!s) return failure{s.error()};
+  auto state = std::make_unique<impl>();
+  state->session = std::move(*s);
+  state->park_after = std::to_string(options.park_after);
+  state->options = std::move(options);
+  return std::unique_ptr<postgres_store>(new postgres_store(std::move(state)));
+}
+
+result<std::unique_ptr<postgres_store>> postgres_store::adopt(PGconn* conn,
+                                                              postgres_store_options options) {
+  if (auto ok = check(options); !ok) return failure{ok.error()};
+  auto s = postgres::session::adopt(conn, codes());
+  if (!s) return failure{s.error()};
+  auto state = std::make_unique<impl>();
+  state->session = std::move(*s);
+  state->park_after = std::to_string(options.park_after);
+  state->options = std::move(options);
+  return std::unique_ptr<postgres_store>(new postgres_store(std::move(state)));
+}
+
+result<void> postgres_store::migrate() {
+  std::lock_guard lock(impl_->mutex);
+  const std::string& t = impl_->options.table;
+  const std::string names[] = {t, t + "_pending_idx"};
+  return impl_->session->migrate(
+      names, "CREATE TABLE IF NOT EXISTS " + t +
+                 " (id BIGSERIAL PRIMARY KEY, queue TEXT NOT NULL, body BYTEA NOT NULL,"
+                 " status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,"
+                 " last_error TEXT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
+                 " published_at TIMESTAMPTZ NULL, failed_at TIMESTAMPTZ NULL);"
+                 "CREATE INDEX IF NOT EXISTS " +
+                 t + "_pending_idx ON " + t + " (id) WHERE status = 'pending';");
+}
+
+result<std::string> postgres_store::save(std::string_view body, std::string_view queue) {
+  if (queue.empty()) return fail(errc::invalid_argument, "outbox: save needs a queue");
+  std::lock_guard lock(impl_->mutex);
+  const postgres::param p[] = {postgres::param::text(queue), postgres::param::blob(body)};
+  // Never repeated after a reconnect: a row whose INSERT was committed before the
+  // connection broke would be saved twice.
+  auto r = impl_->in_pass(
+      "INSERT INTO " + impl_->options.table + " (queue, body) VALUES ($1, $2) RETURNING id", p,
+      "save", false);
+  if (!r) return failure{r.error()};
+  return r->text(0, 0);
+}
+
+result<std::vector<record>> postgres_store::fetch_unpublished(std::size_t limit) {
+  if (limit == 0) return std::vector<record>{};
+  std::lock_guard lock(impl_->mutex);
+  auto& s = *impl_->session;
+  // A pass left open (every row failed but the last mark did not come) ends here.
+  if (auto ended = impl_->end_pass(true); !ended) return failure{ended.error()};
+  const bool own = !s.in_transaction();  // else: the caller's transaction holds the locks
+  if (own) {
+    if (auto begun = s.exec("BEGIN", {}, "fetch"); !begun) return failure{begun.error()};
+    impl_->pass_open = true;
+  }
+  const std::string n = std::to_string(limit);
+  const postgres::param p[] = {postgres::param::literal(n)};
+  auto r = impl_->in_pass(impl_->columns() +
+                              " WHERE status = 'pending' ORDER BY id ASC LIMIT $1::bigint"
+                              " FOR UPDATE SKIP LOCKED",
+                          p, "fetch", false);
+  if (!r) return failure{r.error()};
+  auto rows = impl::to_records(*r);
+  if (rows.empty()) {
+    if (auto ended = impl_->end_pass(true); !ended) return failure{ended.error()};
+    return rows;
+  }
+  for (const auto& row : rows) impl_->outstanding.insert(row.id);
+  return rows;
+}
+
+result<void> postgres_store::mark_published(std::span<const std::string> ids) {
+  std::lock_guard lock(impl_->mutex);
+  const std::string array = id_array(ids);
+  if (array != "{}") {
+    const postgres::param p[] = {postgres::param::literal(array)};
+    auto r = impl_->in_pass("UPDATE " + impl_->options.table +
+                                " SET status = 'published', published_at = now()"
+                                " WHERE id = ANY($1::bigint[]) AND status = 'pending'",
+                            p, "mark published", true);
+    if (!r) return failure{r.error()};
+  }
+  return impl_->end_pass(true);  // the pass is over: its marks commit, its locks go
+}
+
+result<void> postgres_store::mark_failed(std::string_view id, std::string_view reason) {
+  if (!row_id(id)) return {};
+  std::lock_guard lock(impl_->mutex);
+  const std::string cut = error_text(reason);
+  const postgres::param p[] = {postgres::param::literal(id), postgres::param::text(cut),
+                               postgres::param::literal(impl_->park_after)};
+  // One statement: the count, the reason and the parking decision change together. Not
+  // repeated after a reconnect (attempts would count the failure twice).
+  auto r = impl_->in_pass(
+      "UPDATE " + impl_->options.table +
+          " SET attempts = attempts + 1, last_error = $2, failed_at = now(),"
+          " status = CASE WHEN $3::bigint > 0 AND attempts + 1 >= $3::bigint THEN 'parked'"
+          " ELSE status END WHERE id = $1::bigint AND status = 'pending'",
+      p, "mark failed", false);
+  if (!r) return failure{r.error()};
+  if (impl_->pass_open) {
+    if (auto it = impl_->outstanding.find(id); it != impl_->outstanding.end()) {
+      impl_->outstanding.erase(it);
+    }
+    // Every fetched row failed: no mark_published will come, the pass ends here.
+    if (impl_->outstanding.empty()) return impl_->end_pass(true);
+  }
+  return {};
+}
+
+result<std::vector<record>> postgres_store::list(const list_options& options) {
+  std::lock_guard lock(impl_->mutex);
+  const std::string n = std::to_string(options.limit);
+  if (!options.status) {
+    const postgres::param p[] = {postgres::param::literal(n)};
+    auto r =
+        impl_->in_pass(impl_->columns() + " ORDER BY id ASC LIMIT $1::bigint", p, "list", true);
+    if (!r) return failure{r.error()};
+    return impl::to_records(*r);
+  }
+  const std::string status(to_string(*options.status));
+  const postgres::param p[] = {postgres::param::literal(n), postgres::param::text(status)};
+  auto r = impl_->in_pass(impl_->columns() + " WHERE status = $2 ORDER BY id ASC LIMIT $1::bigint",
+                          p, "list", true);
+  if (!r) return failure{r.error()};
+  return impl::to_records(*r);
+}
+
+result<std::size_t> postgres_store::retry(std::span<const std::string> ids) {
+  std::lock_guard lock(impl_->mutex);
+  const std::string array = id_array(ids);
+  if (array == "{}") return std::size_t{0};
+  const postgres::param p[] = {postgres::param::literal(array)};
+  auto r = impl_->in_pass("UPDATE " + impl_->options.table +
+                              " SET status = 'pending', attempts = 0"
+                              " WHERE id = ANY($1::bigint[]) AND status = 'parked'",
+                          p, "retry", true);
+  if (!r) return failure{r.error()};
+  return static_cast<std::size_t>(r->affected());
+}
+
+}  // namespace outbox
+}  // namespace v1
+}  // namespace babelqueue
