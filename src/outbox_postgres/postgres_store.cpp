@@ -113,6 +113,11 @@ struct postgres_store::impl {
   // an error ends the pass.
   result<postgres::rows> in_pass(const std::string& sql, std::span<const postgres::param> params,
                                  std::string_view what, bool retry) {
+    if (pass_open && PQstatus(session->conn()) != CONNECTION_OK) {
+      (void)end_pass(false);  // the pass's transaction went with the connection
+      return fail(errc::unavailable, "outbox postgres: " + std::string(what) +
+                                         ": the connection of the pass was lost");
+    }
     auto r = session->exec(sql, params, what, retry && !pass_open);
     if (!r) (void)end_pass(false);
     return r;
