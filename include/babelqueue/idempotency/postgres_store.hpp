@@ -94,7 +94,9 @@ class postgres_store final : public claiming_store {
   postgres_store(const postgres_store&) = delete;
   postgres_store& operator=(const postgres_store&) = delete;
 
-  /// Creates both tables and the expires_at index if they do not exist.
+  /// Creates both tables and the expires_at index if they do not exist (no DDL at all when
+  /// all three exist: CREATE INDEX would wait for the table's open writers). Needed before
+  /// remember() even on a table Go made: remember() also ends the id's claim.
   result<void> migrate();
 
   result<bool> seen(std::string_view id) override;

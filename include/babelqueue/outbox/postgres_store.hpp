@@ -10,7 +10,8 @@
 ///   attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT (at most 500 bytes, cut on a
 ///   UTF-8 boundary), created_at TIMESTAMPTZ NOT NULL DEFAULT now(), published_at /
 ///   failed_at TIMESTAMPTZ; partial index `<table>_pending_idx` on (id) WHERE status =
-///   'pending'. migrate() creates them IF NOT EXISTS.
+///   'pending'. migrate() creates them IF NOT EXISTS, and issues no DDL at all when both
+///   exist (CREATE INDEX would wait for every open transaction that writes the table).
 ///
 /// Two ways to hold the connection:
 ///  - open(url): the store owns its connection — for a relay. Found broken (server
