@@ -2,8 +2,8 @@
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
 #   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis,
-#                                             sqs, pulsar, postgres); one already running from this run
-#                                             dir is kept
+#                                             sqs, pulsar, postgres); one already running from
+#                                             this run dir is kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
 #   bash scripts/services.sh env              print the export lines (= services.env)
 #   bash scripts/services.sh kafka-ctl ACTION what $BABELQUEUE_KAFKA_CTL runs (see below)
