@@ -1,4 +1,5 @@
 // The idempotency seen-set in PostgreSQL (idempotency/postgres_store.hpp).
+#include "core/sql_identifier.hpp"
 #include "postgres/session.hpp"
 
 #include <babelqueue/idempotency/error.hpp>
@@ -63,15 +64,33 @@ struct statements {
   }
 };
 
+// The message_id an id is stored under. TEXT cannot hold a NUL (the server refuses it), and
+// a JSON meta.id may contain one ("\u0000"): such an id is stored as `bq-nul:` + the hex of
+// all its bytes — exact and reversible, and an id no NUL-free one can equal unless a
+// producer chose that very text. Every other id is stored verbatim (Go's key; Go cannot
+// store a NUL id at all, so nothing is lost for a shared table).
+std::string key_of(std::string_view id) {
+  if (id.find('\0') == std::string_view::npos) return std::string(id);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out = "bq-nul:";
+  out.reserve(out.size() + id.size() * 2);
+  for (char c : id) {
+    const auto u = static_cast<unsigned char>(c);
+    out += hex[u >> 4];
+    out += hex[u & 0xf];
+  }
+  return out;
+}
+
 // Validates the options; fills in the claims table's default name.
 result<void> check(postgres_store_options& o) {
-  if (!postgres::safe_identifier(o.table)) {
+  if (!detail::safe_sql_identifier(o.table)) {
     return fail(errc::invalid_argument, "idempotency postgres: unsafe table name '" + o.table +
                                             "' (allowed: [A-Za-z_][A-Za-z0-9_]{0,62})");
   }
   const bool derived = o.claims_table.empty();
   if (derived) o.claims_table = o.table + "_claims";
-  if (!postgres::safe_identifier(o.claims_table)) {
+  if (!detail::safe_sql_identifier(o.claims_table)) {
     return fail(errc::invalid_argument,
                 "idempotency postgres: unsafe claims table name '" + o.claims_table + "'" +
                     (derived ? " (the table name is too long for the _claims suffix: set "
@@ -138,16 +157,18 @@ result<void> postgres_store::migrate() {
 }
 
 result<bool> postgres_store::seen(std::string_view id) {
+  const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
-  const postgres::param p[] = {postgres::param::text(id)};
+  const postgres::param p[] = {postgres::param::text(key)};
   auto r = impl_->session->exec(impl_->sql.seen, p, "seen");
   if (!r) return failure{r.error()};
   return r->count() > 0;
 }
 
 result<void> postgres_store::remember(std::string_view id) {
+  const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
-  const postgres::param p[] = {postgres::param::text(id), postgres::param::literal(impl_->ttl_ms)};
+  const postgres::param p[] = {postgres::param::text(key), postgres::param::literal(impl_->ttl_ms)};
   auto r = impl_->session->exec(impl_->sql.remember, p, "remember");
   if (!r) return failure{r.error()};
   impl_->forget_token(id);
@@ -159,8 +180,9 @@ result<void> postgres_store::remember_in(PGconn* conn, std::string_view id) {
     return fail(errc::invalid_argument,
                 "idempotency postgres: remember_in: the connection is null");
   }
+  const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
-  const postgres::param p[] = {postgres::param::text(id), postgres::param::literal(impl_->ttl_ms)};
+  const postgres::param p[] = {postgres::param::text(key), postgres::param::literal(impl_->ttl_ms)};
   auto r = postgres::run(conn, impl_->session->codes(), impl_->sql.remember, p, "remember_in");
   if (!r) return failure{r.error()};
   impl_->forget_token(id);
@@ -168,8 +190,9 @@ result<void> postgres_store::remember_in(PGconn* conn, std::string_view id) {
 }
 
 result<void> postgres_store::forget(std::string_view id) {
+  const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
-  const postgres::param p[] = {postgres::param::text(id)};
+  const postgres::param p[] = {postgres::param::text(key)};
   auto r = impl_->session->exec(impl_->sql.forget, p, "forget");
   if (!r) return failure{r.error()};
   return {};
@@ -179,20 +202,21 @@ result<bool> postgres_store::claim(std::string_view id, std::chrono::millisecond
   if (ttl <= std::chrono::milliseconds::zero()) {
     return fail(errc::invalid_argument, "idempotency claim: the ttl must be positive");
   }
+  const std::string key = key_of(id);
   const std::string token = uuid_v4();
   const std::string ttl_ms = std::to_string(ttl.count());
   std::lock_guard lock(impl_->mutex);
   auto tx = postgres::scope::begin(*impl_->session, "claim");
   if (!tx) return failure{tx.error()};
-  const postgres::param take[] = {postgres::param::text(id), postgres::param::text(token),
+  const postgres::param take[] = {postgres::param::text(key), postgres::param::text(token),
                                   postgres::param::literal(ttl_ms)};
   auto taken = impl_->session->exec(impl_->sql.claim, take, "claim", false);
   if (!taken) return failure{taken.error()};
   if (taken->count() == 0) return false;  // another worker's live claim (rolled back)
   // A new statement sees every commit made before it began, including a remember() of this
   // id that the upsert above had to wait for: a committed id is never claimed.
-  const postgres::param key[] = {postgres::param::text(id)};
-  auto committed = impl_->session->exec(impl_->sql.committed, key, "claim", false);
+  const postgres::param by_id[] = {postgres::param::text(key)};
+  auto committed = impl_->session->exec(impl_->sql.committed, by_id, "claim", false);
   if (!committed) return failure{committed.error()};
   if (committed->count() > 0) return false;  // the claim is rolled back with the scope
   if (auto done = (*tx)->commit(); !done) return failure{done.error()};
@@ -201,10 +225,11 @@ result<bool> postgres_store::claim(std::string_view id, std::chrono::millisecond
 }
 
 result<void> postgres_store::release(std::string_view id) {
+  const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
   auto it = impl_->tokens.find(id);
   if (it != impl_->tokens.end()) {
-    const postgres::param p[] = {postgres::param::text(id), postgres::param::text(it->second)};
+    const postgres::param p[] = {postgres::param::text(key), postgres::param::text(it->second)};
     auto r = impl_->session->exec(impl_->sql.release_own, p, "release");
     if (!r) return failure{r.error()};
     impl_->tokens.erase(it);
@@ -212,7 +237,7 @@ result<void> postgres_store::release(std::string_view id) {
   }
   // A claim this store did not take (another instance's, e.g. an operator's tool): PHP's
   // release, any live claim on the id.
-  const postgres::param p[] = {postgres::param::text(id)};
+  const postgres::param p[] = {postgres::param::text(key)};
   auto r = impl_->session->exec(impl_->sql.release_any, p, "release");
   if (!r) return failure{r.error()};
   return {};

@@ -1,4 +1,5 @@
 // The outbox in PostgreSQL (outbox/postgres_store.hpp).
+#include "core/sql_identifier.hpp"
 #include "postgres/session.hpp"
 
 #include <babelqueue/outbox/error.hpp>
@@ -146,7 +147,7 @@ postgres_store::~postgres_store() = default;
 
 namespace {
 result<void> check(const postgres_store_options& o) {
-  if (!postgres::safe_identifier(o.table)) {
+  if (!detail::safe_sql_identifier(o.table)) {
     return fail(errc::invalid_argument, "outbox postgres: unsafe table name '" + o.table +
                                             "' (allowed: [A-Za-z_][A-Za-z0-9_]{0,62})");
   }

@@ -39,16 +39,6 @@ void quiet_notices(void*, const char*) {}
 
 }  // namespace
 
-bool safe_identifier(std::string_view name) noexcept {
-  if (name.empty() || name.size() > 63) return false;
-  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  if (!letter(name[0])) return false;
-  for (char c : name) {
-    if (!(letter(c) || (c >= '0' && c <= '9'))) return false;
-  }
-  return true;
-}
-
 rows& rows::operator=(rows&& other) noexcept {
   if (this != &other) {
     if (r_ != nullptr) PQclear(r_);

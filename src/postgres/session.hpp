@@ -1,8 +1,9 @@
 #pragma once
 // The libpq code the PostgreSQL stores share (component babelqueue::postgres; internal, this
-// header is not installed): the table-name check, one parameterised statement with the
-// shared error mapping, and a store's connection — owned (opened from a URL, reconnected
-// once when found broken) or adopted (the caller's, never reconnected or closed).
+// header is not installed): one parameterised statement with the shared error mapping, and
+// a store's connection — owned (opened from a URL, reconnected once when found broken) or
+// adopted (the caller's, never reconnected or closed). Table names are checked by the one
+// check every SQL store shares (src/core/sql_identifier.hpp).
 //
 // Error mapping (docs/errors.md): no connection, a connection lost, SQLSTATE class 08
 // (connection exception), 57P01-57P03 (server shutting down / starting up) and class 53
@@ -33,10 +34,6 @@ struct error_codes {
   std::error_code backend;
   std::string prefix;  ///< e.g. "idempotency postgres"
 };
-
-/// `[A-Za-z_][A-Za-z0-9_]{0,62}`: the only text the stores put into SQL (63 = PostgreSQL's
-/// identifier limit; a longer name would be truncated silently).
-bool safe_identifier(std::string_view name) noexcept;
 
 /// One statement parameter. Strings and bytes are sent in binary format — their exact
 /// bytes with their length: a `meta.id` with a NUL in it reaches the server whole (which

@@ -5,6 +5,7 @@
 // committed, Go's table layout written and read with Go's own SQL, the table-name guard,
 // and typed errors for an unreachable server and a missing table. Each test uses tables of
 // its own (CTest runs the tests as parallel processes on one database).
+#include "idempotency/store_contract.hpp"
 #include "runtime/test_util.hpp"
 #include "support/postgres.hpp"
 
@@ -57,6 +58,12 @@ class PostgresIdempotency : public ::testing::Test {
   std::unique_ptr<bqtest::pg_client> raw;
 };
 
+TEST_F(PostgresIdempotency, TheClaimingStoreContract) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  bqtest::check_claiming_store_contract(*s);
+}
+
 TEST_F(PostgresIdempotency, SeenRememberForget) {
   auto s = open();
   ASSERT_TRUE(s);
@@ -77,11 +84,18 @@ TEST_F(PostgresIdempotency, SeenRememberForget) {
   EXPECT_TRUE(s->seen(" ").value());
   // TTL 0: the mark never expires (Go's NULL).
   EXPECT_EQ(raw->scalar("SELECT expires_at FROM " + table + " WHERE message_id = ' '"), "<null>");
-  // A NUL cannot be stored in TEXT: the server refuses the id (never a shortened id).
-  auto nul = s->remember(std::string("x\0y", 3));
-  ASSERT_FALSE(nul);
-  EXPECT_EQ(nul.error().code, idempotency::errc::backend);
+  // TEXT cannot hold a NUL: such an id is kept under `bq-nul:<hex of its bytes>`, exactly.
+  const std::string nul("x\0y", 3);
+  ASSERT_TRUE(s->remember(nul));
+  EXPECT_TRUE(s->seen(nul).value());
   EXPECT_FALSE(s->seen("x").value());
+  EXPECT_FALSE(s->seen(std::string("x\0z", 3)).value());
+  EXPECT_EQ(raw->scalar("SELECT count(*) FROM " + table + " WHERE message_id = 'bq-nul:780079'"),
+            "1");
+  // Bytes that are not UTF-8 are refused by the server: an error, never a wrong key.
+  auto bad = s->remember("\xff");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, idempotency::errc::backend);
 }
 
 TEST_F(PostgresIdempotency, MarksExpireAfterTheTtlOnTheServersClock) {

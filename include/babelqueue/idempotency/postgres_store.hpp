@@ -15,6 +15,9 @@
 /// remember = Go's conditional upsert (`INSERT … ON CONFLICT (message_id) DO UPDATE …
 /// WHERE <t>.expires_at IS NOT NULL AND <t>.expires_at <= now()`: a live mark is kept, an
 /// expired one renewed), forget = `DELETE … WHERE message_id = $1`.
+/// Ids are stored verbatim, except one that holds a NUL (JSON `"\u0000"`), which TEXT
+/// cannot store: it is kept under `bq-nul:` + the hex of all its bytes (exact; Go cannot
+/// store such an id at all). Bytes that are not UTF-8 are refused by the server (`backend`).
 /// One difference from Go, by choice: `expires_at` is computed by the SERVER
 /// (`now() + ttl`), where Go sends its client clock's `now + ttl`. The expiry is compared
 /// with the server's `now()` in every statement, so a client clock that runs ahead or behind
