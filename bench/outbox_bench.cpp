@@ -3,10 +3,14 @@
 // same database and broker:
 //   bare  : hand-written SELECT of 100 pending rows, one publish per row, one UPDATE … SET
 //           status = 'published' WHERE id IN (…) per batch — the least a relay must do;
-//   relay : outbox::relay::drain() over outbox::sqlite_store (what users run).
+//   relay : outbox::relay::drain() over outbox::sqlite_store / outbox::postgres_store (what
+//           users run). PostgreSQL's bare loop takes its batch with the same
+//           `FOR UPDATE SKIP LOCKED` inside one transaction per batch, as the store does.
 // Each iteration fills the table with k_rows pending rows (untimed) and times the pass.
 //
-//   BABELQUEUE_REDIS_URL=redis://127.0.0.1:6379 outbox_bench [--benchmark_…]
+//   BABELQUEUE_REDIS_URL=redis://127.0.0.1:6379 BABELQUEUE_POSTGRES_URL=postgresql://… \
+//     outbox_bench [--benchmark_…]
+// Without BABELQUEUE_POSTGRES_URL the PostgreSQL rows are skipped.
 // Without BABELQUEUE_REDIS_URL the broker is memory:// (then the figure is the store's cost
 // alone). The SQLite file lives in $TMPDIR (else /tmp).
 #include <babelqueue/codec.hpp>
@@ -16,6 +20,12 @@
 #include <babelqueue/outbox/sqlite_store.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
 #include <babelqueue/runtime/url.hpp>
+
+#if BABELQUEUE_BENCH_POSTGRES
+#include <babelqueue/outbox/postgres_store.hpp>
+
+#include <libpq-fe.h>
+#endif
 
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>
@@ -155,6 +165,139 @@ void sqlite_relay(benchmark::State& state) {
   remove_db(path);
 }
 
+#if BABELQUEUE_BENCH_POSTGRES
+const char* postgres_url() { return std::getenv("BABELQUEUE_POSTGRES_URL"); }
+
+bool exec_ok(PGconn* c, const char* sql) {
+  PGresult* r = PQexec(c, sql);
+  const auto st = PQresultStatus(r);
+  PQclear(r);
+  return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+// k_rows pending rows in one statement (untimed), on a raw connection.
+bool pg_fill(PGconn* c, const std::string& body) {
+  const char* values[] = {body.data()};
+  const int lengths[] = {static_cast<int>(body.size())};
+  const int formats[] = {1};
+  PGresult* r =
+      PQexecParams(c,
+                   "INSERT INTO bq_bench_outbox (queue, body) SELECT 'bench-outbox', $1::bytea "
+                   "FROM generate_series(1, 5000)",
+                   1, nullptr, values, lengths, formats, 0);
+  const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+  PQclear(r);
+  return ok;
+}
+
+PGconn* pg_setup(benchmark::State& state) {
+  if (postgres_url() == nullptr) {
+    state.SkipWithError("BABELQUEUE_POSTGRES_URL is not set");
+    return nullptr;
+  }
+  PGconn* c = PQconnectdb(postgres_url());
+  if (PQstatus(c) != CONNECTION_OK) {
+    state.SkipWithError("cannot connect to PostgreSQL");
+    PQfinish(c);
+    return nullptr;
+  }
+  exec_ok(c, "DROP TABLE IF EXISTS bq_bench_outbox");
+  outbox::postgres_store_options o;
+  o.table = "bq_bench_outbox";
+  (void)outbox::postgres_store::adopt(c, o).value()->migrate();
+  return c;
+}
+
+void postgres_bare(benchmark::State& state) {
+  PGconn* c = pg_setup(state);
+  if (c == nullptr) return;
+  auto t = broker();
+  const std::string body = body_text();
+  std::int64_t rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (!pg_fill(c, body)) state.SkipWithError(PQerrorMessage(c));
+    state.ResumeTiming();
+    for (;;) {
+      exec_ok(c, "BEGIN");
+      PGresult* r =
+          PQexecParams(c,
+                       "SELECT id, queue, body FROM bq_bench_outbox WHERE status = 'pending' "
+                       "ORDER BY id LIMIT 100 FOR UPDATE SKIP LOCKED",
+                       0, nullptr, nullptr, nullptr, nullptr, 1);
+      const int n = PQntuples(r);
+      std::string ids = "{";
+      for (int i = 0; i < n; ++i) {
+        std::int64_t id = 0;
+        for (int b = 0; b < 8; ++b)
+          id = (id << 8) | static_cast<unsigned char>(PQgetvalue(r, i, 0)[b]);
+        const std::string_view q(PQgetvalue(r, i, 1),
+                                 static_cast<std::size_t>(PQgetlength(r, i, 1)));
+        const std::string_view bytes(PQgetvalue(r, i, 2),
+                                     static_cast<std::size_t>(PQgetlength(r, i, 2)));
+        if (!t->publish(q, bytes)) state.SkipWithError("publish failed");
+        ids += (i ? "," : "") + std::to_string(id);
+      }
+      PQclear(r);
+      if (n == 0) {
+        exec_ok(c, "COMMIT");
+        break;
+      }
+      ids += "}";
+      const char* values[] = {ids.c_str()};
+      PGresult* u =
+          PQexecParams(c,
+                       "UPDATE bq_bench_outbox SET status = 'published', published_at = now() "
+                       "WHERE id = ANY($1::bigint[])",
+                       1, nullptr, values, nullptr, nullptr, 0);
+      PQclear(u);
+      exec_ok(c, "COMMIT");
+      rows += n;
+    }
+    state.PauseTiming();
+    drain_queue(*t);
+    state.ResumeTiming();
+  }
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  exec_ok(c, "DROP TABLE IF EXISTS bq_bench_outbox");
+  PQfinish(c);
+}
+
+void postgres_relay(benchmark::State& state) {
+  PGconn* c = pg_setup(state);
+  if (c == nullptr) return;
+  outbox::postgres_store_options o;
+  o.table = "bq_bench_outbox";
+  std::shared_ptr<outbox::postgres_store> store =
+      outbox::postgres_store::open(postgres_url(), o).value();
+  auto t = broker();
+  const std::string body = body_text();
+  outbox::relay_options ro;
+  ro.batch = k_batch;
+  outbox::relay relay(store, *t, ro);
+  std::int64_t rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    if (!pg_fill(c, body)) state.SkipWithError(PQerrorMessage(c));
+    state.ResumeTiming();
+    auto r = relay.drain();
+    if (!r)
+      state.SkipWithError(r.error().message.c_str());
+    else
+      rows += static_cast<std::int64_t>(r->published);
+    state.PauseTiming();
+    drain_queue(*t);
+    state.ResumeTiming();
+  }
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  store.reset();
+  exec_ok(c, "DROP TABLE IF EXISTS bq_bench_outbox");
+  PQfinish(c);
+}
+#endif
+
 }  // namespace
 
 BENCHMARK(sqlite_bare)
@@ -167,5 +310,18 @@ BENCHMARK(sqlite_relay)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5)
     ->UseRealTime();
+
+#if BABELQUEUE_BENCH_POSTGRES
+BENCHMARK(postgres_bare)
+    ->Name("outbox/postgres/bare_select_publish_update")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5)
+    ->UseRealTime();
+BENCHMARK(postgres_relay)
+    ->Name("outbox/postgres/relay_drain")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5)
+    ->UseRealTime();
+#endif
 
 BENCHMARK_MAIN();
