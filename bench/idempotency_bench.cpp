@@ -2,6 +2,8 @@
 // operation of the same run on the same backend (issue #15's bars):
 //   SQLite: an `INSERT … ON CONFLICT DO NOTHING` loop (autocommit, WAL, same file system);
 //   Redis:  a `SET <key> 1 NX` loop on a plain hiredis connection;
+//   PostgreSQL: Go's conditional `INSERT … ON CONFLICT … DO UPDATE … WHERE … RETURNING` loop
+//           on a plain libpq connection (autocommit), when BABELQUEUE_POSTGRES_URL is set;
 // then wrap() (seen + remember) and wrap_claiming() (seen + claim + remember) around a
 // no-op handler, each message with a fresh meta.id. Redis rows report round trips per
 // message from the store's own counter.
@@ -15,6 +17,12 @@
 #include <babelqueue/idempotency/sqlite_store.hpp>
 #include <babelqueue/idempotency/wrap.hpp>
 #include <babelqueue/runtime/url.hpp>
+
+#if BABELQUEUE_BENCH_POSTGRES
+#include <babelqueue/idempotency/postgres_store.hpp>
+
+#include <libpq-fe.h>
+#endif
 
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
@@ -145,6 +153,55 @@ void redis_wrap(benchmark::State& state, bool claiming) {
                                       static_cast<double>(state.iterations());
 }
 
+#if BABELQUEUE_BENCH_POSTGRES
+const char* postgres_url() { return std::getenv("BABELQUEUE_POSTGRES_URL"); }
+
+void postgres_bare_upsert(benchmark::State& state) {
+  if (postgres_url() == nullptr) return state.SkipWithError("BABELQUEUE_POSTGRES_URL is not set");
+  PGconn* c = PQconnectdb(postgres_url());
+  if (PQstatus(c) != CONNECTION_OK) {
+    PQfinish(c);
+    return state.SkipWithError("cannot connect to PostgreSQL");
+  }
+  PQclear(PQexec(c,
+                 "CREATE TABLE IF NOT EXISTS bq_bench_bare (message_id TEXT NOT NULL PRIMARY KEY, "
+                 "created_at TIMESTAMPTZ NOT NULL DEFAULT now(), expires_at TIMESTAMPTZ NULL)"));
+  PQclear(PQprepare(
+      c, "upsert",
+      "INSERT INTO bq_bench_bare (message_id, created_at, expires_at) VALUES ($1, now(), NULL) "
+      "ON CONFLICT (message_id) DO UPDATE SET created_at = now(), expires_at = EXCLUDED.expires_at "
+      "WHERE bq_bench_bare.expires_at IS NOT NULL AND bq_bench_bare.expires_at <= now() "
+      "RETURNING message_id",
+      1, nullptr));
+  const std::string tag = run_tag();
+  int i = 0;
+  for (auto _ : state) {
+    const std::string id = tag + "-" + std::to_string(i++);
+    const char* values[] = {id.c_str()};
+    PGresult* r = PQexecPrepared(c, "upsert", 1, values, nullptr, nullptr, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) state.SkipWithError(PQerrorMessage(c));
+    PQclear(r);
+  }
+  state.counters["round_trips/msg"] = 1;
+  PQclear(PQexec(c, "DROP TABLE IF EXISTS bq_bench_bare"));
+  PQfinish(c);
+}
+
+void postgres_wrap(benchmark::State& state, bool claiming) {
+  if (postgres_url() == nullptr) return state.SkipWithError("BABELQUEUE_POSTGRES_URL is not set");
+  idempotency::postgres_store_options o;
+  o.table = "bq_bench_idempotency";
+  std::shared_ptr<idempotency::postgres_store> store =
+      idempotency::postgres_store::open(postgres_url(), o).value();
+  store->migrate().value();
+  const auto envs = envelopes(run_tag());
+  auto noop = [](message&) {};
+  const handler h =
+      claiming ? idempotency::wrap_claiming(store, noop) : idempotency::wrap(store, noop);
+  run_wrap(state, h, envs);
+}
+#endif
+
 }  // namespace
 
 BENCHMARK(sqlite_bare_insert)->Name("sqlite/bare_insert_on_conflict")->Iterations(k_messages);
@@ -155,5 +212,13 @@ BENCHMARK_CAPTURE(sqlite_wrap, claiming, true)
 BENCHMARK(redis_bare_setnx)->Name("redis/bare_set_nx")->Iterations(k_messages);
 BENCHMARK_CAPTURE(redis_wrap, plain, false)->Name("redis/wrap")->Iterations(k_messages);
 BENCHMARK_CAPTURE(redis_wrap, claiming, true)->Name("redis/wrap_claiming")->Iterations(k_messages);
+
+#if BABELQUEUE_BENCH_POSTGRES
+BENCHMARK(postgres_bare_upsert)->Name("postgres/bare_conditional_upsert")->Iterations(k_messages);
+BENCHMARK_CAPTURE(postgres_wrap, plain, false)->Name("postgres/wrap")->Iterations(k_messages);
+BENCHMARK_CAPTURE(postgres_wrap, claiming, true)
+    ->Name("postgres/wrap_claiming")
+    ->Iterations(k_messages);
+#endif
 
 BENCHMARK_MAIN();

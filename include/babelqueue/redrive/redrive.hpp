@@ -18,6 +18,10 @@
 /// same bytes and headers, and on brokers with a delivery counter the counter may grow.
 /// Where a broker re-queues released messages at the back (memory, sqlite, redis), the
 /// messages put back keep their relative order behind the ones this run did not take.
+/// Brokers with a visibility timeout or lock (SQS, Azure Service Bus, sqlite) hand a taken
+/// message to another consumer once it expires: keep `max` to what one run processes within
+/// it (the drain holds every taken message in flight until its turn), or run redrive where
+/// nothing else consumes the DLQ.
 /// @note Thread-safety: redrive() uses `broker` from the calling thread only (the transport
 /// contract); callbacks run on that thread.
 
