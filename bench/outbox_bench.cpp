@@ -86,6 +86,34 @@ void drain_queue(transport& t) {
   }
 }
 
+// Times `pass()` (returns the rows it moved) once per iteration, each after an untimed
+// `fill()` and before an untimed drain of the broker, and reports rows/s.
+template <class Fill, class Pass>
+void timed_passes(benchmark::State& state, transport& t, Fill&& fill_rows, Pass&& pass) {
+  std::int64_t rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fill_rows();
+    state.ResumeTiming();
+    rows += pass();
+    state.PauseTiming();
+    drain_queue(t);
+    state.ResumeTiming();
+  }
+  state.counters["rows/s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+}
+
+// One relay drain as a timed pass.
+std::int64_t relay_pass(benchmark::State& state, outbox::relay& relay) {
+  auto r = relay.drain();
+  if (!r) {
+    state.SkipWithError(r.error().message.c_str());
+    return 0;
+  }
+  return static_cast<std::int64_t>(r->published);
+}
+
 void sqlite_bare(benchmark::State& state) {
   const std::string path = sqlite_path();
   sqlite3* db = nullptr;
@@ -99,37 +127,34 @@ void sqlite_bare(benchmark::State& state) {
                      "SELECT id, queue, body FROM babelqueue_outbox WHERE status = 'pending' "
                      "ORDER BY id LIMIT 100",
                      -1, &select, nullptr);
-  std::int64_t rows = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    fill(*store, db, body);
-    state.ResumeTiming();
-    for (;;) {
-      std::vector<std::int64_t> ids;
-      while (sqlite3_step(select) == SQLITE_ROW) {
-        const auto* q = reinterpret_cast<const char*>(sqlite3_column_text(select, 1));
-        const auto* b = static_cast<const char*>(sqlite3_column_blob(select, 2));
-        const std::string_view bytes(b, static_cast<std::size_t>(sqlite3_column_bytes(select, 2)));
-        if (!t->publish(q, bytes)) state.SkipWithError("publish failed");
-        ids.push_back(sqlite3_column_int64(select, 0));
-      }
-      sqlite3_reset(select);
-      if (ids.empty()) break;
-      std::string sql = "UPDATE babelqueue_outbox SET status = 'published' WHERE id IN (";
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (i > 0) sql += ',';  // (not `"," + …`: GCC 12's -Wrestrict false positive, PR 105329)
-        sql += std::to_string(ids[i]);
-      }
-      sql += ")";
-      sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-      rows += static_cast<std::int64_t>(ids.size());
-    }
-    state.PauseTiming();
-    drain_queue(*t);
-    state.ResumeTiming();
-  }
-  state.counters["rows/s"] =
-      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  timed_passes(
+      state, *t, [&] { fill(*store, db, body); },
+      [&] {
+        std::int64_t rows = 0;
+        for (;;) {
+          std::vector<std::int64_t> ids;
+          while (sqlite3_step(select) == SQLITE_ROW) {
+            const auto* q = reinterpret_cast<const char*>(sqlite3_column_text(select, 1));
+            const auto* b = static_cast<const char*>(sqlite3_column_blob(select, 2));
+            const std::string_view bytes(b,
+                                         static_cast<std::size_t>(sqlite3_column_bytes(select, 2)));
+            if (!t->publish(q, bytes)) state.SkipWithError("publish failed");
+            ids.push_back(sqlite3_column_int64(select, 0));
+          }
+          sqlite3_reset(select);
+          if (ids.empty()) break;
+          std::string sql = "UPDATE babelqueue_outbox SET status = 'published' WHERE id IN (";
+          for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (i > 0)
+              sql += ',';  // (not `"," + …`: GCC 12's -Wrestrict false positive, PR 105329)
+            sql += std::to_string(ids[i]);
+          }
+          sql += ")";
+          sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+          rows += static_cast<std::int64_t>(ids.size());
+        }
+        return rows;
+      });
   sqlite3_finalize(select);
   store.reset();
   sqlite3_close(db);
@@ -147,22 +172,8 @@ void sqlite_relay(benchmark::State& state) {
   outbox::relay_options o;
   o.batch = k_batch;
   outbox::relay relay(store, *t, o);
-  std::int64_t rows = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    fill(*store, db, body);
-    state.ResumeTiming();
-    auto r = relay.drain();
-    if (!r)
-      state.SkipWithError(r.error().message.c_str());
-    else
-      rows += static_cast<std::int64_t>(r->published);
-    state.PauseTiming();
-    drain_queue(*t);
-    state.ResumeTiming();
-  }
-  state.counters["rows/s"] =
-      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  timed_passes(
+      state, *t, [&] { fill(*store, db, body); }, [&] { return relay_pass(state, relay); });
   store.reset();
   sqlite3_close(db);
   remove_db(path);
@@ -216,11 +227,11 @@ void postgres_bare(benchmark::State& state) {
   if (c == nullptr) return;
   auto t = broker();
   const std::string body = body_text();
-  std::int64_t rows = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
+  const auto fill_rows = [&] {
     if (!pg_fill(c, body)) state.SkipWithError(PQerrorMessage(c));
-    state.ResumeTiming();
+  };
+  timed_passes(state, *t, fill_rows, [&] {
+    std::int64_t rows = 0;
     for (;;) {
       exec_ok(c, "BEGIN");
       PGresult* r =
@@ -258,12 +269,8 @@ void postgres_bare(benchmark::State& state) {
       exec_ok(c, "COMMIT");
       rows += n;
     }
-    state.PauseTiming();
-    drain_queue(*t);
-    state.ResumeTiming();
-  }
-  state.counters["rows/s"] =
-      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+    return rows;
+  });
   exec_ok(c, "DROP TABLE IF EXISTS bq_bench_outbox");
   PQfinish(c);
 }
@@ -280,22 +287,12 @@ void postgres_relay(benchmark::State& state) {
   outbox::relay_options ro;
   ro.batch = k_batch;
   outbox::relay relay(store, *t, ro);
-  std::int64_t rows = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    if (!pg_fill(c, body)) state.SkipWithError(PQerrorMessage(c));
-    state.ResumeTiming();
-    auto r = relay.drain();
-    if (!r)
-      state.SkipWithError(r.error().message.c_str());
-    else
-      rows += static_cast<std::int64_t>(r->published);
-    state.PauseTiming();
-    drain_queue(*t);
-    state.ResumeTiming();
-  }
-  state.counters["rows/s"] =
-      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsRate);
+  timed_passes(
+      state, *t,
+      [&] {
+        if (!pg_fill(c, body)) state.SkipWithError(PQerrorMessage(c));
+      },
+      [&] { return relay_pass(state, relay); });
   store.reset();
   exec_ok(c, "DROP TABLE IF EXISTS bq_bench_outbox");
   PQfinish(c);
