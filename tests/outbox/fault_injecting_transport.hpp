@@ -16,6 +16,11 @@ class fault_injecting_transport final : public babelqueue::transport {
   std::set<int> fail_publishes;  ///< 1-based publish numbers that fail
   bool fail_every_publish = false;
   int publishes = 0;
+  /// receive() calls after this many fail with transport_errc::unavailable (-1 = never).
+  int fail_receives_after = -1;
+  int receives = 0;
+  /// Answers capabilities().peek = false and refuses peek(): a broker that cannot browse.
+  bool hide_peek = false;
 
   babelqueue::result<void> publish(std::string_view queue, std::string_view body,
                                    const babelqueue::headers& hdrs = {}) override {
@@ -28,6 +33,10 @@ class fault_injecting_transport final : public babelqueue::transport {
   }
   babelqueue::result<std::optional<babelqueue::received_message>> receive(
       std::string_view queue, std::chrono::milliseconds timeout) override {
+    if (fail_receives_after >= 0 && receives++ >= fail_receives_after) {
+      return babelqueue::fail(make_error_code(babelqueue::transport_errc::unavailable),
+                              "injected outage on receive " + std::to_string(receives));
+    }
     return real_.receive(queue, timeout);
   }
   babelqueue::result<void> ack(const babelqueue::received_message& m) override {
@@ -43,11 +52,14 @@ class fault_injecting_transport final : public babelqueue::transport {
   babelqueue::result<std::vector<babelqueue::peeked_message>> peek(std::string_view queue,
                                                                    std::size_t offset,
                                                                    std::size_t limit) override {
+    if (hide_peek) return babelqueue::transport::peek(queue, offset, limit);
     return real_.peek(queue, offset, limit);
   }
   std::string_view scheme() const noexcept override { return real_.scheme(); }
   babelqueue::transport_capabilities capabilities() const noexcept override {
-    return real_.capabilities();
+    auto c = real_.capabilities();
+    if (hide_peek) c.peek = false;
+    return c;
   }
 
  private:

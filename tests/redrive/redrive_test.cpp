@@ -240,6 +240,41 @@ TEST_P(Redrive, APublishFailureMidwayPutsBackEveryMessageNotRedriven) {
   EXPECT_EQ(contents("orders").size(), 4u);
 }
 
+TEST_P(Redrive, AReceiveFailureWhileDrainingPutsBackWhatWasTaken) {
+  auto bodies = fill_dlq(3);
+  std::this_thread::sleep_for(5ms);  // sqlite: see SelectToQueueMaxAndBypass
+  bqtest::fault_injecting_transport faulty(*t_);
+  faulty.fail_receives_after = 2;  // the broker goes away after two messages were taken
+  auto report = redrive(faulty, dlq_, quick());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error->code, make_error_code(transport_errc::unavailable));
+  ASSERT_EQ(report.items.size(), 2u);
+  EXPECT_EQ(report.items[0].outcome, redrive_outcome::not_processed);
+  EXPECT_EQ(report.items[1].outcome, redrive_outcome::not_processed);
+  EXPECT_EQ(report.redriven, 0u);
+  // Nothing published, nothing lost: the two taken are back behind the one never taken.
+  EXPECT_TRUE(contents("orders").empty());
+  EXPECT_EQ(contents(dlq_), (std::vector<std::string>{bodies[2], bodies[0], bodies[1]}));
+}
+
+TEST_P(Redrive, ListingABrokerThatCannotPeekNeedsReceiveAndRelease) {
+  auto bodies = fill_dlq(3);
+  bqtest::fault_injecting_transport no_peek(*t_);  // capability-hiding wrapper (test only)
+  no_peek.hide_peek = true;
+  auto refused = list_dead_letters(no_peek, dlq_);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, make_error_code(transport_errc::not_supported));
+  dead_letter_list_options o;
+  o.receive_and_release = true;
+  o.receive_timeout = 50ms;
+  auto listed = list_dead_letters(no_peek, dlq_, o).value();
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].body, bodies[0]);
+  EXPECT_EQ(listed[2].body, bodies[2]);
+  // Released in order: all three still there, in their order.
+  EXPECT_EQ(contents(dlq_), bodies);
+}
+
 TEST_P(Redrive, ListingPeeksWithoutConsumingOrReordering) {
   auto bodies = fill_dlq(5);
   t_->publish(dlq_, "garbage").value();
