@@ -41,6 +41,7 @@ struct reservation {
   std::string queue;
   std::string raw;    // the stored value: the LREM/ZREM handle
   std::string token;  // tracking token; empty when reserved untracked
+  std::string job;    // laravel=1: the job as popped (`raw` is its :reserved member)
   bool settled = false;
 };
 using reservation_ptr = std::shared_ptr<reservation>;

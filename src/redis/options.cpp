@@ -54,6 +54,16 @@ result<void> validate(const options& o) {
   if (o.processing_suffix.empty()) {
     return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
   }
+  if (o.migration_batch == 0 || o.migration_batch < -1) {
+    return fail(transport_errc::invalid_argument,
+                "redis option migration_batch must be -1 (all) or >= 1 (got " +
+                    std::to_string(o.migration_batch) + ")");
+  }
+  if (o.laravel && o.prefetch > 1) {
+    return fail(transport_errc::invalid_argument,
+                "redis option prefetch > 1 is not supported with laravel=1 (Laravel's pop "
+                "reserves one job per call)");
+  }
   if (auto r = babelqueue::detail::validate_tls_options(o, "redis", "rediss"); !r) return r;
   return {};
 }
@@ -93,7 +103,10 @@ result<options> options_from_url(const broker_url& url) {
     if (retry_after == "never" || retry_after == "none" || retry_after == "null") {
       o.retry_after.reset();
     } else {
-      auto d = parse_duration(retry_after);
+      // A bare number is whole seconds, the unit of the Python SDK's `retry_after=90` (and of
+      // the score it becomes), so a peer's URL means the same here.
+      const bool bare = retry_after.find_first_not_of("0123456789") == std::string::npos;
+      auto d = parse_duration(bare ? retry_after + "s" : retry_after);
       if (!d) {
         return fail(
             transport_errc::invalid_argument,
@@ -103,6 +116,13 @@ result<options> options_from_url(const broker_url& url) {
     }
   }
   if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
+  if (auto r = q.get("laravel", o.laravel); !r) return fail(r.error());
+  bool laravel_compat = false;  // the Python SDK's other spelling of `laravel`
+  if (auto r = q.get("laravel_compat", laravel_compat); !r) return fail(r.error());
+  o.laravel = o.laravel || laravel_compat;
+  if (auto r = q.get("prefix", o.prefix); !r) return fail(r.error());
+  if (o.prefix.empty()) o.prefix = options{}.prefix;  // `prefix=` keeps the default (Python)
+  if (auto r = q.get("migration_batch", o.migration_batch); !r) return fail(r.error());
   // Ranges are validate()'s, below: the same rule and message as for options built in code.
   if (auto r = q.get("max_pending_acks", o.max_pending_acks); !r) return fail(r.error());
   if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());

@@ -2,6 +2,7 @@
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
 #include "redis/engine.hpp"
 #include "redis/failure.hpp"
+#include "redis/laravel_operations.hpp"
 #include "redis/operations.hpp"
 #include "redis/validate.hpp"
 #include "runtime/binding_support.hpp"
@@ -48,14 +49,25 @@ result<std::string> framed_value(std::string_view body, const headers& hdrs) {
   return v;
 }
 
-received_message deliver(reservation_ptr res) {
-  auto un = binding::unframe(res->raw);
+received_message deliver(reservation_ptr res, bool laravel) {
   received_message m;
-  m.body = std::move(un.body);
+  if (laravel) {
+    m.body = res->job;  // the job as popped; `raw` (its :reserved member) is only the handle
+  } else {
+    auto un = binding::unframe(res->raw);
+    m.body = std::move(un.body);
+    m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
+  }
   m.queue = res->queue;
-  m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
   m.handle = std::shared_ptr<void>(res, res.get());
   return m;
+}
+
+babelqueue::failure no_headers_in_laravel_mode() {
+  return fail(transport_errc::not_supported,
+              "redis laravel=1: a Laravel job has no header channel (Laravel's pop decodes the "
+              "stored job, so no frame can be stored); publish without headers — the envelope's "
+              "trace_id still travels");
 }
 
 reservation* handle_of(const received_message& m, const void* owner) {
@@ -70,10 +82,14 @@ reservation* handle_of(const received_message& m, const void* owner) {
 // hands it to the engine (engine.hpp) with its deadline: the engine is the only place that
 // does I/O, retries and reconnects.
 struct redis_transport::impl {
-  explicit impl(const options& o) : engine(o, detail::transport_scripts()), state(o) {}
+  explicit impl(const options& o)
+      : engine(o, o.laravel ? detail::laravel_scripts() : detail::transport_scripts()),
+        state(o),
+        laravel(state, o) {}
 
   detail::engine engine;
   detail::transport_state state;           // deferred acks, scratch, script args
+  detail::laravel_context laravel;         // laravel=1: keys and script args of that layout
   std::deque<reservation_ptr> prefetched;  // reserved, not yet delivered
   bool closed = false;
 };
@@ -111,6 +127,7 @@ result<void> redis_transport::publish(std::string_view queue, std::string_view b
   std::string framed;
   std::string_view value = body;
   if (!hdrs.empty()) {
+    if (opts_.laravel) return no_headers_in_laravel_mode();
     auto v = framed_value(body, hdrs);
     if (!v) return fail(v.error());
     framed = std::move(*v);
@@ -125,6 +142,7 @@ result<void> redis_transport::publish_batch(std::string_view queue,
   std::vector<std::string_view> values(messages.size());
   bool any_headers =
       std::any_of(messages.begin(), messages.end(), [](const auto& m) { return !m.hdrs.empty(); });
+  if (any_headers && opts_.laravel) return no_headers_in_laravel_mode();
   if (any_headers) framed.reserve(messages.size());  // views into it must stay valid
   for (std::size_t i = 0; i < messages.size(); ++i) {
     if (messages[i].hdrs.empty()) {
@@ -146,6 +164,10 @@ result<void> redis_transport::publish_values(std::string_view queue,
   if (values.empty()) return {};
   // Unknown outcome after a lost reply: resent while time remains — possibly a duplicate,
   // never a loss.
+  if (opts_.laravel) {
+    detail::laravel_publish_op op(impl_->laravel, queue, values);
+    return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  }
   detail::publish_op op(impl_->state, queue, values);
   return impl_->engine.run(op, clock::now() + opts_.command_timeout);
 }
@@ -170,7 +192,7 @@ result<std::optional<received_message>> redis_transport::receive(
     if (prefetched.front()->queue == queue) {
       auto res = std::move(prefetched.front());
       prefetched.pop_front();
-      return std::optional<received_message>(deliver(std::move(res)));
+      return std::optional<received_message>(deliver(std::move(res), opts_.laravel));
     }
     if (auto r = unreserve_prefetched(clock::now() + opts_.command_timeout); !r)
       return fail(r.error());
@@ -178,6 +200,15 @@ result<std::optional<received_message>> redis_transport::receive(
   // A timeout or a dropped connection: reconnect and retry while the receive's own time
   // remains; report the outage after that (transport_errc::unavailable).
   auto deadline = clock::now() + timeout;
+  if (opts_.laravel) {
+    detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
+    if (auto r = impl_->engine.run(op, deadline); !r) return fail(r.error());
+    auto& got = op.reserved();
+    if (got.empty()) return std::optional<received_message>{};
+    auto first = std::move(got[0]);
+    got.clear();
+    return std::optional<received_message>(deliver(std::move(first), true));
+  }
   detail::reserve_op op(impl_->state, this, queue, deadline);
   if (auto r = impl_->engine.run(op, deadline); !r) return fail(r.error());
   auto& got = op.reserved();
@@ -185,7 +216,7 @@ result<std::optional<received_message>> redis_transport::receive(
   for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
   auto first = std::move(got[0]);
   got.clear();
-  return std::optional<received_message>(deliver(std::move(first)));
+  return std::optional<received_message>(deliver(std::move(first), false));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -221,6 +252,10 @@ result<void> redis_transport::flush() {
 
 result<void> redis_transport::flush_until(clock::time_point deadline) {
   if (impl_->state.pending.empty()) return {};
+  if (opts_.laravel) {
+    detail::laravel_settle_op op(impl_->laravel);
+    return impl_->engine.run(op, deadline);
+  }
   detail::settle_op op(impl_->state);
   return impl_->engine.run(op, deadline);
 }
@@ -228,7 +263,7 @@ result<void> redis_transport::flush_until(clock::time_point deadline) {
 result<void> redis_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
   if (impl_->closed) return closed_error();
-  if (delay.count() > 0) {
+  if (delay.count() > 0 && !opts_.laravel) {
     return fail(transport_errc::not_supported,
                 "redis lists have no delayed delivery (D6 owned layout); release with delay 0 or "
                 "retry by publishing a copy");
@@ -239,6 +274,12 @@ result<void> redis_transport::release(const received_message& message,
                 "message was not received by this redis transport");
   if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   if (auto f = flush(); !f) return f;
+  if (opts_.laravel) {
+    // Whole seconds, rounded up (Laravel's and Python's unit): never earlier than asked.
+    const auto seconds = std::chrono::ceil<std::chrono::seconds>(delay);
+    detail::laravel_release_op op(impl_->laravel, *r, seconds);  // gated, as below
+    return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  }
   detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
   return impl_->engine.run(op, clock::now() + opts_.command_timeout);
 }
@@ -265,6 +306,17 @@ result<recover_report> redis_transport::recover(std::string_view queue,
   if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (older_than.count() < 0) older_than = 0ms;
   if (auto f = flush(); !f) return fail(f.error());
+  if (opts_.laravel) {
+    if (!opts_.retry_after && older_than.count() > 0) {
+      return fail(transport_errc::invalid_argument,
+                  "redis laravel=1 with retry_after=never scores every reservation +inf, so its "
+                  "age is unknown: recover with older_than 0 (every reservation)");
+    }
+    detail::laravel_recover_op op(impl_->laravel, queue, older_than);
+    if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+      return fail(r.error());
+    return op.report;
+  }
   detail::recover_op op(impl_->state, queue, older_than);
   if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
@@ -289,11 +341,18 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
   const auto first = static_cast<std::int64_t>(offset);
   const std::size_t count = std::min(limit, max_index - offset);  // offset + count <= max
   const auto last = static_cast<std::int64_t>(offset + count - 1);
-  detail::range_op op(queue, first, last);
+  // laravel=1: the ready list is `<prefix><queue>`, and its values are never framed.
+  const std::string ready =
+      opts_.laravel ? impl_->laravel.keys(queue).ready : std::string(queue);
+  detail::range_op op(ready, first, last);
   if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   out.reserve(op.values.size());
-  for (const auto& raw : op.values) {
+  for (auto& raw : op.values) {
+    if (opts_.laravel) {
+      out.push_back(peeked_message{std::move(raw), {}});
+      continue;
+    }
     auto un = binding::unframe(raw);
     out.push_back(peeked_message{std::move(un.body), headers(un.hdrs.begin(), un.hdrs.end())});
   }

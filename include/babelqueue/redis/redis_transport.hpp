@@ -133,6 +133,17 @@ struct options {
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
 
+  /// Laravel-compatible layout (see "Laravel-compatible mode" above; URL `laravel=1`, also
+  /// `laravel_compat=1` as the Python SDK accepts). Off: the owned layout (D6).
+  bool laravel = false;
+  /// laravel=1: the prefix of every key, `<prefix><queue>` (Python's `prefix`, default
+  /// `queues:`). A Laravel app puts its Redis connection prefix in front of `queues:` (by
+  /// default `<app>_database_`): name the whole thing, e.g. `laravel_database_queues:`.
+  std::string prefix = "queues:";
+  /// laravel=1: jobs moved back per migration (due `:delayed` ones, expired `:reserved`
+  /// ones) before each reservation; -1 = all of them (Laravel's and Python's default).
+  std::int64_t migration_batch = -1;
+
   /// TLS (set by the `rediss://` scheme, not a query key). See "TLS" above.
   bool tls = false;
   std::string tls_ca_file;      ///< PEM CA bundle to trust; empty = the system trust store
@@ -207,8 +218,12 @@ class redis_transport final : public transport {
 
   /// "rediss" when the connection uses TLS (options::tls), else "redis".
   std::string_view scheme() const noexcept override { return opts_.tls ? "rediss" : "redis"; }
+  /// Owned layout: headers, no delay. laravel=1: delay (the `:delayed` set), no headers.
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = false, .headers = true, .delivery_count = false, .peek = true};
+    return {.native_delay = opts_.laravel,
+            .headers = !opts_.laravel,
+            .delivery_count = false,
+            .peek = true};
   }
 
   /// Sends the deferred acks now and waits for their replies.
