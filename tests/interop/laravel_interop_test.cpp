@@ -250,8 +250,10 @@ TEST_F(LaravelPhpInterop, ACppWorkerThatDiedIsRecoveredByLaravel) {
 // The C++ runtime fails a Laravel-pushed job max_attempts times (counted once per delivery)
 // and dead-letters it to `<prefix><queue>.dlq`, where a Laravel worker of `orders.dlq` finds it.
 TEST_F(LaravelPhpInterop, CppDeadLettersALaravelJobWhereLaravelReadsIt) {
+  babelqueue::make_options mo;
+  mo.queue = "orders";
   const std::string job =
-      babelqueue::encode(babelqueue::make("urn:babel:interop:fails", json{{"n", 1}}).value())
+      babelqueue::encode(babelqueue::make("urn:babel:interop:fails", json{{"n", 1}}, mo).value())
           .value();
   laravel(90, {"push", "orders", lines_file({job})});
   babelqueue::app_options ao;
