@@ -73,9 +73,21 @@
 /// reason; an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
 /// handshake. The `tls_*` keys are refused on `redis://`.
 ///
+/// ## Laravel-compatible mode (`laravel=1`)
+/// Laravel's own layout instead of D6, shared with Laravel workers and the Python SDK's
+/// `laravel_compat` mode: ready list `<prefix><queue>`, sorted sets `…:reserved` (member = the
+/// job with `attempts` + 1 re-encoded by cjson, score = expiry) and `…:delayed`, wake-up list
+/// `…:notify`; no other key. receive() is one script (migrate due delayed and lapsed reserved
+/// jobs, pop, reserve, take a notify token, plus this queue's deferred acks); the handler gets
+/// the job as popped; ack() is `ZREM :reserved`; release(m, delay) is gated and honours the
+/// delay (`:delayed`, whole seconds). Headers are refused (transport_errc::not_supported): a
+/// Laravel job has no header channel. docs/transports/redis.md says which bytes Laravel's
+/// scripts rewrite and how this differs from Laravel's scripts.
+///
 /// ## URL
 /// `redis[s]://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
-/// (durations `250ms`/`5s`/`1m`, bare = ms). Unknown keys are errc::invalid_argument.
+/// (durations `250ms`/`5s`/`1m`, bare = ms; `retry_after` bare = seconds, the Python SDK's
+/// unit). Unknown keys are errc::invalid_argument.
 /// Options built in code are checked by open() with the same rules and messages.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
@@ -116,7 +128,9 @@ struct options {
   /// Track reservation times in `<processing>:deadlines` (see the file comment).
   bool track_reservations = true;
   /// Deadline written with each tracked reservation (the Python SDK's `retry_after`, whose
-  /// sweep returns the message after it). URL: a duration or `never` (score `+inf`).
+  /// sweep returns the message after it); with laravel=1 the `:reserved` expiry, after which
+  /// any worker's pop migrates the job back. URL: a duration, a bare number of seconds, or
+  /// `never` (score `+inf`).
   /// nullopt = never. Does not by itself make this SDK re-queue anything: only recover() does.
   std::optional<std::chrono::seconds> retry_after{std::chrono::seconds(90)};
   /// Defer ack() into the next round trip (see "Consume cost").
