@@ -114,8 +114,7 @@ std::chrono::milliseconds laravel_publish_op::begin_attempt(std::chrono::millise
 void laravel_publish_op::compose(request& req, script_shas) {
   auto& st = lc_.st;
   st.take_pending();
-  st.ack_scratch.clear();
-  for (const auto& a : st.taken) st.ack_scratch.push_back(a.get());
+  all_taken_to_scratch(st);
   compose_zrems(req, lc_, /*report_errors=*/false);
   // Laravel's push: the job onto the ready list, one `1` onto :notify per job (what wakes a
   // Laravel worker blocked with block_for). Two commands instead of Laravel's script: one
@@ -213,20 +212,7 @@ void laravel_reserve_op::on_reply(const command_meta& cmd, const redisReply& rep
 }
 
 next_step laravel_reserve_op::finish(std::optional<error_info>& error) {
-  auto& st = lc_.st;
-  if (!st.got.empty()) {
-    error.reset();  // reserved all the same (e.g. another queue's ZREM failed)
-    st.taken.clear();
-    return next_step::done;
-  }
-  if (error) {
-    st.give_back();
-    return next_step::done;
-  }
-  st.taken.clear();
-  if (clock::now() >= deadline_ || remaining_.count() == 0) return next_step::done;
-  first_ = false;
-  return next_step::again;
+  return finish_reserving(lc_.st, error, deadline_, remaining_, first_);
 }
 
 // -- flush ----------------------------------------------------------------------------------
@@ -236,8 +222,7 @@ laravel_settle_op::laravel_settle_op(laravel_context& lc) : lc_(lc) { what = "re
 void laravel_settle_op::compose(request& req, script_shas) {
   auto& st = lc_.st;
   st.take_pending();
-  st.ack_scratch.clear();
-  for (const auto& a : st.taken) st.ack_scratch.push_back(a.get());
+  all_taken_to_scratch(st);
   compose_zrems(req, lc_, /*report_errors=*/true);
 }
 
@@ -273,15 +258,9 @@ void laravel_release_op::on_reply(const command_meta&, const redisReply& reply) 
 }
 
 next_step laravel_release_op::finish(std::optional<error_info>& error) {
-  if (error) return next_step::done;
-  r_.settled = true;
-  if (gone_) {
-    ++lc_.st.stale_acks;
-    error = error_info{transport_errc::invalid_argument,
-                       "the reservation was already gone (it expired and migrated back to the "
-                       "queue, or a worker removed it); nothing re-queued"};
-  }
-  return next_step::done;
+  return finish_release(lc_.st, r_, gone_, error,
+                        "the reservation was already gone (it expired and migrated back to the "
+                        "queue, or a worker removed it); nothing re-queued");
 }
 
 // -- recover --------------------------------------------------------------------------------
@@ -301,9 +280,7 @@ void laravel_recover_op::compose(request& req, script_shas shas) {
 }
 
 void laravel_recover_op::on_reply(const command_meta&, const redisReply& reply) {
-  if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 3) return;
-  report = {reply.element[0]->integer, reply.element[1]->integer, reply.element[2]->integer};
-  ok_ = true;
+  ok_ = read_recover_report(reply, report);
 }
 
 next_step laravel_recover_op::finish(std::optional<error_info>& error) {
