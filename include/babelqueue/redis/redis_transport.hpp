@@ -92,6 +92,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -142,10 +143,33 @@ struct options {
   /// Verify the server's certificate and name. Off accepts any certificate (a test-only
   /// setting: the connection is then encrypted but not authenticated).
   bool tls_verify = true;
+
+  /// A `host:port` of a Sentinel (options::sentinels).
+  struct sentinel_endpoint {
+    std::string host;
+    std::uint16_t port = 26379;
+  };
+  /// Sentinel mode (set by `redis+sentinel://` / `rediss+sentinel://`, see "Sentinel"):
+  /// non-empty = ask these Sentinels for the primary of `master_name` before every
+  /// (re)connect; `host`/`port` are then ignored. Not query keys: the URL's host list.
+  std::vector<sentinel_endpoint> sentinels;
+  std::string master_name;  ///< the monitored name (the URL path `/<master-name>`)
+  /// AUTH to the Sentinels (query keys); the URL userinfo (username/password) is the data
+  /// nodes' AUTH, because Sentinels and data nodes usually have different credentials.
+  std::string sentinel_username;
+  std::string sentinel_password;
+
+  /// Durability (any scheme): > 0 appends `WAIT wait_replicas wait_timeout` to every publish
+  /// round trip and fails the publish (transport_errc::timeout) when fewer replicas
+  /// acknowledged. 0..64.
+  std::int64_t wait_replicas = 0;
+  /// WAIT's own bound; must be below command_timeout (the socket timeout of a publish).
+  std::chrono::milliseconds wait_timeout{1000};
 };
 
-/// Reads options from a `redis://` or `rediss://` URL. errc::invalid_argument on a bad db
-/// path, unknown keys, malformed values, or `tls_*` keys on `redis://`.
+/// Reads options from a `redis://`, `rediss://`, `redis+sentinel://` or `rediss+sentinel://`
+/// URL. errc::invalid_argument on a bad db path or master name, unknown keys, malformed
+/// values, or `tls_*` keys without TLS.
 result<options> options_from_url(const broker_url& url);
 
 /// What recover() did.
@@ -205,8 +229,12 @@ class redis_transport final : public transport {
   result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
                                            std::size_t limit) override;
 
-  /// "rediss" when the connection uses TLS (options::tls), else "redis".
-  std::string_view scheme() const noexcept override { return opts_.tls ? "rediss" : "redis"; }
+  /// "rediss" when the connection uses TLS (options::tls), else "redis"; with Sentinels
+  /// "rediss+sentinel" / "redis+sentinel".
+  std::string_view scheme() const noexcept override {
+    if (!opts_.sentinels.empty()) return opts_.tls ? "rediss+sentinel" : "redis+sentinel";
+    return opts_.tls ? "rediss" : "redis";
+  }
   transport_capabilities capabilities() const noexcept override {
     return {.native_delay = false, .headers = true, .delivery_count = false, .peek = true};
   }
@@ -224,6 +252,9 @@ class redis_transport final : public transport {
   result<std::int64_t> list_length(std::string_view key);
 
   const options& config() const noexcept { return opts_; }
+  /// `host:port` of the server this instance is connected to or last connected to (with
+  /// Sentinels: the primary they reported), for operators and tests.
+  std::string endpoint() const;
   transport_stats stats() const noexcept;
 
  private:
@@ -236,7 +267,8 @@ class redis_transport final : public transport {
   std::unique_ptr<impl> impl_;
 };
 
-/// Registers the `redis` scheme with the URL factory (url.hpp). Idempotent.
+/// Registers the `redis`, `rediss`, `redis+sentinel` and `rediss+sentinel` schemes with the
+/// URL factory (url.hpp). Idempotent.
 void register_transport();
 
 }  // namespace redis
