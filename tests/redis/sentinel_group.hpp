@@ -108,13 +108,20 @@ class sentinel_group {
   /// Starts the group; nullptr (and `why`) when redis-server is unavailable or it fails.
   static std::unique_ptr<sentinel_group> start(config cfg, std::string& why) {
     std::unique_ptr<sentinel_group> g(new sentinel_group(cfg));
-    auto primary = redis_server::start({}, why);
+    // Any node may become the primary: none waits the default 5 s before a (diskless) full
+    // sync to a new replica.
+    const std::vector<std::string> no_sync_delay = {"--repl-diskless-sync-delay", "0"};
+    redis_server::config pc;
+    pc.extra_args = no_sync_delay;
+    auto primary = redis_server::start(pc, why);
     if (!primary) return nullptr;
     const int primary_port = primary->port();
     g->nodes_.push_back(std::move(primary));
     for (int i = 0; i < cfg.replicas; ++i) {
       redis_server::config rc;
-      rc.extra_args = {"--replicaof", "127.0.0.1", std::to_string(primary_port)};
+      rc.extra_args = no_sync_delay;
+      rc.extra_args.insert(rc.extra_args.end(),
+                           {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
       auto replica = redis_server::start(rc, why);
       if (!replica) return nullptr;
       g->nodes_.push_back(std::move(replica));
