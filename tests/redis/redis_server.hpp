@@ -146,6 +146,9 @@ class redis_server {
     kill_now();
   }
 
+  /// Replaces config::extra_args for the next restart() (e.g. back as a replica).
+  void set_extra_args(std::vector<std::string> args) { cfg_.extra_args = std::move(args); }
+
   /// Starts again on the same port and directory.
   bool restart() {
     stop();

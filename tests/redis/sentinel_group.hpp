@@ -101,27 +101,25 @@ class sentinel_group {
   struct config {
     int replicas = 1;
     std::string master = "bqmaster";
-    int down_after_ms = 400;
-    int failover_timeout_ms = 2000;
+    // Short enough for a failover in ~2-3 s, long enough that a loaded 2-core CI machine does
+    // not make a Sentinel think the freshly promoted primary is down too (seen at 400 ms: a
+    // second failover promoting the restarted, empty old primary).
+    int down_after_ms = 1000;
+    int failover_timeout_ms = 3000;
   };
 
   /// Starts the group; nullptr (and `why`) when redis-server is unavailable or it fails.
   static std::unique_ptr<sentinel_group> start(config cfg, std::string& why) {
     std::unique_ptr<sentinel_group> g(new sentinel_group(cfg));
-    // Any node may become the primary: none waits the default 5 s before a (diskless) full
-    // sync to a new replica.
-    const std::vector<std::string> no_sync_delay = {"--repl-diskless-sync-delay", "0"};
     redis_server::config pc;
-    pc.extra_args = no_sync_delay;
+    pc.extra_args = no_sync_delay();
     auto primary = redis_server::start(pc, why);
     if (!primary) return nullptr;
     const int primary_port = primary->port();
     g->nodes_.push_back(std::move(primary));
     for (int i = 0; i < cfg.replicas; ++i) {
       redis_server::config rc;
-      rc.extra_args = no_sync_delay;
-      rc.extra_args.insert(rc.extra_args.end(),
-                           {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
+      rc.extra_args = replica_args(primary_port);
       auto replica = redis_server::start(rc, why);
       if (!replica) return nullptr;
       g->nodes_.push_back(std::move(replica));
@@ -168,6 +166,10 @@ class sentinel_group {
   ~sentinel_group() {
     sentinels_.clear();
     nodes_.clear();
+    if (std::getenv("BQ_KEEP_SENTINEL_LOGS") != nullptr) {
+      std::printf("Sentinel logs kept in %s\n", dir_.c_str());
+      keep_dir_ = true;
+    }
     if (!keep_dir_ && !dir_.empty()) {
       std::error_code ec;
       std::filesystem::remove_all(dir_, ec);
@@ -188,6 +190,14 @@ class sentinel_group {
       u += "127.0.0.1:" + std::to_string(sentinels_[i]->port());
     }
     return u + "/" + cfg_.master + suffix;
+  }
+
+  /// Restarts data node `i` (after kill_now()) as a replica of `primary_port` — what an
+  /// orchestrator does with a failed primary once Sentinel has moved on (left alone, it comes
+  /// back as a stale, empty primary that Sentinel demotes only after 8-20 s).
+  bool restart_as_replica(std::size_t i, int primary_port) {
+    nodes_.at(i)->set_extra_args(replica_args(primary_port));
+    return nodes_.at(i)->restart();
   }
 
   /// The primary's port as the first answering Sentinel reports it (0 = none answered).
@@ -254,6 +264,15 @@ class sentinel_group {
 
  private:
   explicit sentinel_group(config cfg) : cfg_(std::move(cfg)) {}
+
+  // Any node may become the primary: none waits the default 5 s before a (diskless) full
+  // sync to a new replica.
+  static std::vector<std::string> no_sync_delay() { return {"--repl-diskless-sync-delay", "0"}; }
+  static std::vector<std::string> replica_args(int primary_port) {
+    auto a = no_sync_delay();
+    a.insert(a.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
+    return a;
+  }
 
   int known_replicas(raw_client& c) const {
     redisReply* r = c.run({"SENTINEL", "MASTER", cfg_.master});
