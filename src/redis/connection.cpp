@@ -156,8 +156,7 @@ result<void> connection::ensure(clock::time_point deadline) {
   return {};
 }
 
-result<void> connection::try_connect(std::chrono::milliseconds budget,
-                                     clock::time_point deadline) {
+result<void> connection::try_connect(std::chrono::milliseconds budget, clock::time_point deadline) {
   if (sentinel_) {
     // Ask the Sentinels where the primary is now (sentinel.hpp); what is left of the
     // attempt's time bounds the connect to it.
@@ -297,8 +296,8 @@ result<void> connection::exchange(const request& req, operation& op, round_outco
     if (!reply) return fail(reply.error());
     if (sentinel_ && (*reply)->type == REDIS_REPLY_ERROR &&
         is_failover_reply({(*reply)->str, (*reply)->len}) && !failover) {
-      failover = "redis at " + endpoint() + " stopped serving as the primary: " +
-                 std::string((*reply)->str, (*reply)->len);
+      failover = "redis at " + endpoint() +
+                 " stopped serving as the primary: " + std::string((*reply)->str, (*reply)->len);
     }
     interpret(op, req.meta(i), **reply, out);
   }

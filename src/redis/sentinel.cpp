@@ -145,9 +145,8 @@ result<node_address> sentinel_locator::locate(clock::time_point deadline) {
     return fail(transport_errc::invalid_argument,
                 "no redis Sentinel monitors a master named '" + master_ + "' (" + tried + ")");
   }
-  return fail(redis_error(fault::unreachable,
-                          "no redis Sentinel reported the primary of master '" + master_ + "' (" +
-                              tried + ")"));
+  return fail(redis_error(fault::unreachable, "no redis Sentinel reported the primary of master '" +
+                                                  master_ + "' (" + tried + ")"));
 }
 
 result<void> sentinel_locator::confirm_primary(connection& conn) const {
@@ -158,9 +157,10 @@ result<void> sentinel_locator::confirm_primary(connection& conn) const {
   if (auto r = conn.exchange(req, op, out); !r) return r;
   if (out.error) return fail(std::move(*out.error));
   if (op.role != "master") {
-    return fail(redis_error(fault::unreachable,
-                            "redis at " + conn.endpoint() + " (master '" + master_ + "') has role '" +
-                                op.role + "', not master (a Sentinel reported a stale primary)"));
+    return fail(
+        redis_error(fault::unreachable, "redis at " + conn.endpoint() + " (master '" + master_ +
+                                            "') has role '" + op.role +
+                                            "', not master (a Sentinel reported a stale primary)"));
   }
   return {};
 }

@@ -30,9 +30,9 @@ result<void> read_sentinel_location(const broker_url& url, options& o) {
   const auto slash = path.find('/');
   o.master_name.assign(path.substr(0, slash));
   if (o.master_name.empty()) {
-    return fail(transport_errc::invalid_argument,
-                url.scheme + ":// needs the master name as its path (" + url.scheme +
-                    "://host:26379/mymaster[/db])");
+    return fail(transport_errc::invalid_argument, url.scheme +
+                                                      ":// needs the master name as its path (" +
+                                                      url.scheme + "://host:26379/mymaster[/db])");
   }
   if (slash != std::string_view::npos) {
     std::string_view db = path.substr(slash + 1);
@@ -40,7 +40,8 @@ result<void> read_sentinel_location(const broker_url& url, options& o) {
     auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), n);
     if (db.empty() || ec != std::errc() || p != db.data() + db.size()) {
       return fail(transport_errc::invalid_argument,
-                  url.scheme + ":// path must be /<master-name>[/db] with a database number, got '" +
+                  url.scheme +
+                      ":// path must be /<master-name>[/db] with a database number, got '" +
                       url.path + "'");
     }
     o.db = n;

@@ -127,8 +127,10 @@ class sentinel_group {
     // Replicas linked before the Sentinels start: a Sentinel learns them from the primary's
     // first INFO instead of 10 s later.
     for (std::size_t i = 1; i < g->nodes_.size(); ++i) {
-      if (!g->poll([&] { return g->info(g->nodes_[i]->port(), "replication")
-                                    .find("master_link_status:up") != std::string::npos; })) {
+      if (!g->poll([&] {
+            return g->info(g->nodes_[i]->port(), "replication").find("master_link_status:up") !=
+                   std::string::npos;
+          })) {
         why = "replica did not link to the primary";
         return nullptr;
       }

@@ -24,8 +24,9 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 // Short timeouts and backoff so a failover is followed quickly; command_timeout covers it.
-const std::string k_fast = "?connect_timeout=500ms&command_timeout=10s"
-                           "&reconnect_backoff_min=20ms&reconnect_backoff_max=200ms";
+const std::string k_fast =
+    "?connect_timeout=500ms&command_timeout=10s"
+    "&reconnect_backoff_min=20ms&reconnect_backoff_max=200ms";
 
 babelqueue::result<babelqueue::redis::options> parse(const std::string& url) {
   auto u = babelqueue::broker_url::parse(url);
@@ -87,14 +88,14 @@ TEST(SentinelOptions, UrlsCarrySentinelsMasterDbAndCredentials) {
 
 TEST(SentinelOptions, BadUrlsAreInvalidArguments) {
   for (const char* url : {
-           "redis+sentinel://s1",                             // no master name
-           "redis+sentinel://s1/",                            // empty master name
-           "redis+sentinel://s1/m/x",                         // db not a number
-           "redis+sentinel://s1/m?master=m",                  // unknown key
-           "redis://127.0.0.1?sentinel_password=x",           // Sentinel key without Sentinels
-           "redis+sentinel://s1/m?wait_replicas=65",          // out of range
+           "redis+sentinel://s1",                     // no master name
+           "redis+sentinel://s1/",                    // empty master name
+           "redis+sentinel://s1/m/x",                 // db not a number
+           "redis+sentinel://s1/m?master=m",          // unknown key
+           "redis://127.0.0.1?sentinel_password=x",   // Sentinel key without Sentinels
+           "redis+sentinel://s1/m?wait_replicas=65",  // out of range
            "redis+sentinel://s1/m?wait_replicas=1&wait_timeout=5s",  // not below command_timeout
-           "redis+sentinel://s1/m?tls_verify=false",          // tls_* without TLS
+           "redis+sentinel://s1/m?tls_verify=false",                 // tls_* without TLS
        }) {
     auto o = parse(url);
     ASSERT_FALSE(o) << url;
@@ -113,9 +114,9 @@ TEST(SentinelOptions, SchemesAreRegistered) {
   babelqueue::redis::register_transport();
   // Nothing listens on the ports: the factory parses, then fails to reach a Sentinel.
   int a = bqtest::free_port(), b = bqtest::free_port();
-  auto t = babelqueue::open_transport("redis+sentinel://127.0.0.1:" + std::to_string(a) +
-                                      ",127.0.0.1:" + std::to_string(b) +
-                                      "/m?connect_timeout=200ms");
+  auto t =
+      babelqueue::open_transport("redis+sentinel://127.0.0.1:" + std::to_string(a) +
+                                 ",127.0.0.1:" + std::to_string(b) + "/m?connect_timeout=200ms");
   ASSERT_FALSE(t);
   EXPECT_EQ(t.code(), transport_errc::unavailable) << t.error().message;
   // A host list stays refused on the plain scheme.
@@ -126,8 +127,8 @@ TEST(SentinelOptions, SchemesAreRegistered) {
 
 TEST(SentinelOptions, NoSentinelAnsweringIsUnavailableNamingThemWithinTheConnectTimeout) {
   int a = bqtest::free_port(), b = bqtest::free_port();
-  auto o = parse("redis+sentinel://127.0.0.1:" + std::to_string(a) + ",127.0.0.1:" +
-                 std::to_string(b) + "/orders-primary?connect_timeout=300ms");
+  auto o = parse("redis+sentinel://127.0.0.1:" + std::to_string(a) +
+                 ",127.0.0.1:" + std::to_string(b) + "/orders-primary?connect_timeout=300ms");
   ASSERT_TRUE(o) << o.error().message;
   auto t0 = steady::now();
   auto t = babelqueue::redis::redis_transport::open(*o);
@@ -289,11 +290,12 @@ TEST_F(SentinelGroupTest, WaitReplicasCostPerPublish) {
   }
   std::sort(us_plain.begin(), us_plain.end());
   std::sort(us_wait.begin(), us_wait.end());
-  std::printf("publish cost (loopback, 1 replica, %d rounds x %d sequential publishes): "
-              "plain median %.1f us (best %.1f), wait_replicas=1 median %.1f us (best %.1f): "
-              "+%.1f us per publish\n",
-              rounds, per_round, us_plain[rounds / 2], us_plain[0], us_wait[rounds / 2],
-              us_wait[0], us_wait[rounds / 2] - us_plain[rounds / 2]);
+  std::printf(
+      "publish cost (loopback, 1 replica, %d rounds x %d sequential publishes): "
+      "plain median %.1f us (best %.1f), wait_replicas=1 median %.1f us (best %.1f): "
+      "+%.1f us per publish\n",
+      rounds, per_round, us_plain[rounds / 2], us_plain[0], us_wait[rounds / 2], us_wait[0],
+      us_wait[rounds / 2] - us_plain[rounds / 2]);
 }
 
 // -- failover mid publish/consume -----------------------------------------------------------
@@ -301,16 +303,16 @@ TEST_F(SentinelGroupTest, WaitReplicasCostPerPublish) {
 namespace {
 
 struct failover_report {
-  long acked = 0;                 // publishes that returned success
-  long acked_after_kill = 0;      // ... of them, started after the primary was killed
+  long acked = 0;             // publishes that returned success
+  long acked_after_kill = 0;  // ... of them, started after the primary was killed
   long publish_errors = 0;
   long errors_timeout = 0, errors_unavailable = 0, errors_other = 0;  // by code
   std::string last_error;
   long consumed_unique = 0;
-  long duplicates = 0;            // deliveries beyond the first of a message
-  long lost = 0;                  // acknowledged publishes never consumed
-  long lost_after_kill = 0;       // ... of them, published after the kill
-  long long switch_ms = -1;       // kill → Sentinels report the new primary
+  long duplicates = 0;                 // deliveries beyond the first of a message
+  long lost = 0;                       // acknowledged publishes never consumed
+  long lost_after_kill = 0;            // ... of them, published after the kill
+  long long switch_ms = -1;            // kill → Sentinels report the new primary
   long long producer_resumed_ms = -1;  // kill → first publish acknowledged by the new primary
   long long consumer_resumed_ms = -1;  // kill → first message received from the new primary
   std::set<std::string> endpoints_after_kill;  // nodes that served a call started after the kill
@@ -430,8 +432,7 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
     EXPECT_TRUE(g.restart_as_replica(0, new_port));  // from the thread that forked it
   }
   bool resumed = sentinel_group::poll(
-      [&] { return acked_after.load() >= after_kill && consumed_after.load() >= after_kill; },
-      30s);
+      [&] { return acked_after.load() >= after_kill && consumed_after.load() >= after_kill; }, 30s);
   stop_producer = true;
   producer.join();
   // Let the consumer empty the ready list before it stops.
@@ -487,9 +488,8 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
 }
 
 void print(const char* what, const failover_report& r) {
-  std::printf(
-      "%s: acknowledged publishes %ld (%ld after the kill), publish errors %ld", what, r.acked,
-      r.acked_after_kill, r.publish_errors);
+  std::printf("%s: acknowledged publishes %ld (%ld after the kill), publish errors %ld", what,
+              r.acked, r.acked_after_kill, r.publish_errors);
   std::printf(" (timeout %ld, unavailable %ld, other %ld; last: %s)", r.errors_timeout,
               r.errors_unavailable, r.errors_other, r.last_error.c_str());
   std::printf(
@@ -540,8 +540,7 @@ TEST_F(SentinelGroupTest, FailoverAfterAReplicationCutWithWaitReplicasLosesNothi
   plan.cut_replication = 300ms;
   plan.handler = 1ms;
   plan.after_kill = 300;
-  auto r = run_failover(*group_, group_->url(k_fast + "&wait_replicas=1&wait_timeout=250ms"),
-                        plan);
+  auto r = run_failover(*group_, group_->url(k_fast + "&wait_replicas=1&wait_timeout=250ms"), plan);
   print("failover after a 300 ms replication cut, wait_replicas=1", r);
   EXPECT_EQ(r.lost, 0);
   EXPECT_GE(r.acked_after_kill, 300);
