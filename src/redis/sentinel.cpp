@@ -80,7 +80,7 @@ class role_op final : public operation {
 
 bool is_failover_reply(std::string_view text) noexcept {
   return starts_with(text, "READONLY") || starts_with(text, "LOADING") ||
-         starts_with(text, "MASTERDOWN");
+         starts_with(text, "MASTERDOWN") || starts_with(text, "UNBLOCKED");
 }
 
 sentinel_locator::sentinel_locator(const options& opts)

@@ -9,8 +9,8 @@
 //                              briefly report a stale primary (just demoted, or restarted
 //                              and not yet reconfigured); anything else is dropped and the
 //                              next attempt asks again, so nothing is ever written to a replica
-//   on a reply                 is_failover_reply(): READONLY / LOADING / MASTERDOWN mean the
-//                              node stopped being a usable primary while we stayed connected;
+//   on a reply                 is_failover_reply(): READONLY / UNBLOCKED / LOADING / MASTERDOWN:
+//                              the node stopped being a usable primary while we stayed connected;
 //                              the connection treats it like a lost connection (drop,
 //                              rediscover, resend within the call's deadline)
 //
@@ -43,9 +43,9 @@ struct node_address {
 };
 
 /// Whether an error reply says the node cannot serve as the primary right now: `READONLY`
-/// (demoted to a replica while we stayed connected), `LOADING` (loading its dataset, e.g. a
-/// restarted node), `MASTERDOWN` (a replica that lost its primary). Other replies are the
-/// operation's business.
+/// (demoted to a replica while we stayed connected), `UNBLOCKED` (the same, for a blocking
+/// BLMOVE it interrupted), `LOADING` (loading its dataset, e.g. a restarted node),
+/// `MASTERDOWN` (a replica that lost its primary). Other replies are the operation's business.
 bool is_failover_reply(std::string_view text) noexcept;
 
 class sentinel_locator {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -212,10 +213,12 @@ TEST_F(SentinelGroupTest, OneSentinelDownIsSkipped) {
   }
 }
 
-// The primary is demoted while the transport stays connected to it: the next publish gets
-// READONLY, which makes the transport ask the Sentinels again and go to the new primary.
-// The Sentinels are re-pointed by hand (REMOVE + MONITOR) so that no Sentinel failover —
-// which would cut the connection instead — gets in the way.
+// The primary is demoted while the transports stay connected to it: the next publish gets
+// READONLY and a consumer blocked in BLMOVE gets UNBLOCKED (and the server closes its
+// connection); both make the transport ask the Sentinels again and go to the new primary,
+// within the call. The roles are switched and the
+// Sentinels re-pointed by hand (REPLICAOF, SENTINEL REMOVE + MONITOR) so that no Sentinel
+// failover — which would cut the connections instead — gets in the way.
 TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   const int old_port = group_->node(0).port();
   const int new_port = group_->node(1).port();
@@ -224,17 +227,32 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   ASSERT_TRUE(t->publish("q", envelope_text(0)));
   ASSERT_EQ(t->endpoint(), at(old_port));
 
-  const auto& master = group_->cfg().master;
-  for (int i = 0; i < 3; ++i) {
-    bqtest::raw_client s(group_->sentinel(i).port());
-    ASSERT_EQ(s.str({"SENTINEL", "REMOVE", master}), "OK");
-  }
+  auto consumer = open_url(group_->url(k_fast));
+  ASSERT_TRUE(consumer);
+  std::optional<long> consumed;
+  std::string consumer_endpoint, consumer_error;
+  std::thread blocked([&] {
+    auto got = consumer->receive("wake", 15s);
+    if (!got) {
+      consumer_error = got.error().message;
+    } else if (got->has_value()) {
+      consumed = envelope_n((*got)->body);
+      consumer_endpoint = consumer->endpoint();
+      (void)consumer->ack(**got);
+    }
+  });
+  ASSERT_TRUE(sentinel_group::poll([&] {
+    return sentinel_group::info(old_port, "clients").find("blocked_clients:1") != std::string::npos;
+  }));
+
   bqtest::raw_client promoted(new_port);
   ASSERT_EQ(promoted.str({"REPLICAOF", "NO", "ONE"}), "OK");
   bqtest::raw_client demoted(old_port);
   ASSERT_EQ(demoted.str({"REPLICAOF", "127.0.0.1", std::to_string(new_port)}), "OK");
+  const auto& master = group_->cfg().master;
   for (int i = 0; i < 3; ++i) {
     bqtest::raw_client s(group_->sentinel(i).port());
+    ASSERT_EQ(s.str({"SENTINEL", "REMOVE", master}), "OK");
     ASSERT_EQ(s.str({"SENTINEL", "MONITOR", master, "127.0.0.1", std::to_string(new_port), "2"}),
               "OK");
   }
@@ -242,10 +260,16 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   ASSERT_TRUE(t->publish("q", envelope_text(1)));
   EXPECT_EQ(t->endpoint(), at(new_port));
   EXPECT_GE(t->stats().reconnects, 1);
-  // The old primary refused the write (READONLY) and the new one has both messages.
+  // The old primary refused the write (READONLY); the new one has both messages.
   auto errors = sentinel_group::info(old_port, "errorstats");
   EXPECT_NE(errors.find("errorstat_READONLY:count="), std::string::npos) << errors;
   EXPECT_EQ(promoted.llen("q"), 2);
+
+  // The consumer left the demoted node and waits on the new primary.
+  ASSERT_TRUE(t->publish("wake", envelope_text(7)));
+  blocked.join();
+  EXPECT_EQ(consumed, 7) << consumer_error;
+  EXPECT_EQ(consumer_endpoint, at(new_port));
 }
 
 TEST_F(SentinelGroupTest, WaitReplicasFailsTypedWhenTooFewReplicasAcknowledge) {
