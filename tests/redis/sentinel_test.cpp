@@ -272,6 +272,66 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   EXPECT_EQ(consumer_endpoint, at(new_port));
 }
 
+// The Sentinels name a replica as the primary (re-pointed by hand: a stale answer, as after a
+// failover a Sentinel has not caught up with): the transport asks that node's ROLE, drops it,
+// and keeps asking until the Sentinels name the real primary again — it never sends a write
+// to the replica.
+TEST_F(SentinelGroupTest, AReplicaNamedAsThePrimaryIsNeverWrittenTo) {
+  const int primary_port = group_->node(0).port();
+  const int replica_port = group_->node(1).port();
+  const auto& master = group_->cfg().master;
+  auto point_sentinels_at = [&](int port) {
+    for (int i = 0; i < 3; ++i) {
+      bqtest::raw_client s(group_->sentinel(i).port());
+      ASSERT_EQ(s.str({"SENTINEL", "REMOVE", master}), "OK");
+      ASSERT_EQ(s.str({"SENTINEL", "MONITOR", master, "127.0.0.1", std::to_string(port), "2"}),
+                "OK");
+    }
+  };
+  auto t = open_url(group_->url(k_fast));
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish("q", envelope_text(0)));
+
+  point_sentinels_at(replica_port);
+  bqtest::raw_client(primary_port).integer({"CLIENT", "KILL", "TYPE", "normal"});  // cut us off
+  babelqueue::result<void> published;
+  std::thread producer([&] { published = t->publish("q", envelope_text(1)); });
+  // The transport reached the replica and asked its role (ROLE shows in its commandstats).
+  bool asked = sentinel_group::poll([&] {
+    return sentinel_group::info(replica_port, "commandstats").find("cmdstat_role:") !=
+           std::string::npos;
+  });
+  point_sentinels_at(primary_port);
+  producer.join();
+  EXPECT_TRUE(asked);
+  ASSERT_TRUE(published) << published.error().message;
+  EXPECT_EQ(t->endpoint(), at(primary_port));
+  // No write ever reached the replica: it refused nothing (a write would be READONLY).
+  auto errors = sentinel_group::info(replica_port, "errorstats");
+  EXPECT_EQ(errors.find("errorstat_READONLY"), std::string::npos) << errors;
+  EXPECT_EQ(bqtest::raw_client(primary_port).llen("q"), 2);
+}
+
+// With only the replica named, open() fails typed within connect_timeout and says why.
+TEST_F(SentinelGroupTest, OnlyAReplicaNamedFailsOpenTypedNamingTheRole) {
+  const auto& master = group_->cfg().master;
+  for (int i = 0; i < 3; ++i) {
+    bqtest::raw_client s(group_->sentinel(i).port());
+    ASSERT_EQ(s.str({"SENTINEL", "REMOVE", master}), "OK");
+    ASSERT_EQ(s.str({"SENTINEL", "MONITOR", master, "127.0.0.1",
+                     std::to_string(group_->node(1).port()), "2"}),
+              "OK");
+  }
+  auto o = parse(group_->url("?connect_timeout=500ms"));
+  ASSERT_TRUE(o);
+  auto t0 = steady::now();
+  auto t = babelqueue::redis::redis_transport::open(*o);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.code(), transport_errc::unavailable);
+  EXPECT_NE(t.error().message.find("role 'slave'"), std::string::npos) << t.error().message;
+  EXPECT_LT(ms_between(t0, steady::now()), 2000);
+}
+
 TEST_F(SentinelGroupTest, WaitReplicasFailsTypedWhenTooFewReplicasAcknowledge) {
   // One replica: WAIT 1 succeeds, WAIT 2 cannot.
   auto one = open_url(group_->url(k_fast + "&wait_replicas=1&wait_timeout=2s"));
