@@ -1,6 +1,6 @@
 #pragma once
 /// @file redis/redis_transport.hpp
-/// @brief `redis://` and `rediss://` — the Redis binding (decision D6, "owned" reliable-queue
+/// @brief `redis://`, `rediss://` and `redis[s]+sentinel://` — the Redis binding (decision D6, "owned" reliable-queue
 /// layout) on hiredis (RESP2) with TLS on OpenSSL (Debian's hiredis 0.14 has no TLS of its
 /// own; see "TLS").
 ///
@@ -72,6 +72,22 @@
 /// `tls-auth-clients yes`. A failed verification is transport_errc::unavailable naming OpenSSL's
 /// reason; an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
 /// handshake. The `tls_*` keys are refused on `redis://`.
+///
+/// ## Sentinel
+/// `redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]?…`:
+/// the host list is the Sentinels (port 26379 by default), the userinfo the DATA nodes' AUTH,
+/// `sentinel_username`/`sentinel_password` the Sentinels'. Before every (re)connect the
+/// Sentinels are asked in turn (`SENTINEL get-master-addr-by-name`, each bounded by
+/// connect_timeout, the last one that answered first); after the handshake `ROLE` must say
+/// `master`, otherwise the node is dropped and the Sentinels are asked again — no write ever
+/// goes to a replica. A lost connection, and the replies READONLY / UNBLOCKED / LOADING /
+/// MASTERDOWN (a primary demoted under a live connection), reconnect through the Sentinels and
+/// resend within the call's deadline (see "Connection loss"). No Sentinel answering in time is
+/// transport_errc::unavailable naming the master and each Sentinel tried; a name no Sentinel
+/// monitors is errc::invalid_argument. A failover can lose publishes the old primary had
+/// acknowledged but not replicated (asynchronous replication); `wait_replicas` (any scheme)
+/// trades one replica round trip per publish for not acknowledging those
+/// (docs/transports/redis.md, "Sentinel", has the measured loss and cost).
 ///
 /// ## URL
 /// `redis[s]://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
