@@ -33,9 +33,12 @@ class sentinel_process {
   sentinel_process& operator=(const sentinel_process&) = delete;
 
   /// Writes the config (Sentinel rewrites it, so it lives in its own directory) and starts.
+  /// A non-empty `tls_dir` also serves TLS on tls_port() and makes the Sentinel reach the
+  /// data nodes (and the other Sentinels) over TLS.
   bool start(int port, const std::string& master, int primary_port, int down_after_ms,
-             int failover_timeout_ms) {
+             int failover_timeout_ms, const std::string& tls_dir = {}) {
     port_ = port;
+    tls_port_ = tls_dir.empty() ? 0 : free_port();
     std::filesystem::create_directories(dir_);
     const std::string conf = dir_ + "/sentinel.conf";
     {
@@ -46,6 +49,11 @@ class sentinel_process {
         << "sentinel down-after-milliseconds " << master << ' ' << down_after_ms << '\n'
         << "sentinel failover-timeout " << master << ' ' << failover_timeout_ms << '\n'
         << "sentinel parallel-syncs " << master << " 1\n";
+      if (!tls_dir.empty()) {
+        f << "tls-port " << tls_port_ << "\ntls-cert-file " << tls_dir
+          << "/server.crt\ntls-key-file " << tls_dir << "/server.key\ntls-ca-cert-file " << tls_dir
+          << "/ca.crt\ntls-auth-clients no\ntls-replication yes\n";
+      }
       if (!f) return false;
     }
     std::vector<std::string> args = {exe_, conf, "--sentinel"};
@@ -88,11 +96,13 @@ class sentinel_process {
   }
 
   int port() const { return port_; }
+  int tls_port() const { return tls_port_; }
 
  private:
   std::string exe_;
   std::string dir_;
   int port_ = 0;
+  int tls_port_ = 0;
   pid_t pid_ = -1;
 };
 
@@ -106,20 +116,29 @@ class sentinel_group {
     // second failover promoting the restarted, empty old primary).
     int down_after_ms = 1000;
     int failover_timeout_ms = 3000;
+    /// Non-empty: every node and Sentinel also serves TLS with <tls_dir>/{server.crt,
+    /// server.key,ca.crt} (tls_certificates.hpp), replication and Sentinel links use TLS, and
+    /// url() is `rediss+sentinel://` to the Sentinels' TLS ports. The plain ports stay open
+    /// for the helper's own queries.
+    std::string tls_dir;
   };
 
   /// Starts the group; nullptr (and `why`) when redis-server is unavailable or it fails.
   static std::unique_ptr<sentinel_group> start(config cfg, std::string& why) {
     std::unique_ptr<sentinel_group> g(new sentinel_group(cfg));
+    const bool tls = !cfg.tls_dir.empty();
     redis_server::config pc;
-    pc.extra_args = no_sync_delay();
+    pc.tls_dir = cfg.tls_dir;
+    pc.extra_args = no_sync_delay(tls);
     auto primary = redis_server::start(pc, why);
     if (!primary) return nullptr;
-    const int primary_port = primary->port();
+    // The port the replicas and Sentinels use: the TLS one with TLS.
+    const int primary_port = tls ? primary->tls_port() : primary->port();
     g->nodes_.push_back(std::move(primary));
     for (int i = 0; i < cfg.replicas; ++i) {
       redis_server::config rc;
-      rc.extra_args = replica_args(primary_port);
+      rc.tls_dir = cfg.tls_dir;
+      rc.extra_args = replica_args(primary_port, tls);
       auto replica = redis_server::start(rc, why);
       if (!replica) return nullptr;
       g->nodes_.push_back(std::move(replica));
@@ -147,7 +166,7 @@ class sentinel_group {
       bool up = false;
       for (int attempt = 0; attempt < 5 && !up; ++attempt) {
         up = s->start(free_port(), cfg.master, primary_port, cfg.down_after_ms,
-                      cfg.failover_timeout_ms);
+                      cfg.failover_timeout_ms, cfg.tls_dir);
         if (!up) s->kill_now();
       }
       if (!up) {
@@ -184,12 +203,14 @@ class sentinel_group {
   std::size_t node_count() const { return nodes_.size(); }
   sentinel_process& sentinel(std::size_t i) { return *sentinels_.at(i); }
 
-  /// `redis+sentinel://127.0.0.1:a,127.0.0.1:b,127.0.0.1:c/<master>` + `suffix` (`?k=v`).
+  /// `redis+sentinel://127.0.0.1:a,127.0.0.1:b,127.0.0.1:c/<master>` + `suffix` (`?k=v`);
+  /// `rediss+sentinel://` to the TLS ports with config::tls_dir.
   std::string url(const std::string& suffix = "") const {
-    std::string u = "redis+sentinel://";
+    const bool tls = !cfg_.tls_dir.empty();
+    std::string u = tls ? "rediss+sentinel://" : "redis+sentinel://";
     for (std::size_t i = 0; i < sentinels_.size(); ++i) {
       if (i > 0) u += ',';
-      u += "127.0.0.1:" + std::to_string(sentinels_[i]->port());
+      u += "127.0.0.1:" + std::to_string(tls ? sentinels_[i]->tls_port() : sentinels_[i]->port());
     }
     return u + "/" + cfg_.master + suffix;
   }
@@ -198,7 +219,7 @@ class sentinel_group {
   /// orchestrator does with a failed primary once Sentinel has moved on (left alone, it comes
   /// back as a stale, empty primary that Sentinel demotes only after 8-20 s).
   bool restart_as_replica(std::size_t i, int primary_port) {
-    nodes_.at(i)->set_extra_args(replica_args(primary_port));
+    nodes_.at(i)->set_extra_args(replica_args(primary_port, !cfg_.tls_dir.empty()));
     return nodes_.at(i)->restart();
   }
 
@@ -269,9 +290,13 @@ class sentinel_group {
 
   // Any node may become the primary: none waits the default 5 s before a (diskless) full
   // sync to a new replica.
-  static std::vector<std::string> no_sync_delay() { return {"--repl-diskless-sync-delay", "0"}; }
-  static std::vector<std::string> replica_args(int primary_port) {
-    auto a = no_sync_delay();
+  static std::vector<std::string> no_sync_delay(bool tls) {
+    std::vector<std::string> a = {"--repl-diskless-sync-delay", "0"};
+    if (tls) a.insert(a.end(), {"--tls-replication", "yes"});
+    return a;
+  }
+  static std::vector<std::string> replica_args(int primary_port, bool tls) {
+    auto a = no_sync_delay(tls);
     a.insert(a.end(), {"--replicaof", "127.0.0.1", std::to_string(primary_port)});
     return a;
   }

@@ -4,6 +4,7 @@
 // acknowledged-but-lost and duplicated messages counted — without and with wait_replicas.
 // Each group test starts its own primary + replica(s) + 3 Sentinels (sentinel_group.hpp).
 #include "redis/sentinel_group.hpp"
+#include "redis/tls_certificates.hpp"
 
 #include <babelqueue/runtime/url.hpp>
 
@@ -630,4 +631,48 @@ TEST_F(SentinelGroupTest, FailoverAfterAReplicationCutWithWaitReplicasLosesNothi
   EXPECT_GE(r.acked_after_kill, 300);
   EXPECT_GE(r.errors_timeout, 1);  // the cut made WAIT fail, typed
   EXPECT_EQ(r.errors_other, 0) << r.last_error;
+}
+
+// -- TLS ------------------------------------------------------------------------------------
+
+// rediss+sentinel://: TLS to the Sentinels and to the primary they name (whose certificate is
+// checked against the address the Sentinel reported).
+class SentinelTls : public SentinelGroupTest {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (bqtest::cert_dir().empty() || !bqtest::make_certificates(bqtest::cert_dir(), why)) {
+      if (bqtest::under_ci()) FAIL() << "CI=true and no test certificates: " << why;
+      GTEST_SKIP() << why;
+    }
+    sentinel_group::config c;
+    c.tls_dir = bqtest::cert_dir();
+    start_group(c);
+  }
+};
+
+TEST_F(SentinelTls, DiscoversAndPublishesOverTls) {
+  const std::string ca = "&tls_ca_file=" + bqtest::cert_dir() + "/ca.crt";
+  auto t = open_url(group_->url(k_fast + ca));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->scheme(), "rediss+sentinel");
+  EXPECT_EQ(t->endpoint(), at(group_->node(0).tls_port()));
+  ASSERT_TRUE(t->publish("tls-q", envelope_text(5)));
+  auto got = t->receive("tls-q", 1s);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(envelope_n((*got)->body), 5);
+  ASSERT_TRUE(t->ack(**got));
+  ASSERT_TRUE(t->flush());
+}
+
+TEST_F(SentinelTls, AnUntrustedSentinelCertificateIsATypedErrorNamingTheReason) {
+  auto o = parse(
+      group_->url("?connect_timeout=300ms&tls_ca_file=" + bqtest::cert_dir() + "/other-ca.crt"));
+  ASSERT_TRUE(o) << o.error().message;
+  auto t = babelqueue::redis::redis_transport::open(*o);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.code(), transport_errc::unavailable);
+  EXPECT_NE(t.error().message.find("certificate verify failed"), std::string::npos)
+      << t.error().message;
 }
