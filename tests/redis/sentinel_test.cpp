@@ -165,7 +165,28 @@ class SentinelGroupTest : public ::testing::Test {
   std::unique_ptr<sentinel_group> group_;
 };
 
-TEST_F(SentinelGroupTest, DiscoversThePrimaryThenPublishesAndConsumes) {
+// One group shared by the tests that do not change its topology (each uses its own queue).
+class SentinelShared : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { group_ = start_shared({}); }
+  static void TearDownTestSuite() { group_.reset(); }
+  static std::unique_ptr<sentinel_group> start_shared(sentinel_group::config cfg) {
+    auto t0 = steady::now();
+    auto g = sentinel_group::start(cfg, why_);
+    if (g) std::printf("shared Sentinel group ready in %lld ms\n", ms_between(t0, steady::now()));
+    return g;
+  }
+  void SetUp() override {
+    if (!group_) {
+      if (bqtest::under_ci()) FAIL() << "CI=true and no Sentinel group: " << why_;
+      GTEST_SKIP() << "no Sentinel group: " << why_;
+    }
+  }
+  static inline std::unique_ptr<sentinel_group> group_;
+  static inline std::string why_;
+};
+
+TEST_F(SentinelShared, DiscoversThePrimaryThenPublishesAndConsumes) {
   auto t = open_url(group_->url(k_fast));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->scheme(), "redis+sentinel");
@@ -191,7 +212,7 @@ TEST_F(SentinelGroupTest, DiscoversThePrimaryThenPublishesAndConsumes) {
   EXPECT_EQ((*f)->scheme(), "redis+sentinel");
 }
 
-TEST_F(SentinelGroupTest, AnUnknownMasterNameIsAnInvalidArgumentAtOnce) {
+TEST_F(SentinelShared, AnUnknownMasterNameIsAnInvalidArgumentAtOnce) {
   std::string url = group_->url();
   url = url.substr(0, url.rfind('/')) + "/no-such-master" + k_fast;
   auto o = parse(url);
@@ -333,7 +354,7 @@ TEST_F(SentinelGroupTest, OnlyAReplicaNamedFailsOpenTypedNamingTheRole) {
   EXPECT_LT(ms_between(t0, steady::now()), 2000);
 }
 
-TEST_F(SentinelGroupTest, WaitReplicasFailsTypedWhenTooFewReplicasAcknowledge) {
+TEST_F(SentinelShared, WaitReplicasFailsTypedWhenTooFewReplicasAcknowledge) {
   // One replica: WAIT 1 succeeds, WAIT 2 cannot.
   auto one = open_url(group_->url(k_fast + "&wait_replicas=1&wait_timeout=2s"));
   ASSERT_TRUE(one);
@@ -355,7 +376,7 @@ TEST_F(SentinelGroupTest, WaitReplicasFailsTypedWhenTooFewReplicasAcknowledge) {
 
 // The cost of wait_replicas=1 per publish on loopback: the same sequential publishes with and
 // without it, interleaved in rounds so that machine noise hits both alike.
-TEST_F(SentinelGroupTest, WaitReplicasCostPerPublish) {
+TEST_F(SentinelShared, WaitReplicasCostPerPublish) {
   auto plain = open_url(group_->url(k_fast));
   auto durable = open_url(group_->url(k_fast + "&wait_replicas=1&wait_timeout=2s"));
   ASSERT_TRUE(plain && durable);
@@ -587,7 +608,17 @@ void print(const char* what, const failover_report& r) {
 
 }  // namespace
 
-TEST_F(SentinelGroupTest, FailoverMidPublishAndConsume) {
+// A group whose Sentinels are ready to fail over (quorum reached, replicas known).
+class SentinelFailover : public SentinelGroupTest {
+ protected:
+  void SetUp() override {
+    sentinel_group::config c;
+    c.ready_for_failover = true;
+    start_group(c);
+  }
+};
+
+TEST_F(SentinelFailover, FailoverMidPublishAndConsume) {
   auto r = run_failover(*group_, group_->url(k_fast), {});
   print("failover, no WAIT", r);
   // Bounds, not exact counts: Redis replication is asynchronous, so messages acknowledged by
@@ -604,7 +635,7 @@ TEST_F(SentinelGroupTest, FailoverMidPublishAndConsume) {
 
 // The replication link is cut 300 ms before the primary dies: everything the primary
 // acknowledged in that window exists nowhere else, and the failover loses it.
-TEST_F(SentinelGroupTest, FailoverAfterAReplicationCutLosesWhatOnlyThePrimaryHad) {
+TEST_F(SentinelFailover, FailoverAfterAReplicationCutLosesWhatOnlyThePrimaryHad) {
   failover_plan plan;
   plan.cut_replication = 300ms;
   plan.handler = 1ms;
@@ -620,7 +651,7 @@ TEST_F(SentinelGroupTest, FailoverAfterAReplicationCutLosesWhatOnlyThePrimaryHad
 // timeout) instead of being acknowledged, so nothing acknowledged is lost. With one replica,
 // publishing after the failover waits until the restarted old primary has synced as the new
 // primary's replica (WAIT 1 needs one).
-TEST_F(SentinelGroupTest, FailoverAfterAReplicationCutWithWaitReplicasLosesNothingAcknowledged) {
+TEST_F(SentinelFailover, FailoverAfterAReplicationCutWithWaitReplicasLosesNothingAcknowledged) {
   failover_plan plan;
   plan.cut_replication = 300ms;
   plan.handler = 1ms;
@@ -637,17 +668,15 @@ TEST_F(SentinelGroupTest, FailoverAfterAReplicationCutWithWaitReplicasLosesNothi
 
 // rediss+sentinel://: TLS to the Sentinels and to the primary they name (whose certificate is
 // checked against the address the Sentinel reported).
-class SentinelTls : public SentinelGroupTest {
+// Shares SentinelShared's static group slot: suites run one after the other, each starting
+// and stopping its own group.
+class SentinelTls : public SentinelShared {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (bqtest::cert_dir().empty() || !bqtest::make_certificates(bqtest::cert_dir(), why)) {
-      if (bqtest::under_ci()) FAIL() << "CI=true and no test certificates: " << why;
-      GTEST_SKIP() << why;
-    }
+  static void SetUpTestSuite() {
+    if (bqtest::cert_dir().empty() || !bqtest::make_certificates(bqtest::cert_dir(), why_)) return;
     sentinel_group::config c;
     c.tls_dir = bqtest::cert_dir();
-    start_group(c);
+    group_ = start_shared(c);
   }
 };
 
