@@ -268,6 +268,9 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   }));
 
   bqtest::raw_client promoted(new_port);
+  // The replica has the first message before it is promoted (replication is asynchronous;
+  // on a loaded machine it can lag by more than the steps above take).
+  ASSERT_TRUE(sentinel_group::poll([&] { return promoted.llen("q") == 1; }));
   ASSERT_EQ(promoted.str({"REPLICAOF", "NO", "ONE"}), "OK");
   bqtest::raw_client demoted(old_port);
   ASSERT_EQ(demoted.str({"REPLICAOF", "127.0.0.1", std::to_string(new_port)}), "OK");
