@@ -301,8 +301,8 @@ result<void> connection::exchange(const request& req, operation& op, round_outco
     }
     interpret(op, req.meta(i), **reply, out);
   }
-  // With Sentinels, READONLY/LOADING/MASTERDOWN mean a failover: handled like a lost
-  // connection (the engine undoes the round, reconnects through the Sentinels and resends).
+  // With Sentinels, READONLY/UNBLOCKED/LOADING/MASTERDOWN mean a failover: handled like a
+  // lost connection (the engine undoes the round, reconnects through the Sentinels, resends).
   if (failover) {
     drop(*failover);
     return fail(redis_error(fault::io, std::move(*failover)));
