@@ -127,6 +127,10 @@ result<node_address> sentinel_locator::locate(clock::time_point deadline) {
         why = x.error().message;
       } else if (out.error) {
         why = out.error->message;
+        if (is_permanent(*out.error)) {  // NOAUTH: this Sentinel wants a password
+          ++permanent;
+          if (!refused) refused = *out.error;
+        }
       } else if (op.found) {
         preferred_ = at;
         located_ = true;

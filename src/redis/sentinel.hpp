@@ -57,7 +57,8 @@ class sentinel_locator {
   /// the one that answered last; each bounded by connect_timeout and by `deadline`.
   /// transport_errc::unavailable naming the master and every Sentinel tried with its reason
   /// when none answered; transport_errc::invalid_argument when every Sentinel answered and
-  /// none monitors `master_name` (a misspelt name does not get better by waiting).
+  /// none monitors `master_name` (a misspelt name does not get better by waiting), and
+  /// transport_errc::permission when every Sentinel refused the Sentinel credentials.
   result<node_address> locate(clock::time_point deadline);
 
   /// One `ROLE` round trip on the freshly connected `conn`: fails (transport_errc::unavailable)

@@ -37,7 +37,8 @@ class sentinel_process {
   /// A non-empty `tls_dir` also serves TLS on tls_port() and makes the Sentinel reach the
   /// data nodes (and the other Sentinels) over TLS.
   bool start(int port, const std::string& master, int primary_port, int down_after_ms,
-             int failover_timeout_ms, const std::string& tls_dir = {}) {
+             int failover_timeout_ms, const std::string& tls_dir = {},
+             const std::string& password = {}) {
     port_ = port;
     tls_port_ = tls_dir.empty() ? 0 : free_port();
     std::filesystem::create_directories(dir_);
@@ -50,6 +51,7 @@ class sentinel_process {
         << "sentinel down-after-milliseconds " << master << ' ' << down_after_ms << '\n'
         << "sentinel failover-timeout " << master << ' ' << failover_timeout_ms << '\n'
         << "sentinel parallel-syncs " << master << " 1\n";
+      if (!password.empty()) f << "requirepass " << password << '\n';
       if (!tls_dir.empty()) {
         f << "tls-port " << tls_port_ << "\ntls-cert-file " << tls_dir
           << "/server.crt\ntls-key-file " << tls_dir << "/server.key\ntls-ca-cert-file " << tls_dir
@@ -77,7 +79,8 @@ class sentinel_process {
     }
     pid_ = pid;
     for (int i = 0; i < 300; ++i) {
-      if (raw_command(port_, "PING", 200) == "+PONG") return true;
+      const auto pong = raw_command(port_, "PING", 200);
+      if (pong == "+PONG" || pong.rfind("-NOAUTH", 0) == 0) return true;
       int st = 0;
       if (::waitpid(pid_, &st, WNOHANG) == pid_) {
         pid_ = -1;
@@ -126,6 +129,9 @@ class sentinel_group {
     /// messages every 2 s — and the replicas). Tests that never kill the primary skip it:
     /// a Sentinel answers get-master-addr-by-name as soon as it runs.
     bool ready_for_failover = false;
+    /// Non-empty: the Sentinels require this password (`requirepass`); not with
+    /// ready_for_failover (the helper's own Sentinel queries do not authenticate).
+    std::string sentinel_password;
   };
 
   /// Starts the group; nullptr (and `why`) when redis-server is unavailable or it fails.
@@ -171,7 +177,7 @@ class sentinel_group {
       bool up = false;
       for (int attempt = 0; attempt < 5 && !up; ++attempt) {
         up = s->start(free_port(), cfg.master, primary_port, cfg.down_after_ms,
-                      cfg.failover_timeout_ms, cfg.tls_dir);
+                      cfg.failover_timeout_ms, cfg.tls_dir, cfg.sentinel_password);
         if (!up) s->kill_now();
       }
       if (!up) {

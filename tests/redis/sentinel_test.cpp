@@ -407,6 +407,29 @@ TEST_F(SentinelShared, WaitReplicasCostPerPublish) {
       us_wait[rounds / 2] - us_plain[rounds / 2]);
 }
 
+// Sentinels with a password: sentinel_password authenticates to them; the URL userinfo
+// stays the data nodes' (which here have none).
+TEST_F(SentinelGroupTest, SentinelPasswordAuthenticatesToTheSentinels) {
+  sentinel_group::config c;
+  c.sentinel_password = "sentinel-secret";
+  group_.reset();
+  start_group(c);
+  auto t = open_url(group_->url(k_fast + "&sentinel_password=sentinel-secret"));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->endpoint(), at(group_->node(0).port()));
+  ASSERT_TRUE(t->publish("auth-q", envelope_text(1)));
+
+  for (const std::string& query : {std::string("&sentinel_password=wrong"), std::string()}) {
+    auto o = parse(group_->url(k_fast + query));
+    ASSERT_TRUE(o);
+    auto bad = babelqueue::redis::redis_transport::open(*o);
+    ASSERT_FALSE(bad) << query;
+    // Refused by every Sentinel: permanent, at once, and naming no secret.
+    EXPECT_EQ(bad.code(), transport_errc::permission) << query << ": " << bad.error().message;
+    EXPECT_EQ(bad.error().message.find("wrong"), std::string::npos) << bad.error().message;
+  }
+}
+
 // -- failover mid publish/consume -----------------------------------------------------------
 
 namespace {
