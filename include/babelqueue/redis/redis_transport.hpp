@@ -84,7 +84,8 @@
 /// MASTERDOWN (a primary demoted under a live connection), reconnect through the Sentinels and
 /// resend within the call's deadline (see "Connection loss"). No Sentinel answering in time is
 /// transport_errc::unavailable naming the master and each Sentinel tried; a name no Sentinel
-/// monitors is errc::invalid_argument. A failover can lose publishes the old primary had
+/// monitors is errc::invalid_argument, Sentinel credentials every Sentinel refuses
+/// transport_errc::permission (both at once). A failover can lose publishes the old primary had
 /// acknowledged but not replicated (asynchronous replication); `wait_replicas` (any scheme)
 /// trades one replica round trip per publish for not acknowledging those
 /// (docs/transports/redis.md, "Sentinel", has the measured loss and cost).
