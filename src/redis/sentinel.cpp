@@ -98,16 +98,20 @@ result<node_address> sentinel_locator::locate(clock::time_point deadline) {
   std::size_t permanent = 0;  // answers that waiting cannot change (unknown name, AUTH refused)
   std::optional<error_info> refused;
   const std::size_t n = sentinels_.size();
+  const std::size_t first = preferred_;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t at = (preferred_ + i) % n;
+    const std::size_t at = (first + i) % n;
     const auto& s = sentinels_[at];
     const auto left = until(deadline);
     if (i > 0 && left.count() == 0) {
       tried += (tried.empty() ? "" : "; ") + address_of(s) + ": not asked (no time left)";
       continue;
     }
-    // At least 10 ms per Sentinel, at most connect_timeout.
-    const auto budget = std::min(std::max(left, 10ms), probe_.connect_timeout);
+    // A fair share of the time left, so that a hung Sentinel (it accepts, then never answers)
+    // cannot use up the whole call before the others are asked: at least 10 ms, at most
+    // connect_timeout; the last one asked gets all that is left.
+    const auto share = left / static_cast<std::int64_t>(n - i);
+    const auto budget = std::min(std::max(share, 10ms), probe_.connect_timeout);
     probe_.host = s.host;
     probe_.port = s.port;
     connection c(probe_, script_set{});
@@ -143,6 +147,9 @@ result<node_address> sentinel_locator::locate(clock::time_point deadline) {
       }
     }
     tried += (tried.empty() ? "" : "; ") + address_of(s) + ": " + why;
+    // The one asked first next time is the next one: a dead or hung Sentinel does not stay
+    // at the head of every attempt.
+    if (i == 0) preferred_ = (first + 1) % n;
   }
   if (permanent == n) {
     if (refused) return fail(refused->code, "redis Sentinels refused (" + tried + ")");

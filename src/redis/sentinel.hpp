@@ -54,7 +54,8 @@ class sentinel_locator {
   explicit sentinel_locator(const options& opts);
 
   /// The primary's address from the first Sentinel that knows it, asked in turn starting with
-  /// the one that answered last; each bounded by connect_timeout and by `deadline`.
+  /// the one that answered last (the next one after a failure); each bounded by
+  /// connect_timeout and by a fair share of the time left before `deadline`.
   /// transport_errc::unavailable naming the master and every Sentinel tried with its reason
   /// when none answered; transport_errc::invalid_argument when every Sentinel answered and
   /// none monitors `master_name` (a misspelt name does not get better by waiting), and

@@ -99,6 +99,10 @@ class sentinel_process {
     pid_ = -1;
   }
 
+  /// SIGSTOP / SIGCONT: a hung Sentinel (its socket still accepts, it never answers).
+  void pause() { ::kill(pid_, SIGSTOP); }
+  void resume() { ::kill(pid_, SIGCONT); }
+
   int port() const { return port_; }
   int tls_port() const { return tls_port_; }
 

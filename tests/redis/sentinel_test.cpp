@@ -235,6 +235,23 @@ TEST_F(SentinelGroupTest, OneSentinelDownIsSkipped) {
   }
 }
 
+// A hung Sentinel (accepts connections, never answers) costs its share of the time, not the
+// whole call: the next Sentinel is asked within the same open().
+TEST_F(SentinelGroupTest, AHungSentinelDoesNotUseUpTheCall) {
+  group_->sentinel(0).pause();
+  auto o = parse(group_->url("?connect_timeout=900ms"));
+  ASSERT_TRUE(o);
+  auto t0 = steady::now();
+  auto t = babelqueue::redis::redis_transport::open(*o);
+  auto took = ms_between(t0, steady::now());
+  group_->sentinel(0).resume();
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ((*t)->endpoint(), at(group_->node(0).port()));
+  EXPECT_GE(took, 250);  // the hung one had its ~300 ms
+  EXPECT_LT(took, 900);
+  std::printf("open() past a hung first Sentinel: %lld ms\n", took);
+}
+
 // The primary is demoted while the transports stay connected to it: the next publish gets
 // READONLY and a consumer blocked in BLMOVE gets UNBLOCKED (and the server closes its
 // connection); both make the transport ask the Sentinels again and go to the new primary,
