@@ -78,7 +78,8 @@
 /// the host list is the Sentinels (port 26379 by default), the userinfo the DATA nodes' AUTH,
 /// `sentinel_username`/`sentinel_password` the Sentinels'. Before every (re)connect the
 /// Sentinels are asked in turn (`SENTINEL get-master-addr-by-name`, each bounded by
-/// connect_timeout, the last one that answered first); after the handshake `ROLE` must say
+/// connect_timeout and a fair share of the call's time, the last one that answered first);
+/// after the handshake `ROLE` must say
 /// `master`, otherwise the node is dropped and the Sentinels are asked again — no write ever
 /// goes to a replica. A lost connection, and the replies READONLY / UNBLOCKED / LOADING /
 /// MASTERDOWN (a primary demoted under a live connection), reconnect through the Sentinels and
