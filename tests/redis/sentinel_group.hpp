@@ -10,6 +10,9 @@
 // config::ready_for_failover also once the Sentinels agree (CKQUORUM: 3 usable) and know every
 // replica, so a test can fail the primary at once.
 //
+// Debugging: with BQ_KEEP_SENTINEL_LOGS set, the Sentinels' directories (config rewritten by
+// Sentinel, sentinel.log with every +sdown/+switch-master) are kept and their path printed.
+//
 // Thread-safety: one thread at a time per object; the query helpers open their own sockets
 // and may be called from any thread.
 #include "redis/redis_fixture.hpp"
