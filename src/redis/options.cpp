@@ -1,5 +1,6 @@
 // redis:// URL → options (1:1 with the query keys; see redis_transport.hpp), and the one
 // validation of options (validate.hpp) shared with redis_transport::open().
+#include "redis/sentinel_options.hpp"
 #include "redis/validate.hpp"
 #include "runtime/binding_support.hpp"
 
@@ -65,23 +66,29 @@ result<void> validate(const options& o) {
                 "reserves one job per call)");
   }
   if (auto r = babelqueue::detail::validate_tls_options(o, "redis", "rediss"); !r) return r;
-  return {};
+  return validate_sentinel(o);
 }
 
 }  // namespace detail
 
 result<options> options_from_url(const broker_url& url) {
   options o;
-  if (url.scheme != "redis" && url.scheme != "rediss") {
+  const bool sentinel = detail::is_sentinel_scheme(url.scheme);
+  if (!sentinel && url.scheme != "redis" && url.scheme != "rediss") {
     return fail(transport_errc::invalid_argument,
-                "not a redis:// or rediss:// URL (scheme '" + url.scheme + "')");
+                "not a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL (scheme '" +
+                    url.scheme + "')");
   }
-  o.tls = url.scheme == "rediss";
-  if (!url.host.empty()) o.host = url.host;
-  if (url.port) o.port = *url.port;
+  o.tls = url.scheme == "rediss" || url.scheme == "rediss+sentinel";
+  if (sentinel) {
+    if (auto r = detail::read_sentinel_location(url, o); !r) return fail(r.error());
+  } else if (!url.host.empty()) {
+    o.host = url.host;
+  }
+  if (url.port && !sentinel) o.port = *url.port;
   o.username = url.user;
   o.password = url.password;
-  if (!url.path.empty() && url.path != "/") {
+  if (!sentinel && !url.path.empty() && url.path != "/") {
     std::string_view db = std::string_view(url.path).substr(1);
     std::int64_t n = -1;
     auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), n);
@@ -131,7 +138,8 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = babelqueue::detail::read_tls_options(url, q, o, "redis", "rediss"); !r) {
     return fail(r.error());
   }
-  if (auto r = q.finish(o.tls ? "rediss" : "redis"); !r) return fail(r.error());
+  if (auto r = detail::read_sentinel_query(q, o, sentinel); !r) return fail(r.error());
+  if (auto r = q.finish(url.scheme); !r) return fail(r.error());
 
   if (auto r = detail::validate(o); !r) return fail(r.error());
   return o;

@@ -5,6 +5,7 @@
 #include "redis/laravel_operations.hpp"
 #include "redis/operations.hpp"
 #include "redis/validate.hpp"
+#include "redis/wait_replicas.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
@@ -115,6 +116,8 @@ result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
   return t;
 }
 
+std::string redis_transport::endpoint() const { return impl_->engine.endpoint(); }
+
 transport_stats redis_transport::stats() const noexcept {
   return {impl_->engine.reconnects(), impl_->engine.round_trips(), impl_->state.stale_acks};
 }
@@ -164,12 +167,20 @@ result<void> redis_transport::publish_values(std::string_view queue,
   if (values.empty()) return {};
   // Unknown outcome after a lost reply: resent while time remains — possibly a duplicate,
   // never a loss.
+  const auto deadline = clock::now() + opts_.command_timeout;
+  auto run = [&](detail::operation& op) {
+    if (opts_.wait_replicas > 0) {
+      detail::replicated_publish_op durable(op, opts_);  // + WAIT in the same round trip
+      return impl_->engine.run(durable, deadline);
+    }
+    return impl_->engine.run(op, deadline);
+  };
   if (opts_.laravel) {
     detail::laravel_publish_op op(impl_->laravel, queue, values);
-    return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+    return run(op);
   }
   detail::publish_op op(impl_->state, queue, values);
-  return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  return run(op);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -365,6 +376,11 @@ void register_transport() {
   const auto factory = babelqueue::detail::url_factory<redis_transport>(options_from_url);
   babelqueue::register_transport("redis", factory);
   babelqueue::register_transport("rediss", factory);
+  // Sentinel schemes take a host list: the Sentinels (sentinel_options.hpp).
+  const auto sentinel_factory =
+      babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
+  babelqueue::register_transport("redis+sentinel", sentinel_factory);
+  babelqueue::register_transport("rediss+sentinel", sentinel_factory);
 }
 
 }  // namespace babelqueue::inline v1::redis

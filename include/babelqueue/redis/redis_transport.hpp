@@ -1,6 +1,6 @@
 #pragma once
 /// @file redis/redis_transport.hpp
-/// @brief `redis://` and `rediss://` — the Redis binding (decision D6, "owned" reliable-queue
+/// @brief `redis://`, `rediss://` and `redis[s]+sentinel://` — the Redis binding (decision D6, "owned" reliable-queue
 /// layout) on hiredis (RESP2) with TLS on OpenSSL (Debian's hiredis 0.14 has no TLS of its
 /// own; see "TLS").
 ///
@@ -84,6 +84,24 @@
 /// Laravel job has no header channel. docs/transports/redis.md says which bytes Laravel's
 /// scripts rewrite and how this differs from Laravel's scripts.
 ///
+/// ## Sentinel
+/// `redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]?…`:
+/// the host list is the Sentinels (port 26379 by default), the userinfo the DATA nodes' AUTH,
+/// `sentinel_username`/`sentinel_password` the Sentinels'. Before every (re)connect the
+/// Sentinels are asked in turn (`SENTINEL get-master-addr-by-name`, each bounded by
+/// connect_timeout and a fair share of the call's time, the last one that answered first);
+/// after the handshake `ROLE` must say
+/// `master`, otherwise the node is dropped and the Sentinels are asked again — no write ever
+/// goes to a replica. A lost connection, and the replies READONLY / UNBLOCKED / LOADING /
+/// MASTERDOWN (a primary demoted under a live connection), reconnect through the Sentinels and
+/// resend within the call's deadline (see "Connection loss"). No Sentinel answering in time is
+/// transport_errc::unavailable naming the master and each Sentinel tried; a name no Sentinel
+/// monitors is errc::invalid_argument, Sentinel credentials every Sentinel refuses
+/// transport_errc::permission (both at once). A failover can lose publishes the old primary had
+/// acknowledged but not replicated (asynchronous replication); `wait_replicas` (any scheme)
+/// trades one replica round trip per publish for not acknowledging those
+/// (docs/transports/redis.md, "Sentinel", has the measured loss and cost).
+///
 /// ## URL
 /// `redis[s]://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
 /// (durations `250ms`/`5s`/`1m`, bare = ms; `retry_after` bare = seconds, the Python SDK's
@@ -104,6 +122,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -167,10 +186,33 @@ struct options {
   /// Verify the server's certificate and name. Off accepts any certificate (a test-only
   /// setting: the connection is then encrypted but not authenticated).
   bool tls_verify = true;
+
+  /// A `host:port` of a Sentinel (options::sentinels).
+  struct sentinel_endpoint {
+    std::string host;
+    std::uint16_t port = 26379;
+  };
+  /// Sentinel mode (set by `redis+sentinel://` / `rediss+sentinel://`, see "Sentinel"):
+  /// non-empty = ask these Sentinels for the primary of `master_name` before every
+  /// (re)connect; `host`/`port` are then ignored. Not query keys: the URL's host list.
+  std::vector<sentinel_endpoint> sentinels;
+  std::string master_name;  ///< the monitored name (the URL path `/<master-name>`)
+  /// AUTH to the Sentinels (query keys); the URL userinfo (username/password) is the data
+  /// nodes' AUTH, because Sentinels and data nodes usually have different credentials.
+  std::string sentinel_username;
+  std::string sentinel_password;
+
+  /// Durability (any scheme): > 0 appends `WAIT wait_replicas wait_timeout` to every publish
+  /// round trip and fails the publish (transport_errc::timeout) when fewer replicas
+  /// acknowledged. 0..64.
+  std::int64_t wait_replicas = 0;
+  /// WAIT's own bound; must be below command_timeout (the socket timeout of a publish).
+  std::chrono::milliseconds wait_timeout{1000};
 };
 
-/// Reads options from a `redis://` or `rediss://` URL. errc::invalid_argument on a bad db
-/// path, unknown keys, malformed values, or `tls_*` keys on `redis://`.
+/// Reads options from a `redis://`, `rediss://`, `redis+sentinel://` or `rediss+sentinel://`
+/// URL. errc::invalid_argument on a bad db path or master name, unknown keys, malformed
+/// values, or `tls_*` keys without TLS.
 result<options> options_from_url(const broker_url& url);
 
 /// What recover() did.
@@ -230,8 +272,12 @@ class redis_transport final : public transport {
   result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
                                            std::size_t limit) override;
 
-  /// "rediss" when the connection uses TLS (options::tls), else "redis".
-  std::string_view scheme() const noexcept override { return opts_.tls ? "rediss" : "redis"; }
+  /// "rediss" when the connection uses TLS (options::tls), else "redis"; with Sentinels
+  /// "rediss+sentinel" / "redis+sentinel".
+  std::string_view scheme() const noexcept override {
+    if (!opts_.sentinels.empty()) return opts_.tls ? "rediss+sentinel" : "redis+sentinel";
+    return opts_.tls ? "rediss" : "redis";
+  }
   /// Owned layout: headers, no delay. laravel=1: delay (the `:delayed` set), no headers.
   transport_capabilities capabilities() const noexcept override {
     return {.native_delay = opts_.laravel,
@@ -253,6 +299,9 @@ class redis_transport final : public transport {
   result<std::int64_t> list_length(std::string_view key);
 
   const options& config() const noexcept { return opts_; }
+  /// `host:port` of the server this instance is connected to or last connected to (with
+  /// Sentinels: the primary they reported), for operators and tests.
+  std::string endpoint() const;
   transport_stats stats() const noexcept;
 
  private:
@@ -265,7 +314,8 @@ class redis_transport final : public transport {
   std::unique_ptr<impl> impl_;
 };
 
-/// Registers the `redis` scheme with the URL factory (url.hpp). Idempotent.
+/// Registers the `redis`, `rediss`, `redis+sentinel` and `rediss+sentinel` schemes with the
+/// URL factory (url.hpp). Idempotent.
 void register_transport();
 
 }  // namespace redis
