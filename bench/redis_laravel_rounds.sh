@@ -12,20 +12,26 @@ cli=${BABELQUEUE_CLI:-$repo/build/release/cli/babelqueue}
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 dir=$(mktemp -d)
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
+# Pinned apart (server on core 0, clients on core 1): unpinned, the loopback round trip on
+# these VMs flips between ~60 us (different cores) and ~10 us (same core) from run to run, and
+# a round's two sides may land in different modes.
+pin_server=(taskset -c 0)
+pin_client=(taskset -c 1)
+command -v taskset >/dev/null && (($(nproc) >= 2)) || { pin_server=(); pin_client=(); }
+"${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
   --daemonize yes --pidfile "$dir/pid" --logfile "$dir/log"
 trap 'kill "$(cat "$dir/pid")" 2>/dev/null || true; rm -rf "$dir"' EXIT
 for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 url="redis://127.0.0.1:$port?laravel=1"
 
-rb() { redis-benchmark -p "$port" -t rpush -d 370 --csv "$@" | tail -1 | cut -d, -f2 | tr -d '"'; }
+rb() { "${pin_client[@]}" redis-benchmark -p "$port" -t rpush -d 370 --csv "$@" | tail -1 | cut -d, -f2 | tr -d '"'; }
 # bq <publish|consume> <queue> <bench args>: msgs/s of one phase of `babelqueue bench`.
 bq() {
   local phase=$1 q=$2
   shift 2
   redis-cli -p "$port" del "queues:$q" "queues:$q:reserved" "queues:$q:delayed" \
     "queues:$q:notify" >/dev/null
-  "$cli" bench --broker "$url" --queue "$q" --size 370 "$@" |
+  "${pin_client[@]}" "$cli" bench --broker "$url" --queue "$q" --size 370 "$@" |
     sed -nE "s/^$phase: .* = ([0-9]+) msg\/s.*/\1/p"
 }
 
