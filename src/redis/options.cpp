@@ -55,6 +55,19 @@ result<void> validate(const options& o) {
     return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
   }
   if (auto r = babelqueue::detail::validate_tls_options(o, "redis", "rediss"); !r) return r;
+  if (!o.cluster && !o.cluster_seeds.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "redis takes one host, not a list, unless cluster=1 (the hosts are then the "
+                "cluster's seed nodes)");
+  }
+  if (o.cluster && o.db != 0) {
+    return fail(transport_errc::invalid_argument,
+                "redis cluster=1 has database 0 only (got /" + std::to_string(o.db) + ")");
+  }
+  for (const auto& [host, port] : o.cluster_seeds) {
+    if (host.empty() || port == 0)
+      return fail(transport_errc::invalid_argument, "redis cluster seed nodes need a host and port");
+  }
   return {};
 }
 
@@ -103,6 +116,8 @@ result<options> options_from_url(const broker_url& url) {
     }
   }
   if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
+  if (auto r = q.get("cluster", o.cluster); !r) return fail(r.error());
+  for (const auto& [host, port] : url.more_hosts) o.cluster_seeds.emplace_back(host, port.value_or(6379));
   // Ranges are validate()'s, below: the same rule and message as for options built in code.
   if (auto r = q.get("max_pending_acks", o.max_pending_acks); !r) return fail(r.error());
   if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());

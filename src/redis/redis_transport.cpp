@@ -1,6 +1,6 @@
 // The redis:// transport: D6 owned layout, tracked reservations, pipelined acks, recover().
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
-#include "redis/engine.hpp"
+#include "redis/router.hpp"
 #include "redis/failure.hpp"
 #include "redis/operations.hpp"
 #include "redis/validate.hpp"
@@ -70,9 +70,9 @@ reservation* handle_of(const received_message& m, const void* owner) {
 // hands it to the engine (engine.hpp) with its deadline: the engine is the only place that
 // does I/O, retries and reconnects.
 struct redis_transport::impl {
-  explicit impl(const options& o) : engine(o, detail::transport_scripts()), state(o) {}
+  explicit impl(const options& o) : engine(o, state), state(o) {}
 
-  detail::engine engine;
+  detail::router engine;                   // the connection, or the cluster's (router.hpp)
   detail::transport_state state;           // deferred acks, scratch, script args
   std::deque<reservation_ptr> prefetched;  // reserved, not yet delivered
   bool closed = false;
@@ -100,7 +100,8 @@ result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
 }
 
 transport_stats redis_transport::stats() const noexcept {
-  return {impl_->engine.reconnects(), impl_->engine.round_trips(), impl_->state.stale_acks};
+  return {impl_->engine.reconnects(), impl_->engine.round_trips(), impl_->state.stale_acks,
+          impl_->engine.redirects()};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -147,7 +148,7 @@ result<void> redis_transport::publish_values(std::string_view queue,
   // Unknown outcome after a lost reply: resent while time remains — possibly a duplicate,
   // never a loss.
   detail::publish_op op(impl_->state, queue, values);
-  return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  return impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -155,7 +156,7 @@ result<void> redis_transport::publish_values(std::string_view queue,
 result<void> redis_transport::unreserve_prefetched(clock::time_point deadline) {
   if (impl_->prefetched.empty()) return {};
   detail::unreserve_op op(impl_->state, impl_->prefetched);  // gated: resending is harmless
-  return impl_->engine.run(op, deadline);
+  return impl_->engine.run_queue(op, impl_->prefetched.front()->queue, deadline);
 }
 
 result<std::optional<received_message>> redis_transport::receive(
@@ -179,7 +180,7 @@ result<std::optional<received_message>> redis_transport::receive(
   // remains; report the outage after that (transport_errc::unavailable).
   auto deadline = clock::now() + timeout;
   detail::reserve_op op(impl_->state, this, queue, deadline);
-  if (auto r = impl_->engine.run(op, deadline); !r) return fail(r.error());
+  if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
   auto& got = op.reserved();
   if (got.empty()) return std::optional<received_message>{};
   for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
@@ -222,7 +223,7 @@ result<void> redis_transport::flush() {
 result<void> redis_transport::flush_until(clock::time_point deadline) {
   if (impl_->state.pending.empty()) return {};
   detail::settle_op op(impl_->state);
-  return impl_->engine.run(op, deadline);
+  return impl_->engine.run_settles(op, deadline);
 }
 
 result<void> redis_transport::release(const received_message& message,
@@ -240,7 +241,7 @@ result<void> redis_transport::release(const received_message& message,
   if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   if (auto f = flush(); !f) return f;
   detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
-  return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
 }
 
 result<void> redis_transport::close(clock::time_point deadline) {
@@ -266,7 +267,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
   if (older_than.count() < 0) older_than = 0ms;
   if (auto f = flush(); !f) return fail(f.error());
   detail::recover_op op(impl_->state, queue, older_than);
-  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+  if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   return op.report;
 }
@@ -274,7 +275,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
 result<std::int64_t> redis_transport::list_length(std::string_view key) {
   if (impl_->closed) return closed_error();
   detail::length_op op(key);
-  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+  if (auto r = impl_->engine.run_key(op, key, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   return op.length;
 }
@@ -290,7 +291,7 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
   const std::size_t count = std::min(limit, max_index - offset);  // offset + count <= max
   const auto last = static_cast<std::int64_t>(offset + count - 1);
   detail::range_op op(queue, first, last);
-  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+  if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   out.reserve(op.values.size());
   for (const auto& raw : op.values) {
@@ -303,7 +304,7 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
 // ---------------------------------------------------------------------------------------
 
 void register_transport() {
-  const auto factory = babelqueue::detail::url_factory<redis_transport>(options_from_url);
+  const auto factory = babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
   babelqueue::register_transport("redis", factory);
   babelqueue::register_transport("rediss", factory);
 }

@@ -92,6 +92,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -133,6 +135,13 @@ struct options {
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
 
+  /// Redis Cluster mode (URL `cluster=1`; see "Redis Cluster" above): host:port and
+  /// cluster_seeds are seed nodes — any node will do, the slot map is read from the first one
+  /// that answers.
+  bool cluster = false;
+  /// Further seed nodes (the URL's comma-separated host list `h1:p1,h2:p2`); cluster only.
+  std::vector<std::pair<std::string, std::uint16_t>> cluster_seeds;
+
   /// TLS (set by the `rediss://` scheme, not a query key). See "TLS" above.
   bool tls = false;
   std::string tls_ca_file;      ///< PEM CA bundle to trust; empty = the system trust store
@@ -160,6 +169,9 @@ struct transport_stats {
   std::int64_t reconnects = 0;   ///< successful connects after the first
   std::int64_t round_trips = 0;  ///< request/response exchanges with the server
   std::int64_t stale_acks = 0;   ///< acks/releases whose reservation was already gone
+  /// Cluster mode: rounds a node declined and that were resent (MOVED, ASK, TRYAGAIN,
+  /// CLUSTERDOWN); always 0 otherwise.
+  std::int64_t redirects = 0;
 };
 
 /// The `redis` transport. See the file comment for guarantees and thread-safety.
