@@ -374,6 +374,61 @@ TEST(RedisClusterNodeGone, ConnectionRefusedIsATypedErrorNotAHang) {
   EXPECT_LT(steady::now() - t0, 4s);
 }
 
+// Each redirect on its own, step by step through a migration: ASK (the key already moved;
+// the command is resent to the target after ASKING), TRYAGAIN (a script whose keys are split
+// between the nodes: retried until the call's deadline, then unavailable), and MOVED (the
+// slot is reassigned: the map is updated and the call resent on the new owner).
+TEST_F(RedisClusterTest, AskTryagainAndMovedAreFollowedStepByStep) {
+  const std::string q = tagged_queue("ask", migration_slot);
+  const std::uint16_t slot = d::key_slot(q);
+  const std::string s = std::to_string(slot);
+  const int from = owner_port(slot);
+  const int to = port_other_than(from);
+  raw_client& src = raw_at(from);
+  raw_client& dst = raw_at(to);
+  const std::string src_id = src.str({"CLUSTER", "MYID"});
+  const std::string dst_id = dst.str({"CLUSTER", "MYID"});
+  auto t = open_url(url_);
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish(q, envelope_text(1)));
+
+  ASSERT_EQ(dst.str({"CLUSTER", "SETSLOT", s, "IMPORTING", src_id}), "OK");
+  ASSERT_EQ(src.str({"CLUSTER", "SETSLOT", s, "MIGRATING", dst_id}), "OK");
+  ASSERT_TRUE(t->publish(q, envelope_text(2)));  // the key is still on the source: served there
+  EXPECT_EQ(src.llen(q), 2);
+  ASSERT_EQ(src.str({"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS", q}), "OK");
+
+  auto before = t->stats().redirects;
+  ASSERT_TRUE(t->publish(q, envelope_text(3)));  // ASK → the target, after ASKING
+  EXPECT_EQ(t->stats().redirects, before + 1);
+  EXPECT_EQ(dst.str({"ASKING"}), "OK");  // the raw client must ask too, for one command
+  EXPECT_EQ(dst.llen(q), 3);
+  auto peeked = t->peek(q, 0, 10);  // ASK again (a read)
+  ASSERT_TRUE(peeked) << peeked.error().message;
+  EXPECT_EQ(peeked->size(), 3u);
+
+  // The reserving script names three keys; only the ready list has moved: TRYAGAIN on the
+  // target, again and again until the receive's time is up.
+  const auto t0 = steady::now();
+  auto stuck = t->receive(q, 300ms);
+  ASSERT_FALSE(stuck);
+  EXPECT_EQ(stuck.code(), transport_errc::unavailable) << stuck.error().message;
+  EXPECT_NE(stuck.error().message.find("TRYAGAIN"), std::string::npos) << stuck.error().message;
+  EXPECT_LT(steady::now() - t0, 3s);
+
+  for (int p : ports_) ASSERT_EQ(raw_at(p).str({"CLUSTER", "SETSLOT", s, "NODE", dst_id}), "OK");
+  before = t->stats().redirects;
+  auto m = take(*t, q);  // MOVED → the new owner
+  EXPECT_EQ(envelope_n(m.body), 1);
+  EXPECT_GE(t->stats().redirects, before + 1);
+  ASSERT_TRUE(t->ack(m));
+  ASSERT_TRUE(t->flush());
+  EXPECT_EQ(dst.llen(q), 2);
+  EXPECT_EQ(dst.llen(q + ":processing"), 0);
+  EXPECT_EQ(dst.integer({"DEL", q}), 1);
+  migrate_slot(slot, to, from);  // leave it where it was
+}
+
 // The slot of a queue moves to another primary (IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)
 // while a producer and a consumer keep using it. Every message must come out at least once:
 // publish retries after an error (so a publish whose reply was lost may duplicate), the
