@@ -120,6 +120,11 @@ std::int64_t cluster_engine::round_trips() const noexcept {
   return sum;
 }
 
+bool cluster_engine::reachable(std::uint16_t slot) const noexcept {
+  const node* n = slot < owner_.size() ? owner_[slot] : nullptr;
+  return n == nullptr || !n->conn.backing_off();
+}
+
 std::string cluster_engine::owner_of(std::uint16_t slot) const {
   const node* n = slot < owner_.size() ? owner_[slot] : nullptr;
   return n == nullptr ? std::string() : address_text(n->address);

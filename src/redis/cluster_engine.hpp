@@ -62,6 +62,9 @@ class cluster_engine {
   void disconnect(const std::string& why);
   std::int64_t reconnects() const noexcept;
   std::int64_t round_trips() const noexcept;
+  /// False when the owner of `slot` is known to be down (its last connect failed and its
+  /// reconnect backoff has not run out): a call elsewhere should not wait for it.
+  bool reachable(std::uint16_t slot) const noexcept;
   /// The address of the node the map says owns `slot` (tests, errors); empty when unknown.
   std::string owner_of(std::uint16_t slot) const;
 

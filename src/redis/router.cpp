@@ -47,7 +47,7 @@ result<std::uint16_t> router::checked_slot(std::string_view queue) {
 }
 
 template <class Keep>
-result<void> router::settle_except(Keep keep, clock::time_point deadline) {
+result<void> router::settle_except(Keep keep, clock::time_point deadline, bool skip_down) {
   auto& pending = state_.pending;
   if (std::all_of(pending.begin(), pending.end(), keep)) return {};
   std::vector<reservation_ptr> rest;
@@ -63,6 +63,12 @@ result<void> router::settle_except(Keep keep, clock::time_point deadline) {
     // The deferred acks of one slot (their queues passed the slot check when received).
     const auto slot = key_slot(rest.front()->queue);
     auto of_slot = [&](const reservation_ptr& r) { return !keep(r) && key_slot(r->queue) == slot; };
+    if (skip_down && !cluster_->reachable(slot)) {
+      // Its node is down: the acks wait for a later flush rather than stall this call.
+      std::copy_if(rest.begin(), rest.end(), std::back_inserter(unsettled), of_slot);
+      std::erase_if(rest, of_slot);
+      continue;
+    }
     pending.clear();
     std::copy_if(rest.begin(), rest.end(), std::back_inserter(pending), of_slot);
     std::erase_if(rest, of_slot);
@@ -82,8 +88,9 @@ template <class Keep>
 result<void> router::run_on_slot(operation& op, std::uint16_t slot, Keep keep,
                                  clock::time_point deadline) {
   // An ack that cannot be settled now (its node is down) stays deferred, and is held out of
-  // this call's round (which goes to another node); the call itself goes on.
-  (void)settle_except(keep, deadline);
+  // this call's round (which goes to another node); the call itself goes on, without
+  // waiting for a node that is known to be down.
+  (void)settle_except(keep, deadline, /*skip_down=*/true);
   auto& pending = state_.pending;
   if (std::all_of(pending.begin(), pending.end(), keep)) return cluster_->run(op, slot, deadline);
   std::vector<reservation_ptr> held;
@@ -123,8 +130,10 @@ result<void> router::run_key(operation& op, std::string_view key, clock::time_po
 
 result<void> router::run_settles(operation& op, clock::time_point deadline) {
   if (!cluster_) return single_.run(op, deadline);
-  auto all = [](const reservation_ptr&) { return false; };
-  return settle_except(all, deadline);
+  // The caller's settle_op is not run as such: the acks are settled per slot, each group by
+  // a settle_op of its own on its owner.
+  auto keep_none = [](const reservation_ptr&) { return false; };
+  return settle_except(keep_none, deadline, /*skip_down=*/false);
 }
 
 bool router::connected() const noexcept {

@@ -61,8 +61,9 @@ class router {
 
  private:
   // Cluster mode: settles every deferred ack for which `keep` is false, per slot.
+  // `skip_down`: leave the acks of a slot whose owner is known to be down deferred.
   template <class Keep>
-  result<void> settle_except(Keep keep, clock::time_point deadline);
+  result<void> settle_except(Keep keep, clock::time_point deadline, bool skip_down);
   // Cluster mode: settles the acks `keep` rejects, then runs `op` on `slot` with only the
   // kept ones deferred.
   template <class Keep>
