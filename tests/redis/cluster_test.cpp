@@ -132,7 +132,9 @@ class RedisClusterTest : public ::testing::Test {
   // Moves `slot` from the node on port `from` to the one on `to` while clients keep using it:
   // IMPORTING on the target, MIGRATING on the source, MIGRATE of every key in the slot (one
   // MIGRATE per batch of keys), then SETSLOT NODE on every node (target and source first).
-  void migrate_slot(std::uint16_t slot, int from, int to) {
+  // `linger`: how long each half-way state is held (so that clients under load meet it).
+  void migrate_slot(std::uint16_t slot, int from, int to,
+                    std::chrono::milliseconds linger = std::chrono::milliseconds(0)) {
     raw_client& src = raw_at(from);
     raw_client& dst = raw_at(to);
     const std::string s = std::to_string(slot);
@@ -140,6 +142,7 @@ class RedisClusterTest : public ::testing::Test {
     const std::string dst_id = dst.str({"CLUSTER", "MYID"});
     ASSERT_EQ(dst.str({"CLUSTER", "SETSLOT", s, "IMPORTING", src_id}), "OK");
     ASSERT_EQ(src.str({"CLUSTER", "SETSLOT", s, "MIGRATING", dst_id}), "OK");
+    std::this_thread::sleep_for(linger);  // source still has the keys: it serves, or TRYAGAIN
     for (int batch = 0;; ++batch) {
       ASSERT_LT(batch, 1000) << "keys keep appearing in slot " << slot;
       redisReply* keys = src.run({"CLUSTER", "GETKEYSINSLOT", s, "1000"});
@@ -154,6 +157,7 @@ class RedisClusterTest : public ::testing::Test {
       const std::string migrated = src.str(argv);
       ASSERT_TRUE(migrated == "OK" || migrated == "NOKEY") << migrated;
     }
+    std::this_thread::sleep_for(linger);  // keys on the target, slot not yet: ASK, TRYAGAIN
     ASSERT_EQ(dst.str({"CLUSTER", "SETSLOT", s, "NODE", dst_id}), "OK");
     ASSERT_EQ(src.str({"CLUSTER", "SETSLOT", s, "NODE", dst_id}), "OK");
     for (int p : ports_) {
@@ -488,7 +492,7 @@ TEST_F(RedisClusterTest, SlotMigrationWhilePublishingAndConsumingLosesNothing) {
   const bool flowing = wait_for([&] { return distinct() >= total / 4; }, 20s);
   const int published_before = published, received_before = distinct();
   const auto migration_started = steady::now();
-  if (flowing) migrate_slot(slot, from, to);
+  if (flowing) migrate_slot(slot, from, to, 200ms);
   const auto migration_took = steady::now() - migration_started;
   const int published_after = published, received_after = distinct();
   const bool done = wait_for([&] { return published == total && distinct() >= total; }, 40s);
