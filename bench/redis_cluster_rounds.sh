@@ -2,8 +2,8 @@
 # The Redis bars in cluster mode: `babelqueue bench` with a `?cluster=1` URL beside
 # `redis-benchmark` RPUSH on the node that owns the queue's slot (same key tag, same 370-byte
 # values), on the cluster of `scripts/services.sh start redis-cluster`, several interleaved
-# rounds, ratios per round. Also the same bench in single-node mode against the owning node
-# (what cluster mode costs on top).
+# rounds, ratios per round (RPUSH measured before and after, averaged). Also the same bench
+# in single-node mode against the owning node (what cluster mode costs on top).
 #   source build/services/services.env   # BABELQUEUE_REDIS_CLUSTER_URL / _PORTS
 #   bash bench/redis_cluster_rounds.sh [rounds]   (default 3; needs build/release/cli/babelqueue)
 set -euo pipefail
@@ -43,9 +43,13 @@ for r in $(seq "$rounds"); do
   q="{$tag}"
   p=$(owner "$tag")
   single="redis://127.0.0.1:$p"
-  rp=$(rb "$p" "{$tag}:rb")
+  # RPUSH is measured right before and right after the cluster phases and averaged, so that
+  # a neighbour's burst skews both sides of a ratio alike.
+  rp_before=$(rb "$p" "{$tag}:rb")
   pub=$(bq publish "$url" "$q" "$p")
   con=$(bq consume "$url" "$q" "$p")
+  rp_after=$(rb "$p" "{$tag}:rb")
+  rp=$(python3 -c "print(($rp_before + $rp_after) / 2)")
   pub1=$(bq publish "$single" "$q" "$p")
   con1=$(bq consume "$single" "$q" "$p")
   redis-cli -p "$p" del "{$tag}:rb" >/dev/null
