@@ -120,11 +120,6 @@ std::int64_t cluster_engine::round_trips() const noexcept {
   return sum;
 }
 
-bool cluster_engine::reachable(std::uint16_t slot) const noexcept {
-  const node* n = slot < owner_.size() ? owner_[slot] : nullptr;
-  return n == nullptr || !n->conn.backing_off();
-}
-
 std::string cluster_engine::owner_of(std::uint16_t slot) const {
   const node* n = slot < owner_.size() ? owner_[slot] : nullptr;
   return n == nullptr ? std::string() : address_text(n->address);
@@ -185,7 +180,8 @@ result<void> cluster_engine::connect(clock::time_point deadline) {
   return fail(redis_error(fault::unreachable, "no redis cluster seed node answered", why));
 }
 
-result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_point deadline) {
+result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_point deadline,
+                                 bool opportunistic) {
   node* ask = nullptr;
   int followed = 0;  // MOVED/ASK of this call
   for (;;) {
@@ -206,6 +202,10 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
       }
     }
     connection& conn = n->conn;
+    if (opportunistic && !conn.connected()) {
+      return fail(redis_error(fault::unreachable,
+                              "redis cluster node " + address_text(n->address) + " is not connected"));
+    }
     if (auto r = conn.ensure(deadline); !r) {
       // The node is gone; if the cluster moved its slots elsewhere (a failover), the next
       // call finds them there.
@@ -233,7 +233,7 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
     if (!io) {
       // As engine::run(): unknown which commands ran; take back, resend while time remains.
       op.undo();
-      if (clock::now() < deadline) continue;
+      if (clock::now() < deadline && !opportunistic) continue;
       if (op.outage_is_unreachable) return fail(redis_error(fault::unreachable, io.error().message));
       return io;
     }
@@ -247,7 +247,7 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
       if (!redirect) return fail(redis_error(fault::server_error, context, out.redirect));
       using kind = cluster_redirect::kind;
       if (redirect->what == kind::try_again || redirect->what == kind::cluster_down) {
-        if (clock::now() + k_retry_pause >= deadline)
+        if (opportunistic || clock::now() + k_retry_pause >= deadline)
           return fail(redis_error(fault::server_error, std::move(context), out.redirect));
         std::this_thread::sleep_for(k_retry_pause);
         continue;

@@ -56,15 +56,16 @@ class cluster_engine {
   result<void> connect(clock::time_point deadline);
 
   /// Runs `op` on the owner of `slot` until done or `deadline` passes (see the file comment).
-  result<void> run(operation& op, std::uint16_t slot, clock::time_point deadline);
+  /// `opportunistic`: only over a connection that is up, one attempt, no reconnect — for work
+  /// done on the side of another call (other queues' deferred acks), which must not wait for
+  /// a node that is down; transport_errc::unavailable otherwise (the work stays to be done).
+  result<void> run(operation& op, std::uint16_t slot, clock::time_point deadline,
+                   bool opportunistic = false);
 
   bool connected() const noexcept;
   void disconnect(const std::string& why);
   std::int64_t reconnects() const noexcept;
   std::int64_t round_trips() const noexcept;
-  /// False when the owner of `slot` is known to be down (its last connect failed and its
-  /// reconnect backoff has not run out): a call elsewhere should not wait for it.
-  bool reachable(std::uint16_t slot) const noexcept;
   /// The address of the node the map says owns `slot` (tests, errors); empty when unknown.
   std::string owner_of(std::uint16_t slot) const;
 

@@ -44,8 +44,6 @@ class connection {
   connection& operator=(const connection&) = delete;
 
   bool connected() const noexcept { return ctx_ != nullptr; }
-  /// Not connected and waiting out a reconnect backoff pause (the last connect failed).
-  bool backing_off() const noexcept { return ctx_ == nullptr && clock::now() < next_attempt_; }
 
   /// Connects when not connected, honouring the backoff schedule; gives up at `deadline`
   /// (at least one attempt is made when no backoff pause is pending).

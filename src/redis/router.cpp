@@ -47,7 +47,7 @@ result<std::uint16_t> router::checked_slot(std::string_view queue) {
 }
 
 template <class Keep>
-result<void> router::settle_except(Keep keep, clock::time_point deadline, bool skip_down) {
+result<void> router::settle_except(Keep keep, clock::time_point deadline, bool opportunistic) {
   auto& pending = state_.pending;
   if (std::all_of(pending.begin(), pending.end(), keep)) return {};
   std::vector<reservation_ptr> rest;
@@ -63,17 +63,11 @@ result<void> router::settle_except(Keep keep, clock::time_point deadline, bool s
     // The deferred acks of one slot (their queues passed the slot check when received).
     const auto slot = key_slot(rest.front()->queue);
     auto of_slot = [&](const reservation_ptr& r) { return !keep(r) && key_slot(r->queue) == slot; };
-    if (skip_down && !cluster_->reachable(slot)) {
-      // Its node is down: the acks wait for a later flush rather than stall this call.
-      std::copy_if(rest.begin(), rest.end(), std::back_inserter(unsettled), of_slot);
-      std::erase_if(rest, of_slot);
-      continue;
-    }
     pending.clear();
     std::copy_if(rest.begin(), rest.end(), std::back_inserter(pending), of_slot);
     std::erase_if(rest, of_slot);
     settle_op op(state_);
-    auto r = cluster_->run(op, slot, deadline);
+    auto r = cluster_->run(op, slot, deadline, opportunistic);
     // What a failed round gave back stays deferred (retried by the next flush).
     unsettled.insert(unsettled.end(), pending.begin(), pending.end());
     pending.clear();
@@ -89,8 +83,8 @@ result<void> router::run_on_slot(operation& op, std::uint16_t slot, Keep keep,
                                  clock::time_point deadline) {
   // An ack that cannot be settled now (its node is down) stays deferred, and is held out of
   // this call's round (which goes to another node); the call itself goes on, without
-  // waiting for a node that is known to be down.
-  (void)settle_except(keep, deadline, /*skip_down=*/true);
+  // waiting for a node that is down (opportunistic: over live connections, one attempt).
+  (void)settle_except(keep, deadline, /*opportunistic=*/true);
   auto& pending = state_.pending;
   if (std::all_of(pending.begin(), pending.end(), keep)) return cluster_->run(op, slot, deadline);
   std::vector<reservation_ptr> held;
@@ -133,7 +127,7 @@ result<void> router::run_settles(operation& op, clock::time_point deadline) {
   // The caller's settle_op is not run as such: the acks are settled per slot, each group by
   // a settle_op of its own on its owner.
   auto keep_none = [](const reservation_ptr&) { return false; };
-  return settle_except(keep_none, deadline, /*skip_down=*/false);
+  return settle_except(keep_none, deadline, /*opportunistic=*/false);
 }
 
 bool router::connected() const noexcept {

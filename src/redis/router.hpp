@@ -9,7 +9,9 @@
 //     not share one hash slot cannot be served (its scripts would fail with CROSSSLOT):
 //     transport_errc::invalid_argument naming the slots and the hash-tag fix;
 //   - the deferred acks (pipeline_acks) that the call's round cannot carry are settled
-//     first, one settle round per slot on that slot's owner. A round in cluster mode goes to
+//     first, one settle round per slot on that slot's owner — opportunistically (live
+//     connections, one attempt: a call never waits for another queue's node); the rest
+//     stays deferred for flush(), which reconnects and reports. A round in cluster mode goes to
 //     one node and must not mix commands that may be declined (MOVED/ASK/TRYAGAIN) with
 //     commands whose repetition matters (cluster_engine.hpp), so the only acks that still
 //     ride along are those a receive merges into its own reserving script (same queue,
@@ -61,9 +63,10 @@ class router {
 
  private:
   // Cluster mode: settles every deferred ack for which `keep` is false, per slot.
-  // `skip_down`: leave the acks of a slot whose owner is known to be down deferred.
+  // `opportunistic`: over live connections only, one attempt (cluster_engine::run()); what
+  // cannot be settled so stays deferred.
   template <class Keep>
-  result<void> settle_except(Keep keep, clock::time_point deadline, bool skip_down);
+  result<void> settle_except(Keep keep, clock::time_point deadline, bool opportunistic);
   // Cluster mode: settles the acks `keep` rejects, then runs `op` on `slot` with only the
   // kept ones deferred.
   template <class Keep>

@@ -433,6 +433,67 @@ TEST_F(RedisClusterTest, AskTryagainAndMovedAreFollowedStepByStep) {
   migrate_slot(slot, to, from);  // leave it where it was
 }
 
+// Two private primaries; a consumer holds a deferred ack of a queue on the node that then
+// dies. Calls on the other node's queue must not wait for it (the ack is settled
+// opportunistically, over live connections only); flush() reports it, within its deadline.
+TEST(RedisClusterNodeGone, AnotherQueuesDeadNodeDoesNotStallCallsOnALiveOne) {
+  std::string why;
+  bqtest::redis_server::config cfg;
+  cfg.cluster = true;
+  cfg.cluster_owns_all = false;
+  auto a = bqtest::redis_server::start(cfg, why);
+  auto b = a ? bqtest::redis_server::start(cfg, why) : nullptr;
+  if (!a || !b) {
+    if (bqtest::under_ci()) FAIL() << "CI=true and no redis-server: " << why;
+    GTEST_SKIP() << "no redis-server: " << why;
+  }
+  raw_client ra(a->port()), rb(b->port());
+  ASSERT_EQ(ra.str({"CLUSTER", "ADDSLOTSRANGE", "0", "8191"}), "OK");
+  ASSERT_EQ(rb.str({"CLUSTER", "ADDSLOTSRANGE", "8192", "16383"}), "OK");
+  ASSERT_EQ(ra.str({"CLUSTER", "MEET", "127.0.0.1", std::to_string(b->port())}), "OK");
+  const auto ok_by = steady::now() + 20s;
+  auto both_ok = [&] {
+    return ra.str({"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos &&
+           rb.str({"CLUSTER", "INFO"}).find("cluster_state:ok") != std::string::npos &&
+           ra.str({"CLUSTER", "INFO"}).find("cluster_known_nodes:2") != std::string::npos &&
+           rb.str({"CLUSTER", "INFO"}).find("cluster_known_nodes:2") != std::string::npos;
+  };
+  while (!both_ok() && steady::now() < ok_by) std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(both_ok()) << "the two-node cluster did not form";
+  // CLUSTER SLOTS must show both halves on both nodes before the transport reads it.
+  const std::string qa = tagged_queue("live", [](std::uint16_t s) { return s < 8192; });
+  const std::string qb = tagged_queue("dying", [](std::uint16_t s) { return s >= 8192; });
+
+  auto t = open_url("redis://127.0.0.1:" + std::to_string(a->port()) + ",127.0.0.1:" +
+                    std::to_string(b->port()) +
+                    "?cluster=1&connect_timeout=300&command_timeout=1500&"
+                    "reconnect_backoff_min=20&reconnect_backoff_max=100");
+  ASSERT_TRUE(t);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(t->publish(qa, envelope_text(i)));
+    ASSERT_TRUE(t->publish(qb, envelope_text(i)));
+  }
+  auto mb = take(*t, qb);
+  ASSERT_TRUE(t->ack(mb));  // deferred, for the node about to die
+  b.reset();
+
+  const auto t0 = steady::now();
+  for (int i = 0; i < 3; ++i) {
+    auto m = take(*t, qa);
+    EXPECT_EQ(envelope_n(m.body), i);
+    ASSERT_TRUE(t->ack(m));
+    ASSERT_TRUE(t->publish(qa, envelope_text(100 + i)));
+  }
+  EXPECT_LT(steady::now() - t0, 1s) << "calls on the live node waited for the dead one";
+
+  const auto t1 = steady::now();
+  auto flushed = t->flush();
+  ASSERT_FALSE(flushed);
+  EXPECT_EQ(flushed.code(), transport_errc::unavailable) << flushed.error().message;
+  EXPECT_LT(steady::now() - t1, 4s);
+  EXPECT_EQ(ra.llen(qa + ":processing"), 0);  // the live queue's acks did go through
+}
+
 // The slot of a queue moves to another primary (IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE)
 // while a producer and a consumer keep using it. Every message must come out at least once:
 // publish retries after an error (so a publish whose reply was lost may duplicate), the
