@@ -82,7 +82,9 @@
 /// errc::invalid_argument naming the slots and the fix, before anything is sent.
 /// Deferred acks: a round trip goes to one node, so only the acks a receive merges into its
 /// own reserving script (same queue, tracked) still ride along; any other deferred ack is
-/// settled first, in one settle round per slot on that slot's owner. A consume loop on one
+/// settled first, in one settle round per slot on that slot's owner — over connections that
+/// are up, one attempt, so that a call never waits for another queue's dead node (such acks
+/// stay deferred for flush(), which reconnects and reports). A consume loop on one
 /// queue stays at one round trip per message; a publish after acks costs one more round trip
 /// than in single-node mode. A resent round after a redirect is safe for the reasons of
 /// "Connection loss" (gated settles and scripts; a publish_batch whose RPUSH chunks straddle
