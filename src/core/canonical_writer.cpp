@@ -1,75 +1,122 @@
 // json -> canonical text (D2), and text -> canonical text (D4: numbers keep their text).
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
+#include "shared_helpers.hpp"
 
 #include <babelqueue/codec.hpp>
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace babelqueue {
 inline namespace v1 {
 namespace {
 
-result<void> write_string(const std::string& s, std::string& out) {
-  out.push_back('"');
-  if (!detail::escape_checked_into(s, out)) return fail(errc::invalid_utf8, "string is not valid UTF-8");
-  out.push_back('"');
-  return {};
-}
+// Writes the canonical text (D2) of a json tree into `out`. The hot path carries a bool, not
+// a result: errors are rare, the first one is kept and every call returns false from then on.
+// Short strings that need no escaping (most keys and many values) go out, quotes included,
+// in one append.
+class tree_writer {
+ public:
+  explicit tree_writer(std::string& out) : out_(out) {}
 
-template <class Int>
-void write_int(Int v, std::string& out) {
-  char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, res.ptr);
-}
-
-result<void> write_value(const json& v, std::string& out, int depth) {
-  if (depth > 4096) return fail(errc::invalid_argument, "JSON value nested deeper than 4096");
-  switch (v.type()) {
-    case json::value_t::null: out += "null"; return {};
-    case json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return {};
-    case json::value_t::number_integer: write_int(v.get<std::int64_t>(), out); return {};
-    case json::value_t::number_unsigned: write_int(v.get<std::uint64_t>(), out); return {};
-    case json::value_t::number_float: {
-      double d = v.get<double>();
-      if (!std::isfinite(d)) return fail(errc::non_finite_number, "NaN and infinities are not JSON");
-      out += format_double(d);
-      return {};
-    }
-    case json::value_t::string: return write_string(v.get_ref<const std::string&>(), out);
-    case json::value_t::array: {
-      out.push_back('[');
-      bool first = true;
-      for (const auto& item : v) {
-        if (!first) out.push_back(',');
-        first = false;
-        if (auto r = write_value(item, out, depth + 1); !r) return r;
+  bool value(const json& v, int depth) {
+    if (depth > 4096) return fail_with(errc::invalid_argument, "JSON value nested deeper than 4096");
+    switch (v.type()) {
+      case json::value_t::null: out_.append("null", 4); return true;
+      case json::value_t::boolean:
+        v.get<bool>() ? out_.append("true", 4) : out_.append("false", 5);
+        return true;
+      case json::value_t::number_integer: integer(v.get<std::int64_t>()); return true;
+      case json::value_t::number_unsigned: integer(v.get<std::uint64_t>()); return true;
+      case json::value_t::number_float: {
+        const double d = v.get<double>();
+        if (!std::isfinite(d)) return fail_with(errc::non_finite_number, "NaN and infinities are not JSON");
+        char buf[detail::k_double_text_max];
+        out_.append(buf, detail::format_double_to(d, buf));
+        return true;
       }
-      out.push_back(']');
-      return {};
-    }
-    case json::value_t::object: {
-      out.push_back('{');
-      bool first = true;
-      for (const auto& [key, item] : v.get_ref<const json::object_t&>()) {
-        if (!first) out.push_back(',');
-        first = false;
-        if (auto r = write_string(key, out); !r) return r;
-        out.push_back(':');
-        if (auto r = write_value(item, out, depth + 1); !r) return r;
+      case json::value_t::string: return string(v.get_ref<const std::string&>(), false);
+      case json::value_t::array: {
+        out_.push_back('[');
+        bool first = true;
+        for (const auto& item : v) {
+          if (!first) out_.push_back(',');
+          first = false;
+          if (!value(item, depth + 1)) return false;
+        }
+        out_.push_back(']');
+        return true;
       }
-      out.push_back('}');
-      return {};
+      case json::value_t::object: {
+        out_.push_back('{');
+        bool first = true;
+        for (const auto& [key, item] : v.get_ref<const json::object_t&>()) {
+          if (!first) out_.push_back(',');
+          first = false;
+          if (!string(key, true) || !value(item, depth + 1)) return false;
+        }
+        out_.push_back('}');
+        return true;
+      }
+      case json::value_t::binary:
+        return fail_with(errc::invalid_argument, "binary values are not JSON; base64-encode them");
+      case json::value_t::discarded: return fail_with(errc::invalid_argument, "discarded JSON value");
     }
-    case json::value_t::binary:
-      return fail(errc::invalid_argument, "binary values are not JSON; base64-encode them");
-    case json::value_t::discarded:
-      return fail(errc::invalid_argument, "discarded JSON value");
+    return fail_with(errc::invalid_argument, "unknown JSON value type");
   }
-  return fail(errc::invalid_argument, "unknown JSON value type");
-}
+
+  result<void> finish() {
+    if (failed_) return fail(std::move(error_));
+    return {};
+  }
+
+ private:
+  // A string, or an object key with its ':' when `key` is set.
+  bool string(const std::string& s, bool key) {
+    const std::size_t n = s.size();
+    if (n <= k_short) {
+      // Check and copy in one pass; the first byte that needs escaping falls through.
+      char buf[k_short + 3];
+      buf[0] = '"';
+      std::size_t i = 0;
+      for (; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (detail::k_needs_escape[c]) break;
+        buf[i + 1] = static_cast<char>(c);
+      }
+      if (i == n) {
+        buf[n + 1] = '"';
+        buf[n + 2] = ':';
+        out_.append(buf, n + (key ? 3 : 2));
+        return true;
+      }
+    }
+    out_.push_back('"');
+    if (!detail::escape_checked_into(s, out_)) return fail_with(errc::invalid_utf8, "string is not valid UTF-8");
+    key ? out_.append("\":", 2) : out_.append(1, '"');
+    return true;
+  }
+
+  template <class Int>
+  void integer(Int v) {
+    char buf[24];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, res.ptr);
+  }
+
+  bool fail_with(errc code, const char* message) {
+    if (!failed_) error_ = error_info{make_error_code(code), message};
+    failed_ = true;
+    return false;
+  }
+
+  static constexpr std::size_t k_short = 64;
+  std::string& out_;
+  bool failed_ = false;
+  error_info error_;
+};
 
 // Sink for json_reader::walk() that writes the canonical form of what it reads.
 struct canonical_sink {
@@ -107,12 +154,14 @@ struct canonical_sink {
 }  // namespace
 
 result<void> write_canonical_json(const json& value, std::string& out) {
-  return write_value(value, out, 0);
+  tree_writer w(out);
+  w.value(value, 0);
+  return w.finish();
 }
 
 result<std::string> to_canonical_json(const json& value) {
   std::string out;
-  if (auto r = write_value(value, out, 0); !r) return fail(r.error());
+  if (auto r = write_canonical_json(value, out); !r) return fail(r.error());
   return out;
 }
 

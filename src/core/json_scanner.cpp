@@ -323,13 +323,7 @@ void unescape_into(std::string_view raw, std::string& out) {
 
 namespace {
 
-// Bytes the canonical writer cannot copy as they are: '"', '\\', controls, non-ASCII.
-constexpr std::array<bool, 256> make_special_table() {
-  std::array<bool, 256> t{};
-  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
-  return t;
-}
-constexpr std::array<bool, 256> kSpecial = make_special_table();
+constexpr const std::array<bool, 256>& kSpecial = k_needs_escape;
 
 // Appends `utf8` escaped per D2. When `check` is set, invalid UTF-8 (including encoded
 // surrogates) makes it stop and return false; otherwise the input is trusted.

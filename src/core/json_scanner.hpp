@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -229,6 +230,14 @@ bool json_reader::walk(Sink& sink) {
 void unescape_into(std::string_view raw, std::string& out);
 /// Appends `utf8` escaped per D2 (no quotes). The text must be valid UTF-8.
 void escape_into(std::string_view utf8, std::string& out);
+/// Bytes the canonical writer cannot copy as they are: '"', '\\', controls (< 0x20) and
+/// non-ASCII (>= 0x80, whose UTF-8 must be checked). Any other byte is copied unchanged.
+inline constexpr std::array<bool, 256> k_needs_escape = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c)
+    t[static_cast<std::size_t>(c)] = c < 0x20 || c >= 0x80 || c == '"' || c == '\\';
+  return t;
+}();
 /// As escape_into(), validating UTF-8 on the way; false (output partial) when invalid.
 bool escape_checked_into(std::string_view utf8, std::string& out);
 /// Appends a validated raw string's canonical escaped form (no quotes).

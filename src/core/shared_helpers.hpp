@@ -40,6 +40,13 @@ inline std::string pointer_escape(std::string_view token) {
   return out;
 }
 
+/// Longest text format_double_to() writes ("-0.000001" + 17 digits, or 17 digits with
+/// "e-324" and a sign), with room to spare.
+inline constexpr std::size_t k_double_text_max = 32;
+/// Writes the D2 text of a finite double (format_double()'s) into `out`, which has room for
+/// k_double_text_max bytes; returns its length.
+std::size_t format_double_to(double value, char* out) noexcept;
+
 /// The shortest decimal digits that round-trip a finite double, and where the decimal point
 /// goes: |value| = 0.d1d2…dk × 10^point (Go's decimalSlice `d` and `dp`). Every layout
 /// (ECMAScript's for the wire, Go's `%v`/`%e`/`%f` for the schema tooling) is built on it.

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <thread>
 
 namespace babelqueue::inline v1::redis::detail {
@@ -81,14 +82,19 @@ class handshake final : public operation {
 }  // namespace
 
 connection::connection(const options& opts, script_set scripts)
-    : opts_(opts), scripts_(std::move(scripts)), rng_(std::random_device{}()) {}
+    : opts_(opts), scripts_(std::move(scripts)), rng_(std::random_device{}()) {
+  if (!opts_.sentinels.empty()) sentinel_ = std::make_unique<sentinel_locator>(opts_);
+}
 
 connection::~connection() {
   stream_.reset();  // before its socket is closed
   if (ctx_ != nullptr) redisFree(ctx_);
 }
 
-std::string connection::endpoint() const { return opts_.host + ":" + std::to_string(opts_.port); }
+std::string connection::endpoint() const {
+  if (sentinel_ && !sentinel_->located()) return sentinel_->unlocated();
+  return opts_.host + ":" + std::to_string(opts_.port);
+}
 
 void connection::drop(std::string why) {
   stream_.reset();  // before its socket is closed
@@ -128,7 +134,7 @@ result<void> connection::ensure(clock::time_point deadline) {
     // At least 10 ms per attempt, at most connect_timeout (min/max: connect_timeout may be < 10
     // ms).
     auto budget = std::min(std::max(left, std::chrono::milliseconds(10)), opts_.connect_timeout);
-    if (auto r = try_connect(budget); r) {
+    if (auto r = try_connect(budget, deadline); r) {
       backoff_ = std::chrono::milliseconds(0);
       if (ever_connected_) ++reconnects;
       ever_connected_ = true;
@@ -150,7 +156,20 @@ result<void> connection::ensure(clock::time_point deadline) {
   return {};
 }
 
-result<void> connection::try_connect(std::chrono::milliseconds budget) {
+result<void> connection::try_connect(std::chrono::milliseconds budget, clock::time_point deadline) {
+  if (sentinel_) {
+    // Ask the Sentinels where the primary is now (sentinel.hpp); what is left of the
+    // attempt's time bounds the connect to it.
+    auto primary = sentinel_->locate(deadline);
+    if (!primary) {
+      last_error_ = primary.error().message;
+      return fail(primary.error());
+    }
+    opts_.host = std::move(primary->host);
+    opts_.port = primary->port;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    budget = std::min(budget, std::max(left, std::chrono::milliseconds(10)));
+  }
   redisContext* c = redisConnectWithTimeout(opts_.host.c_str(), opts_.port, to_timeval(budget));
   if (c == nullptr) {
     last_error_ = "cannot allocate a hiredis context";
@@ -180,6 +199,13 @@ result<void> connection::try_connect(std::chrono::milliseconds budget) {
     return fail(std::move(*out.error));
   }
   shas_ = std::move(hs.shas);
+  if (sentinel_) {
+    // Never write to a replica: the node a Sentinel named must say it is the primary.
+    if (auto r = sentinel_->confirm_primary(*this); !r) {
+      drop(r.error().message);
+      return r;
+    }
+  }
   return {};
 }
 
@@ -264,10 +290,22 @@ result<void> connection::set_timeout(std::chrono::milliseconds t) {
 
 result<void> connection::exchange(const request& req, operation& op, round_outcome& out) {
   if (auto w = write(req.payload()); !w) return w;
+  std::optional<std::string> failover;
   for (std::size_t i = 0; i < req.size(); ++i) {
     auto reply = read_reply();
     if (!reply) return fail(reply.error());
+    if (sentinel_ && (*reply)->type == REDIS_REPLY_ERROR &&
+        is_failover_reply({(*reply)->str, (*reply)->len}) && !failover) {
+      failover = "redis at " + endpoint() +
+                 " stopped serving as the primary: " + std::string((*reply)->str, (*reply)->len);
+    }
     interpret(op, req.meta(i), **reply, out);
+  }
+  // With Sentinels, READONLY/UNBLOCKED/LOADING/MASTERDOWN mean a failover: handled like a
+  // lost connection (the engine undoes the round, reconnects through the Sentinels, resends).
+  if (failover) {
+    drop(*failover);
+    return fail(redis_error(fault::io, std::move(*failover)));
   }
   return {};
 }

@@ -9,6 +9,7 @@
 
 #include "redis/operation.hpp"
 #include "redis/request.hpp"
+#include "redis/sentinel.hpp"
 #include "redis/tls.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
@@ -48,6 +49,10 @@ class connection {
   /// Connects when not connected, honouring the backoff schedule; gives up at `deadline`
   /// (at least one attempt is made when no backoff pause is pending).
   result<void> ensure(clock::time_point deadline);
+  /// One connect + handshake attempt within `budget`, no backoff (a Sentinel query).
+  result<void> connect_once(std::chrono::milliseconds budget) {
+    return try_connect(budget, clock::now() + budget);
+  }
 
   /// Drops the connection (after an I/O error or a timeout: hiredis cannot resync).
   void drop(std::string why);
@@ -73,7 +78,8 @@ class connection {
   std::int64_t round_trips = 0;
 
  private:
-  result<void> try_connect(std::chrono::milliseconds budget);
+  // `deadline` bounds Sentinel discovery (which may ask several Sentinels) before the connect.
+  result<void> try_connect(std::chrono::milliseconds budget, clock::time_point deadline);
   result<void> start_tls();
   result<void> write(std::string_view bytes);
   result<reply_ptr> read_reply();
@@ -83,7 +89,7 @@ class connection {
   long send_some(const char* data, std::size_t size, std::string& why, bool& timed_out);
   long recv_some(char* data, std::size_t size, std::string& why, bool& timed_out);
 
-  const options& opts_;
+  options opts_;  // a copy: with Sentinels, host/port become the located primary's
   script_set scripts_;
   std::vector<std::string> shas_;
   redisContext* ctx_ = nullptr;
@@ -97,6 +103,7 @@ class connection {
   std::vector<char> rbuf_;  // socket read buffer
   std::unique_ptr<tls_client> tls_;     // rediss://: made on the first connect, then reused
   std::unique_ptr<tls_stream> stream_;  // the TLS session of the current socket
+  std::unique_ptr<sentinel_locator> sentinel_;  // redis+sentinel://: locates the primary
 };
 
 }  // namespace babelqueue::inline v1::redis::detail

@@ -41,6 +41,7 @@ class engine {
 
   bool connected() const noexcept { return conn_.connected(); }
   void disconnect(std::string why) { conn_.drop(std::move(why)); }
+  std::string endpoint() const { return conn_.endpoint(); }
 
   std::int64_t reconnects() const noexcept { return conn_.reconnects; }
   std::int64_t round_trips() const noexcept { return conn_.round_trips; }

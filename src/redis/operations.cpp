@@ -132,15 +132,10 @@ std::int64_t count_stale(const command_meta& cmd, const redisReply& reply) {
   }
 }
 
-namespace {
-
-// The deferred acks as settle candidates (all of them).
 void all_taken_to_scratch(transport_state& st) {
   st.ack_scratch.clear();
   for (const auto& a : st.taken) st.ack_scratch.push_back(a.get());
 }
-
-}  // namespace
 
 // -- publish --------------------------------------------------------------------------------
 
@@ -295,22 +290,28 @@ void reserve_op::on_reply(const command_meta& cmd, const redisReply& reply) {
   }
 }
 
-next_step reserve_op::finish(std::optional<error_info>& error) {
-  if (!st_.got.empty()) {
+next_step finish_reserving(transport_state& st, std::optional<error_info>& error,
+                           clock::time_point deadline, std::chrono::milliseconds remaining,
+                           bool& first) {
+  if (!st.got.empty()) {
     error.reset();  // reserved all the same (e.g. another queue's settle failed)
-    st_.taken.clear();
+    st.taken.clear();
     return next_step::done;
   }
   if (error) {
     // A server-side error (e.g. WRONGTYPE, CROSSSLOT): the acks' outcome is unknown; keep
     // them.
-    st_.give_back();
+    st.give_back();
     return next_step::done;
   }
-  st_.taken.clear();
-  if (clock::now() >= deadline_ || remaining_.count() == 0) return next_step::done;
-  first_ = false;
+  st.taken.clear();
+  if (clock::now() >= deadline || remaining.count() == 0) return next_step::done;
+  first = false;
   return next_step::again;
+}
+
+next_step reserve_op::finish(std::optional<error_info>& error) {
+  return finish_reserving(st_, error, deadline_, remaining_, first_);
 }
 
 // -- flush ----------------------------------------------------------------------------------
@@ -359,16 +360,21 @@ void release_op::on_reply(const command_meta&, const redisReply& reply) {
   gone_ = reply.type == REDIS_REPLY_INTEGER && reply.integer == 0;
 }
 
-next_step release_op::finish(std::optional<error_info>& error) {
+next_step finish_release(transport_state& st, reservation& r, bool gone,
+                         std::optional<error_info>& error, const char* gone_message) {
   if (error) return next_step::done;
-  r_.settled = true;
-  if (gone_) {
-    ++st_.stale_acks;
-    error = error_info{transport_errc::invalid_argument,
-                       "the reservation was already gone (recovered or swept back to the "
-                       "queue); nothing moved"};
+  r.settled = true;
+  if (gone) {
+    ++st.stale_acks;
+    error = error_info{transport_errc::invalid_argument, gone_message};
   }
   return next_step::done;
+}
+
+next_step release_op::finish(std::optional<error_info>& error) {
+  return finish_release(st_, r_, gone_, error,
+                        "the reservation was already gone (recovered or swept back to the "
+                        "queue); nothing moved");
 }
 
 // -- unreserve ------------------------------------------------------------------------------
@@ -419,10 +425,14 @@ void recover_op::compose(request& req, script_shas shas) {
       {k_single});
 }
 
+bool read_recover_report(const redisReply& reply, recover_report& out) {
+  if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 3) return false;
+  out = {reply.element[0]->integer, reply.element[1]->integer, reply.element[2]->integer};
+  return true;
+}
+
 void recover_op::on_reply(const command_meta&, const redisReply& reply) {
-  if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 3) return;
-  report = {reply.element[0]->integer, reply.element[1]->integer, reply.element[2]->integer};
-  ok_ = true;
+  ok_ = read_recover_report(reply, report);
 }
 
 next_step recover_op::finish(std::optional<error_info>& error) {

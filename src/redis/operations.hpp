@@ -41,6 +41,7 @@ struct reservation {
   std::string queue;
   std::string raw;    // the stored value: the LREM/ZREM handle
   std::string token;  // tracking token; empty when reserved untracked
+  std::string job;    // laravel=1: the job as popped (`raw` is its :reserved member)
   bool settled = false;
 };
 using reservation_ptr = std::shared_ptr<reservation>;
@@ -105,6 +106,10 @@ class transport_state {
 void compose_settles(request& req, script_shas shas, transport_state& st, std::string_view random12,
                      bool report_errors);
 
+/// The acks this round took (transport_state::taken), all of them, as settle candidates in
+/// transport_state::ack_scratch.
+void all_taken_to_scratch(transport_state& st);
+
 /// Kinds of command_meta shared by the operations.
 enum command_kind : std::uint8_t {
   k_settle_tracked = 1,  // count = acks in the script call
@@ -118,6 +123,20 @@ enum command_kind : std::uint8_t {
 
 /// How many acks of a settle command (or a reserving script) found their reservation gone.
 std::int64_t count_stale(const command_meta& cmd, const redisReply& reply);
+
+/// The end of a reserving round, for both layouts: done once something was reserved (a
+/// failed settle of another queue does not fail it), on a server error (the acks it carried
+/// go back: their outcome is unknown) or when the time is up; else another, waiting, attempt
+/// (`first` cleared).
+next_step finish_reserving(transport_state& st, std::optional<error_info>& error,
+                           clock::time_point deadline, std::chrono::milliseconds remaining,
+                           bool& first);
+/// The end of a gated release, for both layouts: the reservation is settled either way;
+/// `gone` (its gate found nothing) counts a stale ack and leaves `gone_message` as the error.
+next_step finish_release(transport_state& st, reservation& r, bool gone,
+                         std::optional<error_info>& error, const char* gone_message);
+/// Reads a recover script's {moved, stamped, remaining}; false for any other reply.
+bool read_recover_report(const redisReply& reply, recover_report& out);
 
 class publish_op final : public operation {
  public:

@@ -1,5 +1,6 @@
 // redis:// URL → options (1:1 with the query keys; see redis_transport.hpp), and the one
 // validation of options (validate.hpp) shared with redis_transport::open().
+#include "redis/sentinel_options.hpp"
 #include "redis/validate.hpp"
 #include "runtime/binding_support.hpp"
 
@@ -54,6 +55,16 @@ result<void> validate(const options& o) {
   if (o.processing_suffix.empty()) {
     return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
   }
+  if (o.migration_batch == 0 || o.migration_batch < -1) {
+    return fail(transport_errc::invalid_argument,
+                "redis option migration_batch must be -1 (all) or >= 1 (got " +
+                    std::to_string(o.migration_batch) + ")");
+  }
+  if (o.laravel && o.prefetch > 1) {
+    return fail(transport_errc::invalid_argument,
+                "redis option prefetch > 1 is not supported with laravel=1 (Laravel's pop "
+                "reserves one job per call)");
+  }
   if (auto r = babelqueue::detail::validate_tls_options(o, "redis", "rediss"); !r) return r;
   if (!o.cluster && !o.cluster_seeds.empty()) {
     return fail(transport_errc::invalid_argument,
@@ -68,23 +79,38 @@ result<void> validate(const options& o) {
     if (host.empty() || port == 0)
       return fail(transport_errc::invalid_argument, "redis cluster seed nodes need a host and port");
   }
-  return {};
+  if (o.cluster && !o.sentinels.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "redis cluster=1 and Sentinels exclude each other (a cluster fails over by itself)");
+  }
+  if (o.cluster && o.laravel) {
+    return fail(transport_errc::invalid_argument,
+                "redis cluster=1 with laravel=1 is not supported yet (the Laravel keys' slots are "
+                "not checked or routed)");
+  }
+  return validate_sentinel(o);
 }
 
 }  // namespace detail
 
 result<options> options_from_url(const broker_url& url) {
   options o;
-  if (url.scheme != "redis" && url.scheme != "rediss") {
+  const bool sentinel = detail::is_sentinel_scheme(url.scheme);
+  if (!sentinel && url.scheme != "redis" && url.scheme != "rediss") {
     return fail(transport_errc::invalid_argument,
-                "not a redis:// or rediss:// URL (scheme '" + url.scheme + "')");
+                "not a redis://, rediss://, redis+sentinel:// or rediss+sentinel:// URL (scheme '" +
+                    url.scheme + "')");
   }
-  o.tls = url.scheme == "rediss";
-  if (!url.host.empty()) o.host = url.host;
-  if (url.port) o.port = *url.port;
+  o.tls = url.scheme == "rediss" || url.scheme == "rediss+sentinel";
+  if (sentinel) {
+    if (auto r = detail::read_sentinel_location(url, o); !r) return fail(r.error());
+  } else if (!url.host.empty()) {
+    o.host = url.host;
+  }
+  if (url.port && !sentinel) o.port = *url.port;
   o.username = url.user;
   o.password = url.password;
-  if (!url.path.empty() && url.path != "/") {
+  if (!sentinel && !url.path.empty() && url.path != "/") {
     std::string_view db = std::string_view(url.path).substr(1);
     std::int64_t n = -1;
     auto [p, ec] = std::from_chars(db.data(), db.data() + db.size(), n);
@@ -106,7 +132,10 @@ result<options> options_from_url(const broker_url& url) {
     if (retry_after == "never" || retry_after == "none" || retry_after == "null") {
       o.retry_after.reset();
     } else {
-      auto d = parse_duration(retry_after);
+      // A bare number is whole seconds, the unit of the Python SDK's `retry_after=90` (and of
+      // the score it becomes), so a peer's URL means the same here.
+      const bool bare = retry_after.find_first_not_of("0123456789") == std::string::npos;
+      auto d = parse_duration(bare ? retry_after + "s" : retry_after);
       if (!d) {
         return fail(
             transport_errc::invalid_argument,
@@ -117,7 +146,16 @@ result<options> options_from_url(const broker_url& url) {
   }
   if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
   if (auto r = q.get("cluster", o.cluster); !r) return fail(r.error());
-  for (const auto& [host, port] : url.more_hosts) o.cluster_seeds.emplace_back(host, port.value_or(6379));
+  if (!sentinel) {  // a Sentinel URL's host list is its Sentinels (read above)
+    for (const auto& [host, port] : url.more_hosts) o.cluster_seeds.emplace_back(host, port.value_or(6379));
+  }
+  if (auto r = q.get("laravel", o.laravel); !r) return fail(r.error());
+  bool laravel_compat = false;  // the Python SDK's other spelling of `laravel`
+  if (auto r = q.get("laravel_compat", laravel_compat); !r) return fail(r.error());
+  o.laravel = o.laravel || laravel_compat;
+  if (auto r = q.get("prefix", o.prefix); !r) return fail(r.error());
+  if (o.prefix.empty()) o.prefix = options{}.prefix;  // `prefix=` keeps the default (Python)
+  if (auto r = q.get("migration_batch", o.migration_batch); !r) return fail(r.error());
   // Ranges are validate()'s, below: the same rule and message as for options built in code.
   if (auto r = q.get("max_pending_acks", o.max_pending_acks); !r) return fail(r.error());
   if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
@@ -126,7 +164,8 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = babelqueue::detail::read_tls_options(url, q, o, "redis", "rediss"); !r) {
     return fail(r.error());
   }
-  if (auto r = q.finish(o.tls ? "rediss" : "redis"); !r) return fail(r.error());
+  if (auto r = detail::read_sentinel_query(q, o, sentinel); !r) return fail(r.error());
+  if (auto r = q.finish(url.scheme); !r) return fail(r.error());
 
   if (auto r = detail::validate(o); !r) return fail(r.error());
   return o;

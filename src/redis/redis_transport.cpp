@@ -2,8 +2,10 @@
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
 #include "redis/router.hpp"
 #include "redis/failure.hpp"
+#include "redis/laravel_operations.hpp"
 #include "redis/operations.hpp"
 #include "redis/validate.hpp"
+#include "redis/wait_replicas.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
@@ -48,14 +50,25 @@ result<std::string> framed_value(std::string_view body, const headers& hdrs) {
   return v;
 }
 
-received_message deliver(reservation_ptr res) {
-  auto un = binding::unframe(res->raw);
+received_message deliver(reservation_ptr res, bool laravel) {
   received_message m;
-  m.body = std::move(un.body);
+  if (laravel) {
+    m.body = res->job;  // the job as popped; `raw` (its :reserved member) is only the handle
+  } else {
+    auto un = binding::unframe(res->raw);
+    m.body = std::move(un.body);
+    m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
+  }
   m.queue = res->queue;
-  m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
   m.handle = std::shared_ptr<void>(res, res.get());
   return m;
+}
+
+babelqueue::failure no_headers_in_laravel_mode() {
+  return fail(transport_errc::not_supported,
+              "redis laravel=1: a Laravel job has no header channel (Laravel's pop decodes the "
+              "stored job, so no frame can be stored); publish without headers — the envelope's "
+              "trace_id still travels");
 }
 
 reservation* handle_of(const received_message& m, const void* owner) {
@@ -70,10 +83,14 @@ reservation* handle_of(const received_message& m, const void* owner) {
 // hands it to the engine (engine.hpp) with its deadline: the engine is the only place that
 // does I/O, retries and reconnects.
 struct redis_transport::impl {
-  explicit impl(const options& o) : engine(o, state), state(o) {}
+  explicit impl(const options& o)
+      : engine(o, state, o.laravel ? detail::laravel_scripts() : detail::transport_scripts()),
+        state(o),
+        laravel(state, o) {}
 
   detail::router engine;                   // the connection, or the cluster's (router.hpp)
   detail::transport_state state;           // deferred acks, scratch, script args
+  detail::laravel_context laravel;         // laravel=1: keys and script args of that layout
   std::deque<reservation_ptr> prefetched;  // reserved, not yet delivered
   bool closed = false;
 };
@@ -99,6 +116,8 @@ result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
   return t;
 }
 
+std::string redis_transport::endpoint() const { return impl_->engine.endpoint(); }
+
 transport_stats redis_transport::stats() const noexcept {
   return {impl_->engine.reconnects(), impl_->engine.round_trips(), impl_->state.stale_acks,
           impl_->engine.redirects()};
@@ -112,6 +131,7 @@ result<void> redis_transport::publish(std::string_view queue, std::string_view b
   std::string framed;
   std::string_view value = body;
   if (!hdrs.empty()) {
+    if (opts_.laravel) return no_headers_in_laravel_mode();
     auto v = framed_value(body, hdrs);
     if (!v) return fail(v.error());
     framed = std::move(*v);
@@ -126,6 +146,7 @@ result<void> redis_transport::publish_batch(std::string_view queue,
   std::vector<std::string_view> values(messages.size());
   bool any_headers =
       std::any_of(messages.begin(), messages.end(), [](const auto& m) { return !m.hdrs.empty(); });
+  if (any_headers && opts_.laravel) return no_headers_in_laravel_mode();
   if (any_headers) framed.reserve(messages.size());  // views into it must stay valid
   for (std::size_t i = 0; i < messages.size(); ++i) {
     if (messages[i].hdrs.empty()) {
@@ -147,8 +168,20 @@ result<void> redis_transport::publish_values(std::string_view queue,
   if (values.empty()) return {};
   // Unknown outcome after a lost reply: resent while time remains — possibly a duplicate,
   // never a loss.
+  const auto deadline = clock::now() + opts_.command_timeout;
+  auto run = [&](detail::operation& op) {
+    if (opts_.wait_replicas > 0) {
+      detail::replicated_publish_op durable(op, opts_);  // + WAIT in the same round trip
+      return impl_->engine.run_queue(durable, queue, deadline);
+    }
+    return impl_->engine.run_queue(op, queue, deadline);
+  };
+  if (opts_.laravel) {
+    detail::laravel_publish_op op(impl_->laravel, queue, values);
+    return run(op);
+  }
   detail::publish_op op(impl_->state, queue, values);
-  return impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout);
+  return run(op);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -171,7 +204,7 @@ result<std::optional<received_message>> redis_transport::receive(
     if (prefetched.front()->queue == queue) {
       auto res = std::move(prefetched.front());
       prefetched.pop_front();
-      return std::optional<received_message>(deliver(std::move(res)));
+      return std::optional<received_message>(deliver(std::move(res), opts_.laravel));
     }
     if (auto r = unreserve_prefetched(clock::now() + opts_.command_timeout); !r)
       return fail(r.error());
@@ -179,6 +212,15 @@ result<std::optional<received_message>> redis_transport::receive(
   // A timeout or a dropped connection: reconnect and retry while the receive's own time
   // remains; report the outage after that (transport_errc::unavailable).
   auto deadline = clock::now() + timeout;
+  if (opts_.laravel) {
+    detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
+    if (auto r = impl_->engine.run(op, deadline); !r) return fail(r.error());
+    auto& got = op.reserved();
+    if (got.empty()) return std::optional<received_message>{};
+    auto first = std::move(got[0]);
+    got.clear();
+    return std::optional<received_message>(deliver(std::move(first), true));
+  }
   detail::reserve_op op(impl_->state, this, queue, deadline);
   if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
   auto& got = op.reserved();
@@ -186,7 +228,7 @@ result<std::optional<received_message>> redis_transport::receive(
   for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
   auto first = std::move(got[0]);
   got.clear();
-  return std::optional<received_message>(deliver(std::move(first)));
+  return std::optional<received_message>(deliver(std::move(first), false));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -222,6 +264,10 @@ result<void> redis_transport::flush() {
 
 result<void> redis_transport::flush_until(clock::time_point deadline) {
   if (impl_->state.pending.empty()) return {};
+  if (opts_.laravel) {
+    detail::laravel_settle_op op(impl_->laravel);
+    return impl_->engine.run(op, deadline);
+  }
   detail::settle_op op(impl_->state);
   return impl_->engine.run_settles(op, deadline);
 }
@@ -229,7 +275,7 @@ result<void> redis_transport::flush_until(clock::time_point deadline) {
 result<void> redis_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
   if (impl_->closed) return closed_error();
-  if (delay.count() > 0) {
+  if (delay.count() > 0 && !opts_.laravel) {
     return fail(transport_errc::not_supported,
                 "redis lists have no delayed delivery (D6 owned layout); release with delay 0 or "
                 "retry by publishing a copy");
@@ -240,6 +286,12 @@ result<void> redis_transport::release(const received_message& message,
                 "message was not received by this redis transport");
   if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
   if (auto f = flush(); !f) return f;
+  if (opts_.laravel) {
+    // Whole seconds, rounded up (Laravel's and Python's unit): never earlier than asked.
+    const auto seconds = std::chrono::ceil<std::chrono::seconds>(delay);
+    detail::laravel_release_op op(impl_->laravel, *r, seconds);  // gated, as below
+    return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  }
   detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
   return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
 }
@@ -266,6 +318,17 @@ result<recover_report> redis_transport::recover(std::string_view queue,
   if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (older_than.count() < 0) older_than = 0ms;
   if (auto f = flush(); !f) return fail(f.error());
+  if (opts_.laravel) {
+    if (!opts_.retry_after && older_than.count() > 0) {
+      return fail(transport_errc::invalid_argument,
+                  "redis laravel=1 with retry_after=never scores every reservation +inf, so its "
+                  "age is unknown: recover with older_than 0 (every reservation)");
+    }
+    detail::laravel_recover_op op(impl_->laravel, queue, older_than);
+    if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+      return fail(r.error());
+    return op.report;
+  }
   detail::recover_op op(impl_->state, queue, older_than);
   if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
@@ -290,11 +353,18 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
   const auto first = static_cast<std::int64_t>(offset);
   const std::size_t count = std::min(limit, max_index - offset);  // offset + count <= max
   const auto last = static_cast<std::int64_t>(offset + count - 1);
-  detail::range_op op(queue, first, last);
+  // laravel=1: the ready list is `<prefix><queue>`, and its values are never framed.
+  const std::string ready =
+      opts_.laravel ? impl_->laravel.keys(queue).ready : std::string(queue);
+  detail::range_op op(ready, first, last);
   if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   out.reserve(op.values.size());
-  for (const auto& raw : op.values) {
+  for (auto& raw : op.values) {
+    if (opts_.laravel) {
+      out.push_back(peeked_message{std::move(raw), {}});
+      continue;
+    }
     auto un = binding::unframe(raw);
     out.push_back(peeked_message{std::move(un.body), headers(un.hdrs.begin(), un.hdrs.end())});
   }
@@ -307,6 +377,11 @@ void register_transport() {
   const auto factory = babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
   babelqueue::register_transport("redis", factory);
   babelqueue::register_transport("rediss", factory);
+  // Sentinel schemes take a host list: the Sentinels (sentinel_options.hpp).
+  const auto sentinel_factory =
+      babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
+  babelqueue::register_transport("redis+sentinel", sentinel_factory);
+  babelqueue::register_transport("rediss+sentinel", sentinel_factory);
 }
 
 }  // namespace babelqueue::inline v1::redis

@@ -27,9 +27,20 @@ result<std::uint16_t> queue_slot(std::string_view queue, std::string_view suffix
                   "e.g. '{" + q + "}', so that all of them hash to one slot");
 }
 
-router::router(const options& opts, transport_state& state)
-    : opts_(opts), state_(state), single_(opts, transport_scripts()) {
-  if (opts.cluster) cluster_ = std::make_unique<cluster_engine>(opts, transport_scripts());
+router::router(const options& opts, transport_state& state, script_set scripts)
+    : opts_(opts), state_(state), single_(opts, scripts) {
+  if (opts.cluster) cluster_ = std::make_unique<cluster_engine>(opts, std::move(scripts));
+}
+
+result<void> router::run(operation& op, clock::time_point deadline) {
+  if (!cluster_) return single_.run(op, deadline);
+  return fail(transport_errc::invalid_argument,
+              "redis: this layout cannot be routed in cluster mode");
+}
+
+std::string router::endpoint() const {
+  if (!cluster_) return single_.endpoint();
+  return opts_.host + ":" + std::to_string(opts_.port);
 }
 
 result<void> router::connect(clock::time_point deadline) {

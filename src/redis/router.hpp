@@ -40,11 +40,14 @@ result<std::uint16_t> queue_slot(std::string_view queue, std::string_view suffix
 
 class router {
  public:
-  router(const options& opts, transport_state& state);
+  router(const options& opts, transport_state& state, script_set scripts);
 
   /// Connects now (open()): the one connection, or the cluster's slot map.
   result<void> connect(clock::time_point deadline);
 
+  /// An operation of a single-node-only layout (laravel=1, which cluster=1 refuses):
+  /// engine::run(); in cluster mode transport_errc::invalid_argument.
+  result<void> run(operation& op, clock::time_point deadline);
   /// A call on `queue` that carries no deferred acks of its own (publish, release, unreserve,
   /// recover, peek): in cluster mode, the slot check and every deferred ack settled first.
   result<void> run_queue(operation& op, std::string_view queue, clock::time_point deadline);
@@ -56,6 +59,8 @@ class router {
   result<void> run_settles(operation& op, clock::time_point deadline);
 
   bool connected() const noexcept;
+  /// host:port of the connection (single-node / Sentinel), or the first seed (cluster).
+  std::string endpoint() const;
   void disconnect(std::string why);
   std::int64_t reconnects() const noexcept;
   std::int64_t round_trips() const noexcept;

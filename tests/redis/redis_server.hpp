@@ -90,6 +90,8 @@ class redis_server {
     /// (the plain port stays open for the test's own inline commands).
     std::string tls_dir;
     bool tls_auth_clients = false;  ///< require a client certificate signed by ca.crt
+    /// Appended to the command line (e.g. `--replicaof 127.0.0.1 <port>`).
+    std::vector<std::string> extra_args;
   };
 
   /// Starts a server; nullptr (and `why`) when redis-server is unavailable or fails.
@@ -147,6 +149,9 @@ class redis_server {
     kill_now();
   }
 
+  /// Replaces config::extra_args for the next restart() (e.g. back as a replica).
+  void set_extra_args(std::vector<std::string> args) { cfg_.extra_args = std::move(args); }
+
   /// Starts again on the same port and directory.
   bool restart() {
     stop();
@@ -188,6 +193,7 @@ class redis_server {
                                cfg_.tls_dir + "/ca.crt", "--tls-auth-clients",
                                cfg_.tls_auth_clients ? "yes" : "no"});
     }
+    args.insert(args.end(), cfg_.extra_args.begin(), cfg_.extra_args.end());
     if (cfg_.cluster) {
       args.insert(args.end(),
                   {"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf"});

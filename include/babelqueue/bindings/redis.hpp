@@ -63,6 +63,31 @@ inline std::string deadlines_key(std::string_view queue,
   return k;
 }
 
+/// Laravel-compatible layout (`redis://…?laravel=1`, wire-core §7.3): the key prefix of the
+/// Python SDK's mode. Laravel itself puts its Redis connection prefix in front of it (by
+/// default `<app>_database_`), so a fleet shared with Laravel workers names the full prefix,
+/// e.g. `laravel_database_queues:`.
+inline constexpr std::string_view default_laravel_prefix = "queues:";
+
+/// The four keys of one queue in Laravel's layout: the ready list `<prefix><queue>`, the
+/// reserved and delayed sorted sets `…:reserved` / `…:delayed` (score = epoch seconds when
+/// the reservation expires / the job is due) and the wake-up list `…:notify` (one `1` per
+/// job pushed, popped by every reservation).
+struct laravel_keys {
+  std::string ready, reserved, delayed, notify;
+};
+
+inline laravel_keys laravel_keys_of(std::string_view queue,
+                                    std::string_view prefix = default_laravel_prefix) {
+  laravel_keys k;
+  k.ready.reserve(prefix.size() + queue.size());
+  k.ready.append(prefix).append(queue);
+  k.reserved = k.ready + ":reserved";
+  k.delayed = k.ready + ":delayed";
+  k.notify = k.ready + ":notify";
+  return k;
+}
+
 /// Encodes the frame around `body` with the given (already cleaned, non-empty) headers:
 /// key order `__bq_frame`, `headers`, `body`; header keys sorted (as Go and Java); D2
 /// escaping. errc::invalid_utf8 when the body or a header is not valid UTF-8.
@@ -166,6 +191,16 @@ inline bool cluster_safe(std::string_view queue,
   auto slot = key_slot(queue);
   return key_slot(processing_key(queue, suffix)) == slot &&
          key_slot(deadlines_key(queue, suffix)) == slot;
+}
+
+/// True when the four Laravel keys of `queue` share one Redis Cluster slot (a hash-tagged
+/// name such as `{orders}`: `queues:{orders}`, `queues:{orders}:reserved`, …).
+inline bool laravel_cluster_safe(std::string_view queue,
+                                 std::string_view prefix = default_laravel_prefix) {
+  auto k = laravel_keys_of(queue, prefix);
+  auto slot = key_slot(k.ready);
+  return key_slot(k.reserved) == slot && key_slot(k.delayed) == slot &&
+         key_slot(k.notify) == slot;
 }
 
 }  // namespace bindings::redis

@@ -1,6 +1,6 @@
 #pragma once
 /// @file redis/redis_transport.hpp
-/// @brief `redis://` and `rediss://` — the Redis binding (decision D6, "owned" reliable-queue
+/// @brief `redis://`, `rediss://` and `redis[s]+sentinel://` — the Redis binding (decision D6, "owned" reliable-queue
 /// layout) on hiredis (RESP2) with TLS on OpenSSL (Debian's hiredis 0.14 has no TLS of its
 /// own; see "TLS").
 ///
@@ -100,10 +100,39 @@
 /// reason; an unreadable CA/certificate/key file is errc::invalid_argument. Reconnects redo the
 /// handshake. The `tls_*` keys are refused on `redis://`.
 ///
+/// ## Laravel-compatible mode (`laravel=1`)
+/// Laravel's own layout instead of D6, shared with Laravel workers and the Python SDK's
+/// `laravel_compat` mode: ready list `<prefix><queue>`, sorted sets `…:reserved` (member = the
+/// job with `attempts` + 1 re-encoded by cjson, score = expiry) and `…:delayed`, wake-up list
+/// `…:notify`; no other key. receive() is one script (migrate due delayed and lapsed reserved
+/// jobs, pop, reserve, take a notify token, plus this queue's deferred acks); the handler gets
+/// the job as popped; ack() is `ZREM :reserved`; release(m, delay) is gated and honours the
+/// delay (`:delayed`, whole seconds). Headers are refused (transport_errc::not_supported): a
+/// Laravel job has no header channel. docs/transports/redis.md says which bytes Laravel's
+/// scripts rewrite and how this differs from Laravel's scripts.
+///
+/// ## Sentinel
+/// `redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]?…`:
+/// the host list is the Sentinels (port 26379 by default), the userinfo the DATA nodes' AUTH,
+/// `sentinel_username`/`sentinel_password` the Sentinels'. Before every (re)connect the
+/// Sentinels are asked in turn (`SENTINEL get-master-addr-by-name`, each bounded by
+/// connect_timeout and a fair share of the call's time, the last one that answered first);
+/// after the handshake `ROLE` must say
+/// `master`, otherwise the node is dropped and the Sentinels are asked again — no write ever
+/// goes to a replica. A lost connection, and the replies READONLY / UNBLOCKED / LOADING /
+/// MASTERDOWN (a primary demoted under a live connection), reconnect through the Sentinels and
+/// resend within the call's deadline (see "Connection loss"). No Sentinel answering in time is
+/// transport_errc::unavailable naming the master and each Sentinel tried; a name no Sentinel
+/// monitors is errc::invalid_argument, Sentinel credentials every Sentinel refuses
+/// transport_errc::permission (both at once). A failover can lose publishes the old primary had
+/// acknowledged but not replicated (asynchronous replication); `wait_replicas` (any scheme)
+/// trades one replica round trip per publish for not acknowledging those
+/// (docs/transports/redis.md, "Sentinel", has the measured loss and cost).
+///
 /// ## URL
 /// `redis[s]://[[user]:password@]host[:port][,host:port…][/db]?key=value&…`, keys = the
-/// `options` fields (durations `250ms`/`5s`/`1m`, bare = ms); a host list needs `cluster=1`.
-/// Unknown keys are errc::invalid_argument.
+/// `options` fields (durations `250ms`/`5s`/`1m`, bare = ms; `retry_after` bare = seconds, the
+/// Python SDK's unit); a host list needs `cluster=1`. Unknown keys are errc::invalid_argument.
 /// Options built in code are checked by open() with the same rules and messages.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
@@ -146,7 +175,9 @@ struct options {
   /// Track reservation times in `<processing>:deadlines` (see the file comment).
   bool track_reservations = true;
   /// Deadline written with each tracked reservation (the Python SDK's `retry_after`, whose
-  /// sweep returns the message after it). URL: a duration or `never` (score `+inf`).
+  /// sweep returns the message after it); with laravel=1 the `:reserved` expiry, after which
+  /// any worker's pop migrates the job back. URL: a duration, a bare number of seconds, or
+  /// `never` (score `+inf`).
   /// nullopt = never. Does not by itself make this SDK re-queue anything: only recover() does.
   std::optional<std::chrono::seconds> retry_after{std::chrono::seconds(90)};
   /// Defer ack() into the next round trip (see "Consume cost").
@@ -169,6 +200,16 @@ struct options {
   bool cluster = false;
   /// Further seed nodes (the URL's comma-separated host list `h1:p1,h2:p2`); cluster only.
   std::vector<std::pair<std::string, std::uint16_t>> cluster_seeds;
+  /// Laravel-compatible layout (see "Laravel-compatible mode" above; URL `laravel=1`, also
+  /// `laravel_compat=1` as the Python SDK accepts). Off: the owned layout (D6).
+  bool laravel = false;
+  /// laravel=1: the prefix of every key, `<prefix><queue>` (Python's `prefix`, default
+  /// `queues:`). A Laravel app puts its Redis connection prefix in front of `queues:` (by
+  /// default `<app>_database_`): name the whole thing, e.g. `laravel_database_queues:`.
+  std::string prefix = "queues:";
+  /// laravel=1: jobs moved back per migration (due `:delayed` ones, expired `:reserved`
+  /// ones) before each reservation; -1 = all of them (Laravel's and Python's default).
+  std::int64_t migration_batch = -1;
 
   /// TLS (set by the `rediss://` scheme, not a query key). See "TLS" above.
   bool tls = false;
@@ -179,10 +220,33 @@ struct options {
   /// Verify the server's certificate and name. Off accepts any certificate (a test-only
   /// setting: the connection is then encrypted but not authenticated).
   bool tls_verify = true;
+
+  /// A `host:port` of a Sentinel (options::sentinels).
+  struct sentinel_endpoint {
+    std::string host;
+    std::uint16_t port = 26379;
+  };
+  /// Sentinel mode (set by `redis+sentinel://` / `rediss+sentinel://`, see "Sentinel"):
+  /// non-empty = ask these Sentinels for the primary of `master_name` before every
+  /// (re)connect; `host`/`port` are then ignored. Not query keys: the URL's host list.
+  std::vector<sentinel_endpoint> sentinels;
+  std::string master_name;  ///< the monitored name (the URL path `/<master-name>`)
+  /// AUTH to the Sentinels (query keys); the URL userinfo (username/password) is the data
+  /// nodes' AUTH, because Sentinels and data nodes usually have different credentials.
+  std::string sentinel_username;
+  std::string sentinel_password;
+
+  /// Durability (any scheme): > 0 appends `WAIT wait_replicas wait_timeout` to every publish
+  /// round trip and fails the publish (transport_errc::timeout) when fewer replicas
+  /// acknowledged. 0..64.
+  std::int64_t wait_replicas = 0;
+  /// WAIT's own bound; must be below command_timeout (the socket timeout of a publish).
+  std::chrono::milliseconds wait_timeout{1000};
 };
 
-/// Reads options from a `redis://` or `rediss://` URL. errc::invalid_argument on a bad db
-/// path, unknown keys, malformed values, or `tls_*` keys on `redis://`.
+/// Reads options from a `redis://`, `rediss://`, `redis+sentinel://` or `rediss+sentinel://`
+/// URL. errc::invalid_argument on a bad db path or master name, unknown keys, malformed
+/// values, or `tls_*` keys without TLS.
 result<options> options_from_url(const broker_url& url);
 
 /// What recover() did.
@@ -245,10 +309,18 @@ class redis_transport final : public transport {
   result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
                                            std::size_t limit) override;
 
-  /// "rediss" when the connection uses TLS (options::tls), else "redis".
-  std::string_view scheme() const noexcept override { return opts_.tls ? "rediss" : "redis"; }
+  /// "rediss" when the connection uses TLS (options::tls), else "redis"; with Sentinels
+  /// "rediss+sentinel" / "redis+sentinel".
+  std::string_view scheme() const noexcept override {
+    if (!opts_.sentinels.empty()) return opts_.tls ? "rediss+sentinel" : "redis+sentinel";
+    return opts_.tls ? "rediss" : "redis";
+  }
+  /// Owned layout: headers, no delay. laravel=1: delay (the `:delayed` set), no headers.
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = false, .headers = true, .delivery_count = false, .peek = true};
+    return {.native_delay = opts_.laravel,
+            .headers = !opts_.laravel,
+            .delivery_count = false,
+            .peek = true};
   }
 
   /// Sends the deferred acks now and waits for their replies.
@@ -264,6 +336,9 @@ class redis_transport final : public transport {
   result<std::int64_t> list_length(std::string_view key);
 
   const options& config() const noexcept { return opts_; }
+  /// `host:port` of the server this instance is connected to or last connected to (with
+  /// Sentinels: the primary they reported), for operators and tests.
+  std::string endpoint() const;
   transport_stats stats() const noexcept;
 
  private:
@@ -276,7 +351,8 @@ class redis_transport final : public transport {
   std::unique_ptr<impl> impl_;
 };
 
-/// Registers the `redis` scheme with the URL factory (url.hpp). Idempotent.
+/// Registers the `redis`, `rediss`, `redis+sentinel` and `rediss+sentinel` schemes with the
+/// URL factory (url.hpp). Idempotent.
 void register_transport();
 
 }  // namespace redis

@@ -1,0 +1,75 @@
+// format_double() (D2, ECMAScript Number::toString over the shortest round-trip digits)
+// against a reference layout built from detail::shortest() — the std::string-based layout the
+// buffer writer replaced — over a million doubles of random bit patterns plus the edges, and
+// every result parses back to the same double.
+#include "core/shared_helpers.hpp"
+
+#include <babelqueue/codec.hpp>
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+namespace {
+
+std::string reference_layout(double value) {
+  if (value == 0) return std::signbit(value) ? "-0" : "0";
+  const auto d = babelqueue::detail::shortest(value);
+  std::string out = d.negative ? "-" : "";
+  const std::string& digits = d.digits;
+  const int k = static_cast<int>(digits.size());
+  const int n = d.point;
+  if (k <= n && n <= 21) return out + digits + std::string(static_cast<std::size_t>(n - k), '0');
+  if (0 < n && n <= 21)
+    return out + digits.substr(0, static_cast<std::size_t>(n)) + "." +
+           digits.substr(static_cast<std::size_t>(n));
+  if (-6 < n && n <= 0) return out + "0." + std::string(static_cast<std::size_t>(-n), '0') + digits;
+  out += digits.substr(0, 1);
+  if (k > 1) out += "." + digits.substr(1);
+  return out + "e" + (n - 1 < 0 ? "-" : "+") + std::to_string(std::abs(n - 1));
+}
+
+void check(double v) {
+  const std::string got = babelqueue::format_double(v);
+  ASSERT_EQ(got, reference_layout(v)) << std::bit_cast<std::uint64_t>(v);
+  double back = 0;
+  auto res = std::from_chars(got.data(), got.data() + got.size(), back);
+  ASSERT_EQ(res.ptr, got.data() + got.size()) << got;
+  ASSERT_EQ(std::bit_cast<std::uint64_t>(back), std::bit_cast<std::uint64_t>(v)) << got;
+}
+
+}  // namespace
+
+TEST(DoubleFormat, EdgesMatchTheReferenceAndRoundTrip) {
+  using lim = std::numeric_limits<double>;
+  for (double v : {0.0, -0.0, 1.0, -1.0, 0.1, 0.3, 0.30000000000000004, 1e21, 1e20, 123456789012345680000.0,
+                   1e-6, 1e-7, 1.5e-7, 5e-324, lim::min(), lim::max(), lim::lowest(), 19.99,
+                   2.5, 100.0, 1e300, 9007199254740993.0, 4.35, 0.000001234}) {
+    check(v);
+  }
+}
+
+TEST(DoubleFormat, RandomBitPatternsMatchTheReferenceAndRoundTrip) {
+  std::mt19937_64 rng(20261203);
+  for (int i = 0; i < 1000000; ++i) {
+    const double v = std::bit_cast<double>(rng());
+    if (!std::isfinite(v)) continue;
+    check(v);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(DoubleFormat, RandomDecimalsMatchTheReferenceAndRoundTrip) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::int64_t> mantissa(-99999999, 99999999);
+  std::uniform_int_distribution<int> exponent(-30, 30);
+  for (int i = 0; i < 200000; ++i) {
+    check(static_cast<double>(mantissa(rng)) * std::pow(10.0, exponent(rng)));
+    if (HasFatalFailure()) return;
+  }
+}
