@@ -20,7 +20,7 @@ std::chrono::milliseconds until(clock::time_point t) {
   return d.count() < 0 ? std::chrono::milliseconds(0) : d;
 }
 
-options node_options(const options& base, const node_address& a) {
+options node_options(const options& base, const node_endpoint& a) {
   options o = base;
   o.host = a.host;
   o.port = a.port;
@@ -28,7 +28,7 @@ options node_options(const options& base, const node_address& a) {
   return o;
 }
 
-std::string address_text(const node_address& a) { return a.host + ":" + std::to_string(a.port); }
+std::string address_text(const node_endpoint& a) { return a.host + ":" + std::to_string(a.port); }
 
 // Reads "<prefix><number>\r\n" at `pos` of a RESP payload this process wrote.
 std::size_t read_count(std::string_view p, std::size_t& pos) {
@@ -77,9 +77,9 @@ class skip_asking final : public operation {
 }  // namespace
 
 struct cluster_engine::node {
-  node(const options& base, const node_address& a, script_set scripts)
+  node(const options& base, const node_endpoint& a, script_set scripts)
       : address(a), opts(node_options(base, a)), conn(opts, std::move(scripts)) {}
-  node_address address;
+  node_endpoint address;
   options opts;  // the base options with this node's host and port; conn refers to it
   connection conn;
 };
@@ -89,7 +89,7 @@ cluster_engine::cluster_engine(const options& opts, script_set scripts)
 
 cluster_engine::~cluster_engine() = default;
 
-cluster_engine::node& cluster_engine::node_at(const node_address& address) {
+cluster_engine::node& cluster_engine::node_at(const node_endpoint& address) {
   for (auto& n : nodes_) {
     if (n->address == address) return *n;
   }
@@ -165,7 +165,7 @@ void cluster_engine::refresh_soon(node& n, clock::time_point deadline) {
 }
 
 result<void> cluster_engine::connect(clock::time_point deadline) {
-  std::vector<node_address> seeds{{opts_.host, opts_.port}};
+  std::vector<node_endpoint> seeds{{opts_.host, opts_.port}};
   for (const auto& [host, port] : opts_.cluster_seeds) seeds.push_back({host, port});
   std::string why;
   for (std::size_t i = 0; i < seeds.size(); ++i) {
@@ -259,7 +259,7 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
                                     std::to_string(slot) + ")",
                                 out.redirect));
       }
-      node_address target = redirect->target;
+      node_endpoint target = redirect->target;
       if (target.host.empty()) target.host = n->address.host;
       node& to = node_at(target);
       if (redirect->what == kind::ask) {

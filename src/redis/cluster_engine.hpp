@@ -73,7 +73,7 @@ class cluster_engine {
 
  private:
   struct node;
-  node& node_at(const node_address& address);
+  node& node_at(const node_endpoint& address);
   // Reads CLUSTER SLOTS on `n` (connecting it within `deadline`) and applies it.
   result<void> refresh_from(node& n, clock::time_point deadline);
   // A map refresh after a MOVED, from `n`, at most once per k_refresh_interval.

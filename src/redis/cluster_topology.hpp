@@ -17,10 +17,10 @@
 namespace babelqueue::inline v1::redis::detail {
 
 /// A node's address; an empty host in a redirect means "the host you asked".
-struct node_address {
+struct node_endpoint {
   std::string host;
   std::uint16_t port = 0;
-  bool operator==(const node_address&) const = default;
+  bool operator==(const node_endpoint&) const = default;
 };
 
 struct cluster_redirect {
@@ -33,7 +33,7 @@ struct cluster_redirect {
   };
   enum kind what = kind::try_again;
   std::uint16_t slot = 0;
-  node_address target;  ///< moved/ask only
+  node_endpoint target;  ///< moved/ask only
 };
 
 /// Reads a redirect reply's text; nullopt when it is none (or a MOVED/ASK without a valid
@@ -44,7 +44,7 @@ std::optional<cluster_redirect> parse_redirect(std::string_view text);
 struct slot_range {
   std::uint16_t first = 0;
   std::uint16_t last = 0;
-  node_address primary;
+  node_endpoint primary;
 };
 
 /// `CLUSTER SLOTS`: the slot map of the node it runs on. `ranges` is empty when the reply
