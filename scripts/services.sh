@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one place real test servers are started (scripts/test.sh, CI, developers):
 #
-#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, kafka, artemis,
+#   bash scripts/services.sh start NAME...    start services (rabbitmq, redis, redis-cluster,
+#                                             kafka, artemis,
 #                                             sqs, pulsar, postgres); one already running from
 #                                             this run dir is kept
 #   bash scripts/services.sh stop [NAME...]   stop them (default: every service of the run dir)
@@ -34,6 +35,11 @@
 #                                          "$BABELQUEUE_RABBITMQ_CTL" stop_app / start_app /
 #                                          close_all_connections why / list_queues name messages
 #   redis     BABELQUEUE_REDIS_URL         redis://127.0.0.1:<port>
+#   redis-cluster BABELQUEUE_REDIS_CLUSTER_URL  redis://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>
+#                                          ?cluster=1: a Redis Cluster of three primaries (no
+#                                          replicas; slots split evenly by redis-cli --cluster
+#                                          create), each in its own directory, no persistence
+#             BABELQUEUE_REDIS_CLUSTER_PORTS  "<p1> <p2> <p3>" (for redis-cli -c -p ...)
 #   kafka     BABELQUEUE_KAFKA_URL         kafka://127.0.0.1:<port> (Apache Kafka 4.1.1, KRaft,
 #                                          one node that is broker and controller)
 #             BABELQUEUE_KAFKA_BOOTSTRAP   127.0.0.1:<port> (bootstrap.servers)
@@ -148,7 +154,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
-known=(rabbitmq redis kafka artemis sqs pulsar postgres)  # also the order of services.env
+known=(rabbitmq redis redis-cluster kafka artemis sqs pulsar postgres)  # also the order of services.env
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 ready_timeout=${BABELQUEUE_SERVICES_TIMEOUT:-90}
 
@@ -307,6 +313,63 @@ redis_alive() {
     [[ "$(redis-cli -h 127.0.0.1 -p "$(cat "$1/port")" ping 2>/dev/null)" == PONG ]]
 }
 redis_stop() { stop_pid "$1/redis.pid" redis-server 10; }
+
+# -- redis-cluster ----------------------------------------------------------------------
+# Three primaries on free loopback ports (DIR/node-<port>/ each: its nodes.conf, pid, log),
+# joined by `redis-cli --cluster create`; ready once every node reports cluster_state:ok and
+# agrees that all 16384 slots are assigned.
+redis-cluster_start() {
+  local dir=$1 port ports all bus addrs=() url= i
+  command -v redis-server >/dev/null || die "redis-server not installed (apt-get install redis-server)"
+  command -v redis-cli >/dev/null || die "redis-cli not installed (apt-get install redis-tools)"
+  # Six ports: three for clients, three for the cluster bus (given explicitly: the default,
+  # port + 10000, may be taken or above 65535).
+  read -ra all <<<"$(free_ports 6)"
+  ports="${all[*]:0:3}"
+  echo "$ports" >"$dir/ports"
+  for i in 0 1 2; do
+    port=${all[$i]} bus=${all[$((i + 3))]}
+    mkdir -p "$dir/node-$port"
+    redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no --daemonize yes \
+      --cluster-enabled yes --cluster-port "$bus" --cluster-config-file "$dir/node-$port/nodes.conf" \
+      --cluster-node-timeout 5000 --pidfile "$dir/node-$port/redis.pid" \
+      --logfile "$dir/node-$port/redis.log" --dir "$dir/node-$port" >/dev/null 9>&-
+    addrs+=("127.0.0.1:$port")
+    url+="${url:+,}127.0.0.1:$port"
+  done
+  ready_poll=0.2 wait_ready 15 redis-cluster_nodes_up "$dir" "$dir"/node-*/redis.log || return 1
+  redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+    >"$dir/create.log" 2>&1 9>&- || { cat "$dir/create.log" >&2; return 1; }
+  ready_poll=0.2 wait_ready 30 redis-cluster_alive "$dir" "$dir"/node-*/redis.log || return 1
+  {
+    env_line BABELQUEUE_REDIS_CLUSTER_URL "redis://$url?cluster=1"
+    env_line BABELQUEUE_REDIS_CLUSTER_PORTS "$ports"
+  } >"$dir/env"
+  say "redis-cluster ready on 127.0.0.1 ports $ports"
+}
+redis-cluster_nodes_up() {
+  local port
+  for port in $(cat "$1/ports"); do
+    alive_pid "$1/node-$port/redis.pid" redis-server >/dev/null || return 1
+    [[ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" == PONG ]] || return 1
+  done
+}
+redis-cluster_alive() {
+  local port info
+  [[ -s "$1/ports" ]] || return 1
+  redis-cluster_nodes_up "$1" || return 1
+  for port in $(cat "$1/ports"); do
+    info=$(redis-cli -h 127.0.0.1 -p "$port" cluster info 2>/dev/null | tr -d '\r')
+    [[ $info == *cluster_state:ok* && $info == *cluster_slots_assigned:16384* ]] || return 1
+  done
+}
+redis-cluster_stop() {
+  local node
+  for node in "$1"/node-*; do
+    [[ -d $node ]] && stop_pid "$node/redis.pid" redis-server 10
+  done
+  return 0
+}
 
 # -- postgres ---------------------------------------------------------------------------
 # PostgreSQL 15 (Debian postgresql-15): a private cluster (initdb) in DIR/data, run as user

@@ -30,8 +30,8 @@
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
 #   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
-#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis kafka artemis sqs
-#                           pulsar postgres";
+#   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis redis-cluster kafka
+#                           artemis sqs pulsar postgres";
 #                           "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
 set -euo pipefail
@@ -140,7 +140,7 @@ fi
 # kept across runs, ~/.cache/babelqueue);
 # services_ready waits for them before the first CTest run. The EXIT trap stops them
 # whatever happens (failure, Ctrl-C, TERM).
-services=${BABELQUEUE_SERVICES-rabbitmq redis kafka artemis sqs pulsar postgres}
+services=${BABELQUEUE_SERVICES-rabbitmq redis redis-cluster kafka artemis sqs pulsar postgres}
 export BABELQUEUE_SERVICES_DIR=${BABELQUEUE_SERVICES_DIR:-$repo/build/services}
 export BABELQUEUE_REQUIRE_SERVICES=1
 services_pid=

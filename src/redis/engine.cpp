@@ -17,6 +17,17 @@ bool is_noscript(const redisReply& r) {
   return r.len >= 8 && std::string_view(r.str, 8) == "NOSCRIPT";
 }
 
+// The replies by which a cluster node declines a command (it did not run), and the one a
+// script gets when a command inside it touches a key of a slot being migrated that the node
+// no longer (or not yet) has (cluster_topology.hpp).
+bool is_cluster_redirect(std::string_view text) {
+  for (std::string_view word : {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN",
+                                "ERR Script attempted to access a non local key"}) {
+    if (text.substr(0, word.size()) == word) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 error_info operation::on_error_reply(const command_meta&, std::string_view text) const {
@@ -31,10 +42,12 @@ void interpret(operation& op, const command_meta& cmd, const redisReply& reply,
     op.on_reply(cmd, reply);
     return;
   }
+  const std::string_view text(reply.str, reply.len);
+  if (out.redirect.empty() && is_cluster_redirect(text)) out.redirect.assign(text);
   if (is_noscript(reply)) {
     out.noscript = true;
   } else if (cmd.report_errors && !out.error) {
-    out.error = op.on_error_reply(cmd, std::string_view(reply.str, reply.len));
+    out.error = op.on_error_reply(cmd, text);
   }
 }
 

@@ -52,6 +52,10 @@ enum class next_step {
 struct round_outcome {
   bool noscript = false;            ///< a reply was NOSCRIPT (the server lost the scripts)
   std::optional<error_info> error;  ///< the first error reply of a command that reports errors
+  /// The first MOVED/ASK/TRYAGAIN/CLUSTERDOWN reply of the round, whatever command it
+  /// answered: cluster mode (cluster_engine.hpp) follows it; the single-node engine ignores it
+  /// (such a reply is then just an error reply, as above).
+  std::string redirect;
 };
 
 class operation {

@@ -66,6 +66,28 @@ result<void> validate(const options& o) {
                 "reserves one job per call)");
   }
   if (auto r = babelqueue::detail::validate_tls_options(o, "redis", "rediss"); !r) return r;
+  if (!o.cluster && !o.cluster_seeds.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "redis takes one host, not a list, unless cluster=1 (the hosts are then the "
+                "cluster's seed nodes)");
+  }
+  if (o.cluster && o.db != 0) {
+    return fail(transport_errc::invalid_argument,
+                "redis cluster=1 has database 0 only (got /" + std::to_string(o.db) + ")");
+  }
+  for (const auto& [host, port] : o.cluster_seeds) {
+    if (host.empty() || port == 0)
+      return fail(transport_errc::invalid_argument, "redis cluster seed nodes need a host and port");
+  }
+  if (o.cluster && !o.sentinels.empty()) {
+    return fail(transport_errc::invalid_argument,
+                "redis cluster=1 and Sentinels exclude each other (a cluster fails over by itself)");
+  }
+  if (o.cluster && o.laravel) {
+    return fail(transport_errc::invalid_argument,
+                "redis cluster=1 with laravel=1 is not supported yet (the Laravel keys' slots are "
+                "not checked or routed)");
+  }
   return validate_sentinel(o);
 }
 
@@ -123,6 +145,10 @@ result<options> options_from_url(const broker_url& url) {
     }
   }
   if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
+  if (auto r = q.get("cluster", o.cluster); !r) return fail(r.error());
+  if (!sentinel) {  // a Sentinel URL's host list is its Sentinels (read above)
+    for (const auto& [host, port] : url.more_hosts) o.cluster_seeds.emplace_back(host, port.value_or(6379));
+  }
   if (auto r = q.get("laravel", o.laravel); !r) return fail(r.error());
   bool laravel_compat = false;  // the Python SDK's other spelling of `laravel`
   if (auto r = q.get("laravel_compat", laravel_compat); !r) return fail(r.error());

@@ -1,6 +1,6 @@
 // The redis:// transport: D6 owned layout, tracked reservations, pipelined acks, recover().
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
-#include "redis/engine.hpp"
+#include "redis/router.hpp"
 #include "redis/failure.hpp"
 #include "redis/laravel_operations.hpp"
 #include "redis/operations.hpp"
@@ -84,11 +84,11 @@ reservation* handle_of(const received_message& m, const void* owner) {
 // does I/O, retries and reconnects.
 struct redis_transport::impl {
   explicit impl(const options& o)
-      : engine(o, o.laravel ? detail::laravel_scripts() : detail::transport_scripts()),
+      : engine(o, state, o.laravel ? detail::laravel_scripts() : detail::transport_scripts()),
         state(o),
         laravel(state, o) {}
 
-  detail::engine engine;
+  detail::router engine;                   // the connection, or the cluster's (router.hpp)
   detail::transport_state state;           // deferred acks, scratch, script args
   detail::laravel_context laravel;         // laravel=1: keys and script args of that layout
   std::deque<reservation_ptr> prefetched;  // reserved, not yet delivered
@@ -119,7 +119,8 @@ result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
 std::string redis_transport::endpoint() const { return impl_->engine.endpoint(); }
 
 transport_stats redis_transport::stats() const noexcept {
-  return {impl_->engine.reconnects(), impl_->engine.round_trips(), impl_->state.stale_acks};
+  return {impl_->engine.reconnects(), impl_->engine.round_trips(), impl_->state.stale_acks,
+          impl_->engine.redirects()};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -171,9 +172,9 @@ result<void> redis_transport::publish_values(std::string_view queue,
   auto run = [&](detail::operation& op) {
     if (opts_.wait_replicas > 0) {
       detail::replicated_publish_op durable(op, opts_);  // + WAIT in the same round trip
-      return impl_->engine.run(durable, deadline);
+      return impl_->engine.run_queue(durable, queue, deadline);
     }
-    return impl_->engine.run(op, deadline);
+    return impl_->engine.run_queue(op, queue, deadline);
   };
   if (opts_.laravel) {
     detail::laravel_publish_op op(impl_->laravel, queue, values);
@@ -188,7 +189,7 @@ result<void> redis_transport::publish_values(std::string_view queue,
 result<void> redis_transport::unreserve_prefetched(clock::time_point deadline) {
   if (impl_->prefetched.empty()) return {};
   detail::unreserve_op op(impl_->state, impl_->prefetched);  // gated: resending is harmless
-  return impl_->engine.run(op, deadline);
+  return impl_->engine.run_queue(op, impl_->prefetched.front()->queue, deadline);
 }
 
 result<std::optional<received_message>> redis_transport::receive(
@@ -221,7 +222,7 @@ result<std::optional<received_message>> redis_transport::receive(
     return std::optional<received_message>(deliver(std::move(first), true));
   }
   detail::reserve_op op(impl_->state, this, queue, deadline);
-  if (auto r = impl_->engine.run(op, deadline); !r) return fail(r.error());
+  if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
   auto& got = op.reserved();
   if (got.empty()) return std::optional<received_message>{};
   for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
@@ -268,7 +269,7 @@ result<void> redis_transport::flush_until(clock::time_point deadline) {
     return impl_->engine.run(op, deadline);
   }
   detail::settle_op op(impl_->state);
-  return impl_->engine.run(op, deadline);
+  return impl_->engine.run_settles(op, deadline);
 }
 
 result<void> redis_transport::release(const received_message& message,
@@ -292,7 +293,7 @@ result<void> redis_transport::release(const received_message& message,
     return impl_->engine.run(op, clock::now() + opts_.command_timeout);
   }
   detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
-  return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+  return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
 }
 
 result<void> redis_transport::close(clock::time_point deadline) {
@@ -329,7 +330,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
     return op.report;
   }
   detail::recover_op op(impl_->state, queue, older_than);
-  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+  if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   return op.report;
 }
@@ -337,7 +338,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
 result<std::int64_t> redis_transport::list_length(std::string_view key) {
   if (impl_->closed) return closed_error();
   detail::length_op op(key);
-  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+  if (auto r = impl_->engine.run_key(op, key, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   return op.length;
 }
@@ -356,7 +357,7 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
   const std::string ready =
       opts_.laravel ? impl_->laravel.keys(queue).ready : std::string(queue);
   detail::range_op op(ready, first, last);
-  if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+  if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
     return fail(r.error());
   out.reserve(op.values.size());
   for (auto& raw : op.values) {
@@ -373,7 +374,7 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
 // ---------------------------------------------------------------------------------------
 
 void register_transport() {
-  const auto factory = babelqueue::detail::url_factory<redis_transport>(options_from_url);
+  const auto factory = babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
   babelqueue::register_transport("redis", factory);
   babelqueue::register_transport("rediss", factory);
   // Sentinel schemes take a host list: the Sentinels (sentinel_options.hpp).

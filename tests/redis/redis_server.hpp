@@ -83,6 +83,9 @@ class redis_server {
   struct config {
     bool persistent = false;  ///< AOF with appendfsync always: survives a restart
     bool cluster = false;     ///< cluster-enabled single node owning every slot
+    /// With `cluster`: false = the node owns no slot yet (the test builds a multi-node
+    /// cluster with CLUSTER ADDSLOTSRANGE / MEET itself).
+    bool cluster_owns_all = true;
     /// Non-empty: also serve TLS on tls_port() with <tls_dir>/{server.crt,server.key,ca.crt}
     /// (the plain port stays open for the test's own inline commands).
     std::string tls_dir;
@@ -109,7 +112,7 @@ class redis_server {
       s->port_ = free_port();
       if (!cfg.tls_dir.empty()) s->tls_port_ = free_port();
       if (s->spawn() && s->wait_ready()) {
-        if (!cfg.cluster || s->make_cluster()) return s;
+        if (!cfg.cluster || !cfg.cluster_owns_all || s->make_cluster()) return s;
       }
       s->kill_now();
     }

@@ -64,6 +64,33 @@
 /// duplicate a message, a reservation whose reply was lost stays in `:processing` until
 /// recover() — both at-least-once, neither a loss.
 ///
+/// ## Redis Cluster (`cluster=1`)
+/// `redis[s]://host:port[,host:port…]?cluster=1`: the hosts are seed nodes — owners or not,
+/// any one that answers will do. open() reads `CLUSTER SLOTS` from the first seed that
+/// answers; every call then goes to the primary that owns the hash slot of its queue, over
+/// one connection per primary opened on first use (each with the same AUTH / SCRIPT LOAD /
+/// TLS handshake; database 0 only). Redirects are followed within the call's deadline:
+/// `MOVED` updates the slot and re-reads the whole map (at most every 100 ms), `ASK` resends
+/// that one attempt on the target after `ASKING`, `TRYAGAIN` and `CLUSTERDOWN` (and a script
+/// stopped on a key its node no longer has while the slot migrates) pause 20 ms and resend;
+/// after 16 `MOVED`/`ASK` in one call, or when the deadline passes, the call fails with
+/// transport_errc::unavailable. A node that is gone is transport_errc::unavailable within the
+/// call's deadline, as in single-node mode.
+///
+/// A queue's three keys (`<q>`, `<q>:processing`, `<q>:processing:deadlines`) must share one
+/// slot — name it with a hash tag, `{orders}`. An untagged name fails every call on it with
+/// errc::invalid_argument naming the slots and the fix, before anything is sent.
+/// Deferred acks: a round trip goes to one node, so only the acks a receive merges into its
+/// own reserving script (same queue, tracked) still ride along; any other deferred ack is
+/// settled first, in one settle round per slot on that slot's owner — over connections that
+/// are up, one attempt, so that a call never waits for another queue's dead node (such acks
+/// stay deferred for flush(), which reconnects and reports). A consume loop on one
+/// queue stays at one round trip per message; a publish after acks costs one more round trip
+/// than in single-node mode. A resent round after a redirect is safe for the reasons of
+/// "Connection loss" (gated settles and scripts; a publish_batch whose RPUSH chunks straddle
+/// a MIGRATE of its key may duplicate, never lose). With cluster=0 none of this runs: the
+/// single-node path is the same code as before, behind one branch.
+///
 /// ## TLS
 /// `rediss://` wraps the connection in TLS ≥ 1.2 (OpenSSL): the server's certificate chain
 /// is verified against `tls_ca_file` (else the system trust store) and its name against
@@ -103,13 +130,13 @@
 /// (docs/transports/redis.md, "Sentinel", has the measured loss and cost).
 ///
 /// ## URL
-/// `redis[s]://[[user]:password@]host[:port][/db]?key=value&…`, keys = the `options` fields
-/// (durations `250ms`/`5s`/`1m`, bare = ms; `retry_after` bare = seconds, the Python SDK's
-/// unit). Unknown keys are errc::invalid_argument.
+/// `redis[s]://[[user]:password@]host[:port][,host:port…][/db]?key=value&…`, keys = the
+/// `options` fields (durations `250ms`/`5s`/`1m`, bare = ms; `retry_after` bare = seconds, the
+/// Python SDK's unit); a host list needs `cluster=1`. Unknown keys are errc::invalid_argument.
 /// Options built in code are checked by open() with the same rules and messages.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
-/// hiredis connection used by one thread at a time. Any number of instances (threads,
+/// hiredis connection (one per primary in cluster mode) used by one thread at a time. Any number of instances (threads,
 /// processes, hosts) may share queues. It runs no callbacks and starts no threads.
 
 #include <babelqueue/result.hpp>
@@ -122,6 +149,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace babelqueue {
@@ -166,6 +194,12 @@ struct options {
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
 
+  /// Redis Cluster mode (URL `cluster=1`; see "Redis Cluster" above): host:port and
+  /// cluster_seeds are seed nodes — any node will do, the slot map is read from the first one
+  /// that answers.
+  bool cluster = false;
+  /// Further seed nodes (the URL's comma-separated host list `h1:p1,h2:p2`); cluster only.
+  std::vector<std::pair<std::string, std::uint16_t>> cluster_seeds;
   /// Laravel-compatible layout (see "Laravel-compatible mode" above; URL `laravel=1`, also
   /// `laravel_compat=1` as the Python SDK accepts). Off: the owned layout (D6).
   bool laravel = false;
@@ -227,6 +261,9 @@ struct transport_stats {
   std::int64_t reconnects = 0;   ///< successful connects after the first
   std::int64_t round_trips = 0;  ///< request/response exchanges with the server
   std::int64_t stale_acks = 0;   ///< acks/releases whose reservation was already gone
+  /// Cluster mode: rounds a node declined and that were resent (MOVED, ASK, TRYAGAIN,
+  /// CLUSTERDOWN); always 0 otherwise.
+  std::int64_t redirects = 0;
 };
 
 /// The `redis` transport. See the file comment for guarantees and thread-safety.
