@@ -83,11 +83,6 @@ result<void> validate(const options& o) {
     return fail(transport_errc::invalid_argument,
                 "redis cluster=1 and Sentinels exclude each other (a cluster fails over by itself)");
   }
-  if (o.cluster && o.laravel) {
-    return fail(transport_errc::invalid_argument,
-                "redis cluster=1 with laravel=1 is not supported yet (the Laravel keys' slots are "
-                "not checked or routed)");
-  }
   return validate_sentinel(o);
 }
 

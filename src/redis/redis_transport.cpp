@@ -84,7 +84,8 @@ reservation* handle_of(const received_message& m, const void* owner) {
 // does I/O, retries and reconnects.
 struct redis_transport::impl {
   explicit impl(const options& o)
-      : engine(o, state, o.laravel ? detail::laravel_scripts() : detail::transport_scripts()),
+      : engine(o, state, o.laravel ? detail::laravel_scripts() : detail::transport_scripts(),
+               o.laravel ? &laravel : nullptr),
         state(o),
         laravel(state, o) {}
 
@@ -214,7 +215,7 @@ result<std::optional<received_message>> redis_transport::receive(
   auto deadline = clock::now() + timeout;
   if (opts_.laravel) {
     detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
-    if (auto r = impl_->engine.run(op, deadline); !r) return fail(r.error());
+    if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
     auto& got = op.reserved();
     if (got.empty()) return std::optional<received_message>{};
     auto first = std::move(got[0]);
@@ -266,7 +267,7 @@ result<void> redis_transport::flush_until(clock::time_point deadline) {
   if (impl_->state.pending.empty()) return {};
   if (opts_.laravel) {
     detail::laravel_settle_op op(impl_->laravel);
-    return impl_->engine.run(op, deadline);
+    return impl_->engine.run_settles(op, deadline);
   }
   detail::settle_op op(impl_->state);
   return impl_->engine.run_settles(op, deadline);
@@ -290,7 +291,7 @@ result<void> redis_transport::release(const received_message& message,
     // Whole seconds, rounded up (Laravel's and Python's unit): never earlier than asked.
     const auto seconds = std::chrono::ceil<std::chrono::seconds>(delay);
     detail::laravel_release_op op(impl_->laravel, *r, seconds);  // gated, as below
-    return impl_->engine.run(op, clock::now() + opts_.command_timeout);
+    return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
   }
   detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
   return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
@@ -325,7 +326,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
                   "age is unknown: recover with older_than 0 (every reservation)");
     }
     detail::laravel_recover_op op(impl_->laravel, queue, older_than);
-    if (auto r = impl_->engine.run(op, clock::now() + opts_.command_timeout); !r)
+    if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
       return fail(r.error());
     return op.report;
   }

@@ -27,15 +27,26 @@ result<std::uint16_t> queue_slot(std::string_view queue, std::string_view suffix
                   "e.g. '{" + q + "}', so that all of them hash to one slot");
 }
 
-router::router(const options& opts, transport_state& state, script_set scripts)
-    : opts_(opts), state_(state), single_(opts, scripts) {
-  if (opts.cluster) cluster_ = std::make_unique<cluster_engine>(opts, std::move(scripts));
+result<std::uint16_t> laravel_queue_slot(std::string_view queue, std::string_view prefix) {
+  const auto k = binding::laravel_keys_of(queue, prefix);
+  const auto slot = key_slot(k.ready);
+  if (key_slot(k.reserved) == slot && key_slot(k.delayed) == slot && key_slot(k.notify) == slot)
+    return slot;
+  return fail(transport_errc::invalid_argument,
+              "redis cluster: the Laravel keys of queue '" + std::string(queue) + "' ('" + k.ready +
+                  "' slot " + std::to_string(slot) + ", '" + k.reserved + "' " +
+                  std::to_string(key_slot(k.reserved)) + ", '" + k.delayed + "' " +
+                  std::to_string(key_slot(k.delayed)) + ", '" + k.notify + "' " +
+                  std::to_string(key_slot(k.notify)) +
+                  ") are in different hash slots, so Laravel's scripts cannot run on a cluster; "
+                  "put a hash tag in the queue name, e.g. '{" + std::string(queue) +
+                  "}' (Laravel: queues:{" + std::string(queue) + "}), or in the prefix");
 }
 
-result<void> router::run(operation& op, clock::time_point deadline) {
-  if (!cluster_) return single_.run(op, deadline);
-  return fail(transport_errc::invalid_argument,
-              "redis: this layout cannot be routed in cluster mode");
+router::router(const options& opts, transport_state& state, script_set scripts,
+               laravel_context* laravel)
+    : opts_(opts), state_(state), laravel_(laravel), single_(opts, scripts) {
+  if (opts.cluster) cluster_ = std::make_unique<cluster_engine>(opts, std::move(scripts));
 }
 
 std::string router::endpoint() const {
@@ -50,11 +61,19 @@ result<void> router::connect(clock::time_point deadline) {
 
 result<std::uint16_t> router::checked_slot(std::string_view queue) {
   if (!checked_queue_.empty() && checked_queue_ == queue) return checked_slot_;
-  auto slot = queue_slot(queue, opts_.processing_suffix);
+  auto slot = opts_.laravel ? laravel_queue_slot(queue, opts_.prefix)
+                            : queue_slot(queue, opts_.processing_suffix);
   if (!slot) return slot;
   checked_queue_.assign(queue);
   checked_slot_ = *slot;
   return slot;
+}
+
+std::uint16_t router::slot_of(std::string_view queue) const {
+  if (!opts_.laravel) return key_slot(queue);
+  std::string ready(opts_.prefix);
+  ready.append(queue);
+  return key_slot(ready);
 }
 
 template <class Keep>
@@ -72,13 +91,19 @@ result<void> router::settle_except(Keep keep, clock::time_point deadline, bool o
       continue;
     }
     // The deferred acks of one slot (their queues passed the slot check when received).
-    const auto slot = key_slot(rest.front()->queue);
-    auto of_slot = [&](const reservation_ptr& r) { return !keep(r) && key_slot(r->queue) == slot; };
+    const auto slot = slot_of(rest.front()->queue);
+    auto of_slot = [&](const reservation_ptr& r) { return !keep(r) && slot_of(r->queue) == slot; };
     pending.clear();
     std::copy_if(rest.begin(), rest.end(), std::back_inserter(pending), of_slot);
     std::erase_if(rest, of_slot);
-    settle_op op(state_);
-    auto r = cluster_->run(op, slot, deadline, opportunistic);
+    result<void> r;
+    if (laravel_ != nullptr) {
+      laravel_settle_op op(*laravel_);
+      r = cluster_->run(op, slot, deadline, opportunistic);
+    } else {
+      settle_op op(state_);
+      r = cluster_->run(op, slot, deadline, opportunistic);
+    }
     // What a failed round gave back stays deferred (retried by the next flush).
     unsettled.insert(unsettled.end(), pending.begin(), pending.end());
     pending.clear();
@@ -120,10 +145,13 @@ result<void> router::run_receive(operation& op, std::string_view queue,
   if (!cluster_) return single_.run(op, deadline);
   auto slot = checked_slot(queue);
   if (!slot) return fail(slot.error());
-  // The acks reserve_op merges into its reserving script (operations.cpp) ride along.
+  // The acks the reservation merges into its reserving script ride along: the owned layout's
+  // tracked ones of this queue (operations.cpp), every one of this queue in Laravel's
+  // (laravel_operations.cpp).
   const bool tracked = opts_.track_reservations;
+  const bool laravel = opts_.laravel;
   auto merged = [&](const reservation_ptr& r) {
-    return tracked && r->queue == queue && !r->token.empty();
+    return r->queue == queue && (laravel || (tracked && !r->token.empty()));
   };
   return run_on_slot(op, *slot, merged, deadline);
 }

@@ -22,6 +22,7 @@
 
 #include "redis/cluster_engine.hpp"
 #include "redis/engine.hpp"
+#include "redis/laravel_operations.hpp"
 #include "redis/operations.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
@@ -37,17 +38,20 @@ namespace babelqueue::inline v1::redis::detail {
 /// transport_errc::invalid_argument when the keys of `queue` are not in one hash slot
 /// (`suffix` = options::processing_suffix); otherwise their slot.
 result<std::uint16_t> queue_slot(std::string_view queue, std::string_view suffix);
+/// The same for the four keys of the Laravel layout (`<prefix><queue>`, `:reserved`,
+/// `:delayed`, `:notify`).
+result<std::uint16_t> laravel_queue_slot(std::string_view queue, std::string_view prefix);
 
 class router {
  public:
-  router(const options& opts, transport_state& state, script_set scripts);
+  /// `laravel` (laravel=1 only; may be under construction, it is only kept): the layout whose
+  /// settle operation the per-slot settle rounds use.
+  router(const options& opts, transport_state& state, script_set scripts,
+         laravel_context* laravel = nullptr);
 
   /// Connects now (open()): the one connection, or the cluster's slot map.
   result<void> connect(clock::time_point deadline);
 
-  /// An operation of a single-node-only layout (laravel=1, which cluster=1 refuses):
-  /// engine::run(); in cluster mode transport_errc::invalid_argument.
-  result<void> run(operation& op, clock::time_point deadline);
   /// A call on `queue` that carries no deferred acks of its own (publish, release, unreserve,
   /// recover, peek): in cluster mode, the slot check and every deferred ack settled first.
   result<void> run_queue(operation& op, std::string_view queue, clock::time_point deadline);
@@ -77,9 +81,12 @@ class router {
   template <class Keep>
   result<void> run_on_slot(operation& op, std::uint16_t slot, Keep keep, clock::time_point deadline);
   result<std::uint16_t> checked_slot(std::string_view queue);
+  // The slot of the keys of `queue` (that passed the check) in this transport's layout.
+  std::uint16_t slot_of(std::string_view queue) const;
 
   const options& opts_;
   transport_state& state_;
+  laravel_context* laravel_;
   engine single_;
   std::unique_ptr<cluster_engine> cluster_;  // set in cluster mode
   std::string checked_queue_;                // the last queue that passed the slot check

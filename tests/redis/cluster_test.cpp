@@ -616,3 +616,114 @@ TEST_F(RedisClusterTest, SlotMigrationWhilePublishingAndConsumingLosesNothing) {
 }
 
 }  // namespace
+
+// -- laravel=1 on the cluster: the four Laravel keys of a hash-tagged queue share its slot ---
+
+TEST_F(RedisClusterTest, LaravelModeThroughANodeThatDoesNotOwnTheSlot) {
+  const std::string q = tagged_queue("laravel");
+  const std::string ready = "queues:" + q;
+  const int owner = owner_port(d::key_slot(ready));
+  ASSERT_GT(owner, 0);
+  auto t = open_url(url_through(port_other_than(owner)) + "&laravel=1");
+  ASSERT_TRUE(t);
+  raw_client& raw = raw_for(ready);
+
+  std::vector<std::string> sent;
+  for (int i = 0; i < 6; ++i) {
+    sent.push_back(envelope_text(i));
+    ASSERT_TRUE(t->publish(q, sent.back()));
+  }
+  EXPECT_EQ(raw.llen(ready), 6);
+  EXPECT_EQ(raw.llen(ready + ":notify"), 6);
+  // Headers are refused in this mode, on a cluster too.
+  EXPECT_EQ(t->publish(q, envelope_text(99), {{"k", "v"}}).code(), transport_errc::not_supported);
+
+  const auto trips = t->stats().round_trips;
+  for (int i = 0; i < 3; ++i) {
+    auto m = take(*t, q);
+    EXPECT_EQ(m.body, sent[static_cast<std::size_t>(i)]);
+    ASSERT_TRUE(t->ack(m));  // deferred: merged into the next reservation's script
+  }
+  EXPECT_EQ(t->stats().round_trips - trips, 3);  // one per message on the owner
+  EXPECT_EQ(raw.integer({"ZCARD", ready + ":reserved"}), 1);
+
+  auto released = take(*t, q);  // #3: released with a delay into :delayed, due in 1 s
+  ASSERT_TRUE(t->release(released, 1s));
+  EXPECT_EQ(raw.integer({"ZCARD", ready + ":delayed"}), 1);
+  auto crashed = take(*t, q);  // #4: reserved and never settled: recover() takes it back
+  EXPECT_EQ(crashed.body, sent[4]);
+  auto rec = t->recover(q, 0ms);
+  ASSERT_TRUE(rec) << rec.error().message;
+  EXPECT_EQ(rec->moved, 1);
+
+  auto peeked = t->peek(q, 0, 10);
+  ASSERT_TRUE(peeked) << peeked.error().message;
+  ASSERT_EQ(peeked->size(), 2u);  // #5, then #4's reserved member (attempts + 1)
+  EXPECT_EQ((*peeked)[0].body, sent[5]);
+
+  std::vector<long> rest;
+  for (int i = 0; i < 3; ++i) {  // #5, #4 (recovered), #3 (once due)
+    auto got = t->receive(q, 5s);
+    ASSERT_TRUE(got) << got.error().message;
+    ASSERT_TRUE(got->has_value());
+    rest.push_back(envelope_n((*got)->body));
+    ASSERT_TRUE(t->ack(**got));
+  }
+  EXPECT_EQ(rest, (std::vector<long>{5, 4, 3}));
+  ASSERT_TRUE(t->flush());
+  for (const char* suffix : {"", ":reserved", ":delayed", ":notify"})
+    EXPECT_EQ(raw.integer({"EXISTS", ready + suffix}), 0) << suffix;
+}
+
+TEST_F(RedisClusterTest, LaravelQueuesOnSeveralNodesSettleTheirAcksOnTheirOwners) {
+  std::vector<std::string> queues;
+  std::vector<int> owners;
+  while (queues.size() < 3) {
+    std::string q = tagged_queue("lnodes");
+    const int owner = owner_port(d::key_slot("queues:" + q));
+    if (std::find(owners.begin(), owners.end(), owner) != owners.end()) continue;
+    queues.push_back(q);
+    owners.push_back(owner);
+  }
+  auto t = open_url(url_ + "&laravel=1");
+  ASSERT_TRUE(t);
+  for (const auto& q : queues)
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->publish(q, envelope_text(i)));
+  for (int i = 0; i < 3; ++i) {
+    for (const auto& q : queues) {  // each receive meets the other queues' deferred acks
+      auto m = take(*t, q);
+      EXPECT_EQ(envelope_n(m.body), i);
+      ASSERT_TRUE(t->ack(m));
+    }
+  }
+  ASSERT_TRUE(t->flush());
+  EXPECT_EQ(t->stats().stale_acks, 0);
+  for (const auto& q : queues) {
+    raw_client& raw = raw_for("queues:" + q);
+    EXPECT_EQ(raw.integer({"EXISTS", "queues:" + q + ":reserved"}), 0) << q;
+    EXPECT_EQ(raw.llen("queues:" + q), 0) << q;
+  }
+}
+
+TEST_F(RedisClusterTest, AnUntaggedLaravelQueueFailsFastNamingItsKeysAndTheHashTag) {
+  auto t = open_url(url_ + "&laravel=1");
+  ASSERT_TRUE(t);
+  const auto trips = t->stats().round_trips;
+  auto r = t->publish("orders", envelope_text(1));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.code(), transport_errc::invalid_argument);
+  EXPECT_NE(r.error().message.find("queues:orders:reserved"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("{orders}"), std::string::npos) << r.error().message;
+  auto got = t->receive("orders", 0ms);
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.code(), transport_errc::invalid_argument);
+  EXPECT_EQ(t->stats().round_trips, trips);  // refused before anything was sent
+  // A hash tag in the prefix puts every queue's four keys in one slot.
+  auto tagged_prefix = open_url(url_ + "&laravel=1&prefix=queues:{app}:");  // slot 6805: no migration slot
+  ASSERT_TRUE(tagged_prefix);
+  ASSERT_TRUE(tagged_prefix->publish("orders", envelope_text(2)));
+  auto m = take(*tagged_prefix, "orders");
+  EXPECT_EQ(envelope_n(m.body), 2);
+  ASSERT_TRUE(tagged_prefix->ack(m));
+  ASSERT_TRUE(tagged_prefix->flush());
+}

@@ -79,7 +79,10 @@
 ///
 /// A queue's three keys (`<q>`, `<q>:processing`, `<q>:processing:deadlines`) must share one
 /// slot — name it with a hash tag, `{orders}`. An untagged name fails every call on it with
-/// errc::invalid_argument naming the slots and the fix, before anything is sent.
+/// errc::invalid_argument naming the slots and the fix, before anything is sent. With
+/// laravel=1 the same holds for its four keys (`queues:{orders}`, `…:reserved`, `…:delayed`,
+/// `…:notify`), which a hash tag in the queue name or in the prefix puts in one slot; a
+/// receive merges every deferred ack of its queue into its script.
 /// Deferred acks: a round trip goes to one node, so only the acks a receive merges into its
 /// own reserving script (same queue, tracked) still ride along; any other deferred ack is
 /// settled first, in one settle round per slot on that slot's owner — over connections that
