@@ -37,7 +37,7 @@ TEST(RedisClusterSlot, MatchesClusterKeyslot) {
   };
   for (const auto& [key, slot] : keyslot) {
     EXPECT_EQ(d::key_slot(key), slot) << key;
-    // The public binding's bitwise CRC (bindings/redis.hpp) agrees.
+    // The public binding (bindings/redis.hpp) is the implementation the transport routes by.
     EXPECT_EQ(babelqueue::bindings::redis::key_slot(key), slot) << key;
   }
   EXPECT_EQ(d::crc16_xmodem("123456789"), 0x31C3);

@@ -20,6 +20,7 @@
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -169,19 +170,38 @@ constexpr std::string_view hash_tag(std::string_view key) noexcept {
   return key.substr(open + 1, close - open - 1);
 }
 
-/// The Redis Cluster hash slot of a key (CRC16-CCITT/XMODEM of hash_tag(key), mod 16384).
-/// The move commands touch the ready list, the processing list and the deadline set at
-/// once, so on a cluster all three must share a slot: name queues `{orders}`.
-constexpr std::uint16_t key_slot(std::string_view key) noexcept {
-  std::uint16_t crc = 0;
-  for (unsigned char c : hash_tag(key)) {
-    crc = static_cast<std::uint16_t>(crc ^ (static_cast<std::uint16_t>(c) << 8));
-    for (int i = 0; i < 8; ++i) {
-      crc = (crc & 0x8000u) ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021u)
-                            : static_cast<std::uint16_t>(crc << 1);
-    }
+/// Number of hash slots of a Redis Cluster.
+inline constexpr std::uint16_t cluster_slots = 16384;
+
+namespace crc16_detail {
+constexpr std::array<std::uint16_t, 256> make_table() {
+  std::array<std::uint16_t, 256> t{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t crc = i << 8;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc & 0x8000u) ? (crc << 1) ^ 0x1021u : crc << 1;
+    t[i] = static_cast<std::uint16_t>(crc & 0xFFFFu);
   }
-  return static_cast<std::uint16_t>(crc % 16384u);
+  return t;
+}
+inline constexpr std::array<std::uint16_t, 256> table = make_table();
+}  // namespace crc16_detail
+
+/// CRC16/XMODEM (polynomial 0x1021, initial value 0, no reflection) of `bytes`, table-driven:
+/// the cluster transport hashes every queue name it routes.
+constexpr std::uint16_t crc16_xmodem(std::string_view bytes) noexcept {
+  std::uint16_t crc = 0;
+  for (char c : bytes) {
+    const auto b = static_cast<std::uint8_t>(c);
+    crc = static_cast<std::uint16_t>((crc << 8) ^ crc16_detail::table[((crc >> 8) ^ b) & 0xFFu]);
+  }
+  return crc;
+}
+
+/// The Redis Cluster hash slot of a key (`CLUSTER KEYSLOT`: CRC16/XMODEM of hash_tag(key),
+/// mod 16384). The move commands touch the ready list, the processing list and the deadline
+/// set at once, so on a cluster all three must share a slot: name queues `{orders}`.
+constexpr std::uint16_t key_slot(std::string_view key) noexcept {
+  return static_cast<std::uint16_t>(crc16_xmodem(hash_tag(key)) % cluster_slots);
 }
 
 /// True when the ready list, processing list and deadline set of `queue` share one Redis
