@@ -1,6 +1,7 @@
 #include "redis/cluster_engine.hpp"
 
 #include "redis/cluster_slot.hpp"
+#include "redis/engine.hpp"
 #include "redis/failure.hpp"
 
 #include <hiredis/hiredis.h>
@@ -270,17 +271,7 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
       }
       continue;
     }
-    if (out.noscript) {
-      op.undo();
-      auto reloaded = conn.reload_scripts();
-      if (op.resend_after_noscript) {
-        if (!reloaded) return reloaded;
-        continue;
-      }
-    }
-    if (op.finish(out.error) == next_step::again) continue;
-    if (out.error) return fail(std::move(*out.error));
-    return {};
+    if (auto done = conclude_round(op, conn, out)) return std::move(*done);
   }
 }
 

@@ -51,6 +51,20 @@ void interpret(operation& op, const command_meta& cmd, const redisReply& reply,
   }
 }
 
+std::optional<result<void>> conclude_round(operation& op, connection& conn, round_outcome& out) {
+  if (out.noscript) {
+    op.undo();
+    auto reloaded = conn.reload_scripts();
+    if (op.resend_after_noscript) {
+      if (!reloaded) return reloaded;
+      return std::nullopt;
+    }
+  }
+  if (op.finish(out.error) == next_step::again) return std::nullopt;
+  if (out.error) return result<void>(fail(std::move(*out.error)));
+  return result<void>{};
+}
+
 result<void> engine::run(operation& op, clock::time_point deadline) {
   for (;;) {
     if (auto r = conn_.ensure(deadline); !r) return r;
@@ -70,17 +84,7 @@ result<void> engine::run(operation& op, clock::time_point deadline) {
       }
       return r;
     }
-    if (out.noscript) {
-      op.undo();
-      auto reloaded = conn_.reload_scripts();
-      if (op.resend_after_noscript) {
-        if (!reloaded) return reloaded;
-        continue;
-      }
-    }
-    if (op.finish(out.error) == next_step::again) continue;
-    if (out.error) return fail(std::move(*out.error));
-    return {};
+    if (auto done = conclude_round(op, conn_, out)) return std::move(*done);
   }
 }
 

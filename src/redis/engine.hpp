@@ -23,10 +23,17 @@
 #include <babelqueue/result.hpp>
 
 #include <chrono>
+#include <optional>
 #include <cstdint>
 #include <string>
 
 namespace babelqueue::inline v1::redis::detail {
+
+/// The end of a round whose replies were all read, shared by engine::run() and the cluster
+/// engine: after NOSCRIPT the operation gives back what it took and the scripts are
+/// reloaded (then resent, unless the operation says its commands ran anyway); then
+/// op.finish(). nullopt: make another attempt; otherwise what run() returns.
+std::optional<result<void>> conclude_round(operation& op, connection& conn, round_outcome& out);
 
 class engine {
  public:

@@ -21,9 +21,6 @@ enum laravel_kind : std::uint8_t {
   k_reserve,    // the reserve script; count = acks merged into it
 };
 
-// Values per RPUSH and bytes per RPUSH, as in the owned layout (operations.cpp).
-constexpr std::size_t k_batch_values = 1000;
-constexpr std::size_t k_batch_bytes = 8u << 20;
 // A blocking wait is cut into slices of at most this: a job that becomes due in :delayed,
 // or that another producer adds there, wakes nobody (only pushes write a notify token).
 constexpr auto k_block_slice = 1000ms;
@@ -120,23 +117,16 @@ void laravel_publish_op::compose(request& req, script_shas) {
   // Laravel worker blocked with block_for). Two commands instead of Laravel's script: one
   // round trip either way, and a notify token lost with the connection only delays a wake-up.
   const auto& keys = lc_.keys(queue_);
-  for (std::size_t i = 0; i < values_.size();) {
-    std::size_t j = i, bytes = 0;
-    while (j < values_.size() && j - i < k_batch_values &&
-           (j == i || bytes + values_[j].size() <= k_batch_bytes)) {
-      bytes += values_[j].size();
-      ++j;
-    }
-    req.begin(2 + (j - i), {k_push});
+  for_each_push_chunk(values_, [&](std::span<const std::string_view> chunk) {
+    req.begin(2 + chunk.size(), {k_push});
     req.add("RPUSH");
     req.add(keys.ready);
-    for (std::size_t k = i; k < j; ++k) req.add(values_[k]);
-    req.begin(2 + (j - i), {k_push});
+    for (auto v : chunk) req.add(v);
+    req.begin(2 + chunk.size(), {k_push});
     req.add("RPUSH");
     req.add(keys.notify);
-    for (std::size_t k = i; k < j; ++k) req.add("1");
-    i = j;
-  }
+    for (std::size_t k = 0; k < chunk.size(); ++k) req.add("1");
+  });
 }
 
 void laravel_publish_op::on_reply(const command_meta& cmd, const redisReply& reply) {

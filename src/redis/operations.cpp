@@ -18,10 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Values per RPUSH in publish_batch, and bytes per RPUSH: bounded so one command never holds
-// the server's query buffer (client-query-buffer-limit, 1 GiB) or one reply hostage.
-constexpr std::size_t k_batch_values = 1000;
-constexpr std::size_t k_batch_bytes = 8u << 20;
 // Foreign (non-C++) deadline members are assumed to use the Python default of 90 s.
 constexpr std::string_view k_foreign_retry_after = "90";
 
@@ -139,6 +135,24 @@ void all_taken_to_scratch(transport_state& st) {
 
 // -- publish --------------------------------------------------------------------------------
 
+void for_each_push_chunk(std::span<const std::string_view> values,
+                         const std::function<void(std::span<const std::string_view>)>& push) {
+  // Values per RPUSH, and bytes per RPUSH: bounded so one command never holds the server's
+  // query buffer (client-query-buffer-limit, 1 GiB) or one reply hostage.
+  constexpr std::size_t max_values = 1000;
+  constexpr std::size_t max_bytes = 8u << 20;
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t j = i, bytes = 0;
+    while (j < values.size() && j - i < max_values &&
+           (j == i || bytes + values[j].size() <= max_bytes)) {
+      bytes += values[j].size();
+      ++j;
+    }
+    push(values.subspan(i, j - i));
+    i = j;
+  }
+}
+
 publish_op::publish_op(transport_state& st, std::string_view queue,
                        std::span<const std::string_view> values)
     : st_(st), queue_(queue), values_(values) {
@@ -164,19 +178,12 @@ void publish_op::compose(request& req, script_shas shas) {
     st_.random_hex(random12);
     compose_settles(req, shas, st_, {random12, sizeof random12}, /*report_errors=*/false);
   }
-  // Bounded variadic RPUSHes.
-  for (std::size_t i = 0; i < values_.size();) {
-    std::size_t j = i, bytes = 0;
-    while (j < values_.size() && j - i < k_batch_values &&
-           (j == i || bytes + values_[j].size() <= k_batch_bytes)) {
-      bytes += values_[j].size();
-      ++j;
-    }
-    req.begin(2 + (j - i), {k_push});
+  for_each_push_chunk(values_, [&](std::span<const std::string_view> chunk) {
+    req.begin(2 + chunk.size(), {k_push});
     req.add("RPUSH");
     req.add(queue_);
-    for (; i < j; ++i) req.add(values_[i]);
-  }
+    for (auto v : chunk) req.add(v);
+  });
 }
 
 void publish_op::on_reply(const command_meta& cmd, const redisReply& reply) {

@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -109,6 +110,11 @@ void compose_settles(request& req, script_shas shas, transport_state& st, std::s
 /// The acks this round took (transport_state::taken), all of them, as settle candidates in
 /// transport_state::ack_scratch.
 void all_taken_to_scratch(transport_state& st);
+
+/// Calls `push` with consecutive chunks of `values` in order, each small enough for one
+/// variadic RPUSH (at most 1000 values and 8 MiB, and at least one value).
+void for_each_push_chunk(std::span<const std::string_view> values,
+                         const std::function<void(std::span<const std::string_view>)>& push);
 
 /// Kinds of command_meta shared by the operations.
 enum command_kind : std::uint8_t {
