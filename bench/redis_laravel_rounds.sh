@@ -7,21 +7,10 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=${1:-3}
-cli=${BABELQUEUE_CLI:-$repo/build/release/cli/babelqueue}
-[[ -x "$cli" ]] || { echo "build the release preset first ($cli missing)" >&2; exit 2; }
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-dir=$(mktemp -d)
-# Pinned apart (server on core 0, clients on core 1): unpinned, the loopback round trip on
-# these VMs flips between ~60 us (different cores) and ~10 us (same core) from run to run, and
-# a round's two sides may land in different modes.
-pin_server=(taskset -c 0)
-pin_client=(taskset -c 1)
-command -v taskset >/dev/null && (($(nproc) >= 2)) || { pin_server=(); pin_client=(); }
-"${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
-  --daemonize yes --pidfile "$dir/pid" --logfile "$dir/log"
-trap 'kill "$(cat "$dir/pid")" 2>/dev/null || true; rm -rf "$dir"' EXIT
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+# shellcheck source=bench/redis_bench_common.sh
+source "$repo/bench/redis_bench_common.sh"
+bench_cli
+bench_server pin
 url="redis://127.0.0.1:$port?laravel=1"
 
 rb() { "${pin_client[@]}" redis-benchmark -p "$port" -t rpush -d 370 --csv "$@" | tail -1 | cut -d, -f2 | tr -d '"'; }
@@ -54,12 +43,5 @@ PY
   echo "$row"
   rows+=("$row")
 done
-printf '%s\n' "${rows[@]}" | python3 -c '
-import statistics, sys
-rows = [l.split() for l in sys.stdin if l.strip()]
-cols = {"single publish vs RPUSH c1 (bar 80)": 3, "batch publish vs RPUSH -P16": 6,
-        "consume vs RPUSH c1 (bar 50)": 8}
-print("median of %d rounds:" % len(rows))
-for name, i in cols.items():
-    print("  %-40s %s %%" % (name, statistics.median(float(r[i]) for r in rows)))
-'
+printf '%s\n' "${rows[@]}" | bench_medians "single publish vs RPUSH c1 (bar 80)=3" \
+  "batch publish vs RPUSH -P16=6" "consume vs RPUSH c1 (bar 50)=8"
