@@ -5,6 +5,7 @@
 #include <babelqueue/bindings/kafka.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -267,11 +268,32 @@ void consumer::resume(const std::string& topic, std::int32_t partition) {
   rd_kafka_resume_partitions(rk_.get(), l.get());
 }
 
+bool consumer::has_assignment() {
+  rd_kafka_topic_partition_list_t* parts = nullptr;
+  if (rd_kafka_assignment(rk_.get(), &parts) != RD_KAFKA_RESP_ERR_NO_ERROR || parts == nullptr)
+    return false;
+  const bool any = parts->cnt > 0;
+  rd_kafka_topic_partition_list_destroy(parts);
+  return any;
+}
+
 result<void> consumer::close() {
   if (closed_) return {};
   closed_ = true;
   auto r = commit(/*sync=*/true);
-  // Leaves the group: the revoke callback runs (nothing more to commit), partitions move on.
+  // Leave the group on this thread first: unsubscribe, then serve the revoke from our own
+  // polls until nothing is assigned (bounded). Closing straight away makes
+  // rd_kafka_consumer_close() run the revoke callback from inside its own termination, where
+  // rd_kafka_assign(rk, NULL) was seen hanging under load (issue #10); with the assignment
+  // already gone it has nothing left to revoke. A record fetched meanwhile is dropped: it was
+  // never handed out, so never committed — the partition's next owner receives it.
+  if (rd_kafka_unsubscribe(rk_.get()) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (has_assignment() && std::chrono::steady_clock::now() < until) {
+      message_ptr dropped(rd_kafka_consumer_poll(rk_.get(), 50));
+    }
+  }
+  // Leaves the group: partitions move on.
   if (auto err = rd_kafka_consumer_close(rk_.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR && r) {
     r = fail(kafka_error(err, "close the consumer of '" + ctx_.name + "'"));
   }

@@ -72,6 +72,8 @@ class consumer {
 
   /// Commits what is settled and leaves the group (bounded by librdkafka's close).
   result<void> close();
+  /// Whether any partition is still assigned to this consumer (close() waits for none).
+  bool has_assignment();
 
   bool owns(const record_handle& h) const noexcept { return h.owner == this; }
 
