@@ -153,9 +153,7 @@ std::chrono::milliseconds laravel_reserve_op::begin_attempt(std::chrono::millise
   // The first attempt only tries (migrate + pop); later ones wait on :notify first.
   block_ = remaining.count() > 0 && !first_;
   wait_ = std::min(remaining, k_block_slice);
-  if (next_due_s_ >= 0) {
-    wait_ = std::min(wait_, std::chrono::milliseconds(std::max<std::int64_t>(next_due_s_, 0) * 1000));
-  }
+  if (next_due_s_ >= 0) wait_ = std::min(wait_, std::chrono::milliseconds(next_due_s_ * 1000));
   if (wait_.count() < 1) wait_ = 1ms;
   return lc_.st.opts.command_timeout + (block_ ? wait_ : 0ms);
 }

@@ -382,3 +382,50 @@ TEST_F(RedisLaravel, AppRetriesOncePerDeliveryAndDeadLettersToThePrefixedQueue) 
   EXPECT_TRUE(zset("queues:orders:reserved").empty());
   EXPECT_EQ(raw_->llen("orders"), 0);  // no owned-layout key was touched
 }
+
+TEST_F(RedisLaravel, AOneMebibyteJobRoundTripsAndItsReservedMemberIsBumped) {
+  auto t = open(laravel_opts());
+  const std::string job = envelope_text(11, 1u << 20);
+  ASSERT_TRUE(t->publish("big", job));
+  auto got = t->receive("big", 0ms);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->body, job);
+  auto reserved = zset("queues:big:reserved");
+  ASSERT_EQ(reserved.size(), 1u);
+  EXPECT_EQ(babelqueue::decode(reserved[0].first)->attempts(), 1);
+  ASSERT_TRUE(t->ack(**got));
+  ASSERT_TRUE(t->flush());
+  EXPECT_TRUE(keys().empty());
+}
+
+// Its own suite: it kills the suite's server.
+class RedisLaravelOutage : public RedisLaravel {};
+
+TEST_F(RedisLaravelOutage, CallsDuringAnOutageFailTypedWithinTheirTimeout) {
+  auto o = laravel_opts();
+  o.command_timeout = 300ms;
+  auto t = open(o);
+  ASSERT_TRUE(t->publish("orders", envelope_text(1)));
+  ASSERT_TRUE(t->publish("orders", envelope_text(2)));
+  auto first = t->receive("orders", 0ms);
+  ASSERT_TRUE(first && first->has_value());
+  auto held = t->receive("orders", 0ms);
+  ASSERT_TRUE(held && held->has_value());
+  ASSERT_TRUE(t->ack(**first));  // deferred: nothing carries it before the outage
+  server_->kill_now();
+
+  auto start = std::chrono::steady_clock::now();
+  auto r = t->receive("orders", 500ms);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.code(), babelqueue::transport_errc::unavailable);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  auto rel = t->release(**held, 1s);
+  ASSERT_FALSE(rel);
+  EXPECT_EQ(rel.code(), babelqueue::transport_errc::unavailable);
+  auto p = t->publish("orders", envelope_text(3));
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.code(), babelqueue::transport_errc::unavailable);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_FALSE(t->close(std::chrono::steady_clock::now() + 200ms));  // the ack stays deferred
+}
