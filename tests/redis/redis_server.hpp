@@ -37,6 +37,30 @@ inline bool under_ci() {
   return ci != nullptr && (std::string(ci) == "true" || std::string(ci) == "1");
 }
 
+/// Starts `exe` with `args` (args[0] included) as a child that dies with the test process
+/// (PR_SET_PDEATHSIG) and whose stdin/stdout are /dev/null. Its PID, or -1.
+inline pid_t spawn_child(const std::string& exe, std::vector<std::string> args) {
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    // The server must not outlive the test process, whatever happens to it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
 inline int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -198,26 +222,8 @@ class redis_server {
       args.insert(args.end(),
                   {"--cluster-enabled", "yes", "--cluster-config-file", dir_ + "/nodes.conf"});
     }
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) return false;
-    if (pid == 0) {
-      // The server must not outlive the test process, whatever happens to it.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
-      int devnull = ::open("/dev/null", O_RDWR);
-      if (devnull >= 0) {
-        ::dup2(devnull, 0);
-        ::dup2(devnull, 1);
-      }
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(exe_.c_str(), argv.data());
-      ::_exit(127);
-    }
-    pid_ = pid;
-    return true;
+    pid_ = spawn_child(exe_, args);
+    return pid_ > 0;
   }
 
   bool wait_ready() {

@@ -62,25 +62,8 @@ class sentinel_process {
       }
       if (!f) return false;
     }
-    std::vector<std::string> args = {exe_, conf, "--sentinel"};
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) return false;
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test process
-      if (::getppid() != parent) ::_exit(127);
-      int devnull = ::open("/dev/null", O_RDWR);
-      if (devnull >= 0) {
-        ::dup2(devnull, 0);
-        ::dup2(devnull, 1);
-      }
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(exe_.c_str(), argv.data());
-      ::_exit(127);
-    }
-    pid_ = pid;
+    pid_ = spawn_child(exe_, {exe_, conf, "--sentinel"});
+    if (pid_ < 0) return false;
     for (int i = 0; i < 300; ++i) {
       const auto pong = raw_command(port_, "PING", 200);
       if (pong == "+PONG" || pong.rfind("-NOAUTH", 0) == 0) return true;
