@@ -1,7 +1,9 @@
 // json -> canonical text (D2), and text -> canonical text (D4: numbers keep their text).
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
+#include "output_cursor.hpp"
 #include "shared_helpers.hpp"
+#include "string_writer.hpp"
 
 #include <babelqueue/codec.hpp>
 
@@ -15,49 +17,51 @@ namespace {
 
 // Writes the canonical text (D2) of a json tree into `out`. The hot path carries a bool, not
 // a result: errors are rare, the first one is kept and every call returns false from then on.
-// Short strings that need no escaping (most keys and many values) go out, quotes included,
-// in one append.
+// Everything goes through an output_cursor (one room check per token, no std::string append).
 class tree_writer {
  public:
   explicit tree_writer(std::string& out) : out_(out) {}
 
   bool value(const json& v, int depth) {
-    if (depth > 4096) return fail_with(errc::invalid_argument, "JSON value nested deeper than 4096");
     switch (v.type()) {
-      case json::value_t::null: out_.append("null", 4); return true;
+      case json::value_t::null: put("null", 4); return true;
       case json::value_t::boolean:
-        v.get<bool>() ? out_.append("true", 4) : out_.append("false", 5);
+        *v.get_ptr<const bool*>() ? put("true", 4) : put("false", 5);
         return true;
-      case json::value_t::number_integer: integer(v.get<std::int64_t>()); return true;
-      case json::value_t::number_unsigned: integer(v.get<std::uint64_t>()); return true;
+      case json::value_t::number_integer: integer(*v.get_ptr<const std::int64_t*>()); return true;
+      case json::value_t::number_unsigned: integer(*v.get_ptr<const std::uint64_t*>()); return true;
       case json::value_t::number_float: {
-        const double d = v.get<double>();
+        const double d = *v.get_ptr<const double*>();
         if (!std::isfinite(d)) return fail_with(errc::non_finite_number, "NaN and infinities are not JSON");
-        char buf[detail::k_double_text_max];
-        out_.append(buf, detail::format_double_to(d, buf));
+        char* at = out_.room(detail::k_double_text_max);
+        out_.commit(at + detail::format_double_to(d, at));
         return true;
       }
-      case json::value_t::string: return string(v.get_ref<const std::string&>(), false);
+      case json::value_t::string: return string(*v.get_ptr<const std::string*>(), false);
       case json::value_t::array: {
-        out_.push_back('[');
+        const auto& items = *v.get_ptr<const json::array_t*>();
+        if (depth >= k_max_depth && !items.empty()) return too_deep();
+        out_.put('[');
         bool first = true;
-        for (const auto& item : v) {
-          if (!first) out_.push_back(',');
+        for (const auto& item : items) {
+          if (!first) out_.put(',');
           first = false;
           if (!value(item, depth + 1)) return false;
         }
-        out_.push_back(']');
+        out_.put(']');
         return true;
       }
       case json::value_t::object: {
-        out_.push_back('{');
+        const auto& members = *v.get_ptr<const json::object_t*>();
+        if (depth >= k_max_depth && !members.empty()) return too_deep();
+        out_.put('{');
         bool first = true;
-        for (const auto& [key, item] : v.get_ref<const json::object_t&>()) {
-          if (!first) out_.push_back(',');
+        for (const auto& [key, item] : members) {
+          if (!first) out_.put(',');
           first = false;
           if (!string(key, true) || !value(item, depth + 1)) return false;
         }
-        out_.push_back('}');
+        out_.put('}');
         return true;
       }
       case json::value_t::binary:
@@ -73,38 +77,24 @@ class tree_writer {
   }
 
  private:
+  // No value may sit deeper than this (the top-level value is at depth 0).
+  static constexpr int k_max_depth = 4096;
+
+  void put(const char* s, std::size_t n) { out_.put(s, n); }
+
   // A string, or an object key with its ':' when `key` is set.
   bool string(const std::string& s, bool key) {
-    const std::size_t n = s.size();
-    if (n <= k_short) {
-      // Check and copy in one pass; the first byte that needs escaping falls through.
-      char buf[k_short + 3];
-      buf[0] = '"';
-      std::size_t i = 0;
-      for (; i < n; ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (detail::k_needs_escape[c]) break;
-        buf[i + 1] = static_cast<char>(c);
-      }
-      if (i == n) {
-        buf[n + 1] = '"';
-        buf[n + 2] = ':';
-        out_.append(buf, n + (key ? 3 : 2));
-        return true;
-      }
-    }
-    out_.push_back('"');
-    if (!detail::escape_checked_into(s, out_)) return fail_with(errc::invalid_utf8, "string is not valid UTF-8");
-    key ? out_.append("\":", 2) : out_.append(1, '"');
-    return true;
+    if (detail::write_json_string(out_, s.data(), s.size(), key)) return true;
+    return fail_with(errc::invalid_utf8, "string is not valid UTF-8");
   }
 
   template <class Int>
   void integer(Int v) {
-    char buf[24];
-    auto res = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, res.ptr);
+    char* at = out_.room(24);
+    out_.commit(std::to_chars(at, at + 24, v).ptr);
   }
+
+  bool too_deep() { return fail_with(errc::invalid_argument, "JSON value nested deeper than 4096"); }
 
   bool fail_with(errc code, const char* message) {
     if (!failed_) error_ = error_info{make_error_code(code), message};
@@ -112,8 +102,7 @@ class tree_writer {
     return false;
   }
 
-  static constexpr std::size_t k_short = 64;
-  std::string& out_;
+  detail::output_cursor out_;
   bool failed_ = false;
   error_info error_;
 };

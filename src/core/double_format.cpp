@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 namespace babelqueue {
@@ -12,8 +13,59 @@ inline namespace v1 {
 
 namespace detail {
 
-// Written straight into `out` from std::to_chars' shortest scientific form, with no string
-// in between: the encoder calls this once per double of every payload.
+namespace {
+
+// The shortest digits of |value| when it is a decimal with at most three fractional digits
+// and below 2^53 / 10^4 (prices, quantities, percentages: most doubles of real payloads),
+// without the general shortest-digits search. `value` times 1000 lands within rounding
+// error of an integer; with its trailing zeros dropped that is m / 10^k, and the correctly
+// rounded division m / 10^k == value proves that these digits parse back to `value`. They
+// are also the shortest and the only candidate: below the bound the spacing of doubles is at
+// most 2^-13, under a tenth of 10^-3, so no other decimal with k or fewer fractional digits
+// (all at least 10^-k from m / 10^k, as m does not end in 0) lies within half a spacing of
+// `value`. Anything that fails a check takes the general path.
+bool short_decimal_digits(double value, char* digits, int& k, int& point) noexcept {
+  constexpr double k_bound = 9007199254740992.0 / 10000.0;
+  if (!(value < k_bound) || value < 0.001) return false;
+  const double scaled = value * 1000.0;
+  const double nearest = std::nearbyint(scaled);
+  if (std::fabs(scaled - nearest) > 0.01) return false;
+  auto m = static_cast<std::uint64_t>(nearest);
+  int fraction = 3;
+  while (fraction > 0 && m % 10 == 0) m /= 10, --fraction;
+  static constexpr double k_pow10[] = {1.0, 10.0, 100.0, 1000.0};
+  if (static_cast<double>(m) / k_pow10[fraction] != value) return false;
+  const auto end = std::to_chars(digits, digits + 20, m).ptr;
+  k = static_cast<int>(end - digits);
+  point = k - fraction;
+  while (k > 1 && digits[k - 1] == '0') --k;  // integers: 1000 is "1" with the point at 4
+  return true;
+}
+
+// The shortest round-trip digits of finite, positive `value` from std::to_chars' shortest
+// scientific form (d[.ddd]e±XX), and where the decimal point goes.
+void general_digits(double value, char* digits, int& k, int& point) noexcept {
+  char sci[40];
+  const auto res = std::to_chars(sci, sci + sizeof sci, value, std::chars_format::scientific);
+  k = 0;
+  const char* p = sci;
+  for (; p < res.ptr && *p != 'e'; ++p) {
+    if (*p != '.') digits[k++] = *p;
+  }
+  while (k > 1 && digits[k - 1] == '0') --k;  // none in the shortest form; kept as a guard
+  ++p;  // 'e'
+  const bool negative_exponent = *p == '-';
+  ++p;  // sign
+  int exponent = 0;
+  for (; p < res.ptr; ++p) exponent = exponent * 10 + (*p - '0');
+  if (negative_exponent) exponent = -exponent;
+  point = exponent + 1;
+}
+
+}  // namespace
+
+// Written straight into `out` with no string in between: the encoder calls this once per
+// double of every payload.
 std::size_t format_double_to(double value, char* out) noexcept {
   char* o = out;
   if (value == 0) {  // -0 as Go writes it (D2)
@@ -22,24 +74,11 @@ std::size_t format_double_to(double value, char* out) noexcept {
     return static_cast<std::size_t>(o - out);
   }
   if (std::signbit(value)) *o++ = '-';
-  char sci[40];
-  const auto res = std::to_chars(sci, sci + sizeof sci, std::fabs(value), std::chars_format::scientific);
-  // sci = d[.ddd]e±XX: the digits (no leading zero; to_chars writes no trailing zeros in the
-  // shortest form, but strip them anyway) and the decimal exponent.
+  const double magnitude = std::fabs(value);
   char digits[24];
-  int k = 0;
-  const char* p = sci;
-  for (; p < res.ptr && *p != 'e'; ++p) {
-    if (*p != '.') digits[k++] = *p;
-  }
-  while (k > 1 && digits[k - 1] == '0') --k;
-  ++p;  // 'e'
-  const bool negative_exponent = *p == '-';
-  ++p;  // sign
-  int exponent = 0;
-  for (; p < res.ptr; ++p) exponent = exponent * 10 + (*p - '0');
-  if (negative_exponent) exponent = -exponent;
-  const int n = exponent + 1;  // position of the decimal point relative to the digits
+  int k = 0;  // digits written (no leading or trailing zeros)
+  int n = 0;  // position of the decimal point relative to the digits
+  if (!short_decimal_digits(magnitude, digits, k, n)) general_digits(magnitude, digits, k, n);
 
   auto put = [&](const char* from, int count) {
     std::memcpy(o, from, static_cast<std::size_t>(count));

@@ -48,27 +48,6 @@ void append_utf8(std::uint32_t cp, std::string& out) {
   }
 }
 
-// Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 when invalid
-// (overlong forms, surrogates U+D800..DFFF and values above U+10FFFF are invalid).
-std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) noexcept {
-  unsigned char c = p[0];
-  auto avail = static_cast<std::size_t>(end - p);
-  auto cont = [&](std::size_t i) { return i < avail && (p[i] & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (avail < 3 || !cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
-    if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (avail < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
-    if (c == 0xF4 && p[1] >= 0x90) return 0; // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 // Index of the first byte in [p, end) that needs attention inside a string: '"', '\\',
 // a control byte (< 0x20) or a non-ASCII byte (>= 0x80). Returns end - p when none.
@@ -152,7 +131,7 @@ bool json_reader::scan_string_slow(string_scan& out) {
     }
     if (c < 0x20) return fail("unescaped control character in a string");
     // non-ASCII
-    std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
+    std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p_),
                                   reinterpret_cast<const unsigned char*>(end_));
     if (n == 0) return fail("invalid UTF-8 in a string");
     if (n == 3 && c == 0xE2 && static_cast<unsigned char>(p_[1]) == 0x80 &&
@@ -346,7 +325,7 @@ bool escape_impl(std::string_view utf8, std::string& out) {
     if (c >= 0x80) {
       std::size_t n;
       if constexpr (check) {
-        n = utf8_sequence(reinterpret_cast<const unsigned char*>(p), reinterpret_cast<const unsigned char*>(end));
+        n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p), reinterpret_cast<const unsigned char*>(end));
         if (n == 0) return false;
       } else {
         n = 1;
@@ -407,7 +386,7 @@ bool valid_utf8(std::string_view text) noexcept {
       ++p;
       continue;
     }
-    std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
+    std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p),
                                   reinterpret_cast<const unsigned char*>(end));
     if (n == 0) return false;
     p += n;
@@ -430,7 +409,7 @@ std::string to_valid_utf8(std::string_view text) {
       out.push_back(static_cast<char>(*p++));
       continue;
     }
-    std::size_t n = utf8_sequence(p, end);
+    std::size_t n = utf8_sequence_length(p, end);
     if (n == 0) {
       out.append("\xEF\xBF\xBD");  // U+FFFD for each invalid byte
       ++p;

@@ -226,6 +226,28 @@ bool json_reader::walk(Sink& sink) {
 
 // -- string helpers (json_scanner.cpp) --
 
+// Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 when invalid
+// (overlong forms, surrogates U+D800..DFFF and values above U+10FFFF are invalid).
+inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
+  unsigned char c = p[0];
+  auto avail = static_cast<std::size_t>(end - p);
+  auto cont = [&](std::size_t i) { return i < avail && (p[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (avail < 3 || !cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
+    if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (avail < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
+    if (c == 0xF4 && p[1] >= 0x90) return 0; // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
 /// Appends the unescaped value of a string the reader has validated.
 void unescape_into(std::string_view raw, std::string& out);
 /// Appends `utf8` escaped per D2 (no quotes). The text must be valid UTF-8.

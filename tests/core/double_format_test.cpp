@@ -73,3 +73,41 @@ TEST(DoubleFormat, RandomDecimalsMatchTheReferenceAndRoundTrip) {
     if (HasFatalFailure()) return;
   }
 }
+
+// The short-decimal fast path (at most three fractional digits, below 2^53 / 10^4): every
+// m / 10^k it can take, the doubles one spacing either side (which it must refuse or get
+// right), sums that land next to a short decimal (19.99 + 64 is 83.99000000000001), and the
+// bound itself.
+TEST(DoubleFormat, ShortDecimalsAndTheirNeighboursMatchTheReference) {
+  for (std::int64_t m = 1; m <= 60000; ++m) {
+    for (double scale : {1.0, 10.0, 100.0, 1000.0}) {
+      const double v = static_cast<double>(m) / scale;
+      check(v);
+      check(-v);
+      check(std::nextafter(v, 0.0));
+      check(std::nextafter(v, 1e300));
+      if (HasFatalFailure()) return;
+    }
+  }
+  for (int i = 0; i < 30000; ++i) {
+    check(19.99 + i);
+    check(0.1 * i);
+    check(i * 0.001 + 0.002);
+    if (HasFatalFailure()) return;
+  }
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::int64_t> big(1, 900719925474);  // up to the bound, k = 0..3
+  for (int i = 0; i < 60000; ++i) {
+    const auto m = big(rng);
+    const double v = static_cast<double>(m) / std::pow(10.0, i % 4);
+    check(v);
+    check(std::nextafter(v, 0.0));
+    check(v * 10);  // past the bound for the largest m
+    if (HasFatalFailure()) return;
+  }
+  const double bound = 9007199254740992.0 / 10000.0;
+  for (double v : {bound, std::nextafter(bound, 0.0), std::nextafter(bound, 1e300), 0.001,
+                   std::nextafter(0.001, 0.0), 0.0011, 999999999999.999, 123456789012.345}) {
+    check(v);
+  }
+}

@@ -1,0 +1,195 @@
+#pragma once
+// Writes one JSON string, quotes included, in its canonical escaped form (D2) through an
+// output_cursor, validating its UTF-8 on the way: the canonical writer's innermost loop.
+//
+// Most strings of a payload are short keys and values with nothing to escape, so the fast
+// paths check and copy whole words instead of bytes: a string under 16 bytes is checked as
+// two overlapping 8-byte (or 4-byte) words and stored the same way; a longer one goes 16
+// bytes at a time (SSE2, part of every x86-64) with one overlapping load for its tail. A
+// word holding a byte that needs attention ('"', '\\', a control, or a non-ASCII byte whose
+// sequence must be validated and may be U+2028/U+2029) hands over to the byte loop from
+// there, which escapes or validates that one character and returns to the fast loop.
+//
+// Private to babelqueue::core.
+
+#include "json_scanner.hpp"
+#include "output_cursor.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace babelqueue::inline v1::detail {
+namespace string_writer_impl {
+
+inline std::uint64_t load8(const char* p) noexcept {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline std::uint32_t load4(const char* p) noexcept {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+inline constexpr std::uint64_t k_ones = 0x0101010101010101ULL;
+inline constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
+
+/// Non-zero when a byte of `w` is a zero byte (exact as an "any" test: a borrow only ever
+/// starts at a real zero byte).
+constexpr std::uint64_t any_zero_byte(std::uint64_t w) noexcept { return (w - k_ones) & ~w & k_highs; }
+
+/// Non-zero when a byte of `w` needs the byte loop: < 0x20, >= 0x80, '"' or '\\'.
+constexpr std::uint64_t any_special_byte(std::uint64_t w) noexcept {
+  const std::uint64_t below_space = (w - k_ones * 0x20) & ~w & k_highs;
+  return (w & k_highs) | below_space | any_zero_byte(w ^ (k_ones * '"')) |
+         any_zero_byte(w ^ (k_ones * '\\'));
+}
+
+/// Writes the character at s[i] that the fast paths stopped at, moving `i` and `d` past it;
+/// false when it starts invalid UTF-8. `d` has room for 6 bytes.
+inline bool write_special(const char* s, std::size_t n, std::size_t& i, char*& d) noexcept {
+  static constexpr char hex[] = "0123456789abcdef";
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c >= 0x80) {
+    const auto* u = reinterpret_cast<const unsigned char*>(s + i);
+    const std::size_t k = utf8_sequence_length(u, reinterpret_cast<const unsigned char*>(s + n));
+    if (k == 0) return false;
+    if (k == 3 && c == 0xE2 && u[1] == 0x80 && (u[2] == 0xA8 || u[2] == 0xA9)) {
+      std::memcpy(d, u[2] == 0xA8 ? "\\u2028" : "\\u2029", 6);  // the only escaped non-ASCII (D2)
+      d += 6;
+    } else {
+      std::memcpy(d, u, k);
+      d += k;
+    }
+    i += k;
+    return true;
+  }
+  ++i;
+  *d++ = '\\';
+  switch (c) {
+    case '"': *d++ = '"'; return true;
+    case '\\': *d++ = '\\'; return true;
+    case '\b': *d++ = 'b'; return true;
+    case '\f': *d++ = 'f'; return true;
+    case '\n': *d++ = 'n'; return true;
+    case '\r': *d++ = 'r'; return true;
+    case '\t': *d++ = 't'; return true;
+    default:
+      std::memcpy(d, "u00", 3);
+      d[3] = hex[c >> 4];
+      d[4] = hex[c & 0xF];
+      d += 5;
+      return true;
+  }
+}
+
+/// Room a string needs from where `i` stands: the rest copied plainly, one special
+/// character's escape (6 bytes), the closing quote and ':', and 16 bytes of over-store.
+constexpr std::size_t room_for_rest(std::size_t n, std::size_t i) noexcept { return (n - i) + 6 + 2 + 16; }
+
+/// The general loop, from byte `i` of `s` with `d` (room_for_rest(n, i) behind it) written
+/// up to there.
+inline bool write_from(output_cursor& out, const char* s, std::size_t n, std::size_t i, char* d) {
+  while (i < n) {
+#if defined(__SSE2__)
+    while (n - i >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      const __m128i special =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                       _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  // signed: also every byte >= 0x80
+      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v);  // the clean prefix is kept below
+      if (mask != 0) {
+        const auto clean = static_cast<std::size_t>(__builtin_ctz(mask));
+        i += clean;
+        d += clean;
+        break;
+      }
+      i += 16;
+      d += 16;
+    }
+#else
+    while (n - i >= 8 && any_special_byte(load8(s + i)) == 0) {
+      std::memcpy(d, s + i, 8);
+      i += 8;
+      d += 8;
+    }
+#endif
+    while (i < n && !k_needs_escape[static_cast<unsigned char>(s[i])]) *d++ = s[i++];
+    if (i == n) break;
+    if (!write_special(s, n, i, d)) return false;
+    out.commit(d);
+    d = out.room(room_for_rest(n, i));
+  }
+  out.commit(d);
+  return true;
+}
+
+}  // namespace string_writer_impl
+
+/// Writes `"s"` (with a ':' after it when `key`) in canonical form; false, with the output
+/// partial, when `s` is not valid UTF-8.
+inline bool write_json_string(output_cursor& out, const char* s, std::size_t n, bool key) {
+  using namespace string_writer_impl;
+  char* d = out.room(room_for_rest(n, 0) + 1);
+  *d++ = '"';
+  // The byte loop from byte i (d + i written so far), then the closing quote.
+  const auto slow = [&](std::size_t i) {
+    if (!write_from(out, s, n, i, d + i)) return false;
+    out.put('"');
+    if (key) out.put(':');
+    return true;
+  };
+  char* const tail = d + n;
+  if (n >= 16) {
+#if defined(__SSE2__)
+    // Whole 16-byte blocks, then the last 16 bytes (overlapping what was already copied).
+    const auto special_mask = [](__m128i v) {
+      const __m128i q = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+      return _mm_movemask_epi8(_mm_or_si128(q, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+    };
+    std::size_t i = 0;
+    for (; n - i > 16; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), v);
+      if (special_mask(v) != 0) return slow(i);
+    }
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + n - 16));
+    if (special_mask(v) != 0) return slow(i);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tail - 16), v);
+#else
+    return slow(0);
+#endif
+  } else if (n >= 8) {
+    const std::uint64_t a = load8(s), b = load8(s + n - 8);
+    if ((any_special_byte(a) | any_special_byte(b)) != 0) return slow(0);
+    std::memcpy(d, &a, 8);
+    std::memcpy(tail - 8, &b, 8);
+  } else if (n >= 4) {
+    const std::uint32_t a = load4(s), b = load4(s + n - 4);
+    if (any_special_byte(a | (std::uint64_t{b} << 32)) != 0) return slow(0);
+    std::memcpy(d, &a, 4);
+    std::memcpy(tail - 4, &b, 4);
+  } else if (n > 0) {
+    // 1–3 bytes: first, middle and last cover them all; the other bytes are a harmless 'a'.
+    const auto at = [&](std::size_t k) { return std::uint64_t{static_cast<unsigned char>(s[k])}; };
+    const std::uint64_t w = ((k_ones * 'a') & ~0xFFFFFFULL) | at(0) | (at(n >> 1) << 8) | (at(n - 1) << 16);
+    if (any_special_byte(w) != 0) return slow(0);
+    d[0] = s[0];
+    d[n >> 1] = s[n >> 1];
+    d[n - 1] = s[n - 1];
+  }
+  char* e = tail;
+  *e++ = '"';
+  if (key) *e++ = ':';
+  out.commit(e);
+  return true;
+}
+
+}  // namespace babelqueue::inline v1::detail
