@@ -24,20 +24,6 @@ class tree_writer {
 
   bool value(const json& v, int depth) {
     switch (v.type()) {
-      case json::value_t::null: put("null", 4); return true;
-      case json::value_t::boolean:
-        *v.get_ptr<const bool*>() ? put("true", 4) : put("false", 5);
-        return true;
-      case json::value_t::number_integer: integer(*v.get_ptr<const std::int64_t*>()); return true;
-      case json::value_t::number_unsigned: integer(*v.get_ptr<const std::uint64_t*>()); return true;
-      case json::value_t::number_float: {
-        const double d = *v.get_ptr<const double*>();
-        if (!std::isfinite(d)) return fail_with(errc::non_finite_number, "NaN and infinities are not JSON");
-        char* at = out_.room(detail::k_double_text_max);
-        out_.commit(at + detail::format_double_to(d, at));
-        return true;
-      }
-      case json::value_t::string: return string(*v.get_ptr<const std::string*>(), false);
       case json::value_t::array: {
         const auto& items = *v.get_ptr<const json::array_t*>();
         if (depth >= k_max_depth && !items.empty()) return too_deep();
@@ -46,7 +32,7 @@ class tree_writer {
         for (const auto& item : items) {
           if (!first) out_.put(',');
           first = false;
-          if (!value(item, depth + 1)) return false;
+          if (!(item.is_structured() ? value(item, depth + 1) : scalar(item))) return false;
         }
         out_.put(']');
         return true;
@@ -59,20 +45,18 @@ class tree_writer {
         for (const auto& [key, item] : members) {
           if (!first) out_.put(',');
           first = false;
-          if (!string(key, true) || !value(item, depth + 1)) return false;
+          if (!string(key, true)) return false;
+          if (!(item.is_structured() ? value(item, depth + 1) : scalar(item))) return false;
         }
         out_.put('}');
         return true;
       }
-      case json::value_t::binary:
-        return fail_with(errc::invalid_argument, "binary values are not JSON; base64-encode them");
-      case json::value_t::discarded: return fail_with(errc::invalid_argument, "discarded JSON value");
+      default: return scalar(v);
     }
-    return fail_with(errc::invalid_argument, "unknown JSON value type");
   }
 
   result<void> finish() {
-    if (failed_) return fail(std::move(error_));
+    if (failure_ != errc::ok) return fail(failure_, failure_message_);
     return {};
   }
 
@@ -80,7 +64,32 @@ class tree_writer {
   // No value may sit deeper than this (the top-level value is at depth 0).
   static constexpr int k_max_depth = 4096;
 
-  void put(const char* s, std::size_t n) { out_.put(s, n); }
+  // Every value that is not an array or an object; written inline in the container loops,
+  // so the ~5 scalars of a typical object cost no call frame each.
+  bool scalar(const json& v) {
+    switch (v.type()) {
+      case json::value_t::string: return string(*v.get_ptr<const std::string*>(), false);
+      case json::value_t::number_integer: integer(*v.get_ptr<const std::int64_t*>()); return true;
+      case json::value_t::number_unsigned: integer(*v.get_ptr<const std::uint64_t*>()); return true;
+      case json::value_t::number_float: {
+        const double d = *v.get_ptr<const double*>();
+        if (!std::isfinite(d)) return fail_with(errc::non_finite_number, "NaN and infinities are not JSON");
+        char* at = out_.room(detail::k_double_text_max);
+        out_.commit(at + detail::format_double_to(d, at));
+        return true;
+      }
+      case json::value_t::boolean:
+        *v.get_ptr<const bool*>() ? out_.put("true", 4) : out_.put("false", 5);
+        return true;
+      case json::value_t::null: out_.put("null", 4); return true;
+      case json::value_t::binary:
+        return fail_with(errc::invalid_argument, "binary values are not JSON; base64-encode them");
+      case json::value_t::discarded: return fail_with(errc::invalid_argument, "discarded JSON value");
+      case json::value_t::array:
+      case json::value_t::object: break;  // value() writes these
+    }
+    return fail_with(errc::invalid_argument, "unknown JSON value type");
+  }
 
   // A string, or an object key with its ':' when `key` is set.
   bool string(const std::string& s, bool key) {
@@ -96,15 +105,16 @@ class tree_writer {
 
   bool too_deep() { return fail_with(errc::invalid_argument, "JSON value nested deeper than 4096"); }
 
+  // The first failure is kept as a code and a literal: building an error_info (a category
+  // lookup and two strings) is left to finish(), on the rare path.
   bool fail_with(errc code, const char* message) {
-    if (!failed_) error_ = error_info{make_error_code(code), message};
-    failed_ = true;
+    if (failure_ == errc::ok) failure_ = code, failure_message_ = message;
     return false;
   }
 
   detail::output_cursor out_;
-  bool failed_ = false;
-  error_info error_;
+  errc failure_ = errc::ok;
+  const char* failure_message_ = "";
 };
 
 // Sink for json_reader::walk() that writes the canonical form of what it reads.

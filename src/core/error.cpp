@@ -143,22 +143,20 @@ std::error_condition error_category_base::default_error_condition(int value) con
   return {value, *this};
 }
 
-const std::error_category& core_category() noexcept {
-  static const core_category_impl instance;
-  return instance;
-}
-const std::error_category& runtime_category() noexcept {
-  static const runtime_category_impl instance;
-  return instance;
-}
-const std::error_category& transport_category() noexcept {
-  static const transport_category_impl instance;
-  return instance;
-}
-const std::error_category& condition_category() noexcept {
-  static const condition_category_impl instance;
-  return instance;
-}
+// Constant-initialized at namespace scope, so a call is a plain address load: every
+// default error_info (and so every successful result) asks for the core category, and a
+// function-local static would pay its guard on each of those.
+namespace {
+constinit const core_category_impl k_core_category{};
+constinit const runtime_category_impl k_runtime_category{};
+constinit const transport_category_impl k_transport_category{};
+constinit const condition_category_impl k_condition_category{};
+}  // namespace
+
+const std::error_category& core_category() noexcept { return k_core_category; }
+const std::error_category& runtime_category() noexcept { return k_runtime_category; }
+const std::error_category& transport_category() noexcept { return k_transport_category; }
+const std::error_category& condition_category() noexcept { return k_condition_category; }
 
 std::string_view reason(const std::error_code& code) noexcept {
   if (const auto* ours = dynamic_cast<const error_category_base*>(&code.category())) {

@@ -87,13 +87,12 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
 
   // {"job":"…","trace_id":"…","data":{…},"meta":{"id":"…","queue":"…","lang":"cpp",
   //  "schema_version":1,"created_at":N},"attempts":0}
-  auto key = [&](std::string_view k, bool first) {
-    t += first ? "{\"" : ",\"";
-    std::size_t at = t.size();
-    t += k;
-    auto s = mark(at);
-    t += "\":";
-    return s;
+  // `framed` is the key with its punctuation, `,"name":` (or `{"name":`), appended in one
+  // go; the span marks the name alone.
+  auto key = [&](std::string_view framed) {
+    const std::size_t at = t.size() + 2;
+    t.append(framed);
+    return A::make_span(at, framed.size() - 4);
   };
   auto quoted = [&](std::string_view v, envelope_access::text_field* field) {
     t.push_back('"');
@@ -101,51 +100,44 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
     detail::escape_into(v, t);
     auto s = mark(at);
     t.push_back('"');
-    if (field) {
-      if (s.length == v.size()) A::set_field_span(*field, s);  // nothing was escaped
-      else A::set_field_owned(env, *field, std::string(v));
-    }
+    if (s.length == v.size()) A::set_field_span(*field, s);  // nothing was escaped
+    else A::set_field_owned(env, *field, std::string(v));
+  };
+  // A UUID needs no escaping: quotes and its 36 characters in one append.
+  auto quoted_uuid = [&](envelope_access::text_field* field) {
+    char id[38];
+    id[0] = id[37] = '"';
+    uuid_v4_into(id + 1);
+    const std::size_t at = t.size() + 1;
+    t.append(id, sizeof id);
+    A::set_field_span(*field, A::make_span(at, 36));
   };
 
-  auto k = key("job", true);
+  auto k = key("{\"job\":");
   std::size_t v0 = t.size();
   quoted(urn, &A::urn(env));
   top.push_back({k, mark(v0)});
 
-  k = key("trace_id", false);
+  k = key(",\"trace_id\":");
   v0 = t.size();
-  if (trace.empty()) {
-    char id[36];
-    uuid_v4_into(id);
-    quoted(std::string_view(id, 36), &A::trace_id(env));
-  } else {
-    quoted(trace, &A::trace_id(env));
-  }
+  if (trace.empty()) quoted_uuid(&A::trace_id(env));
+  else quoted(trace, &A::trace_id(env));
   top.push_back({k, mark(v0)});
 
-  k = key("data", false);
+  k = key(",\"data\":");
   v0 = t.size();
   if (auto r = data.write(t); !r) return fail(r.error());
   top.push_back({k, mark(v0)});
 
-  k = key("meta", false);
+  k = key(",\"meta\":");
   std::size_t meta_at = t.size();
-  key("id", true);
-  v0 = t.size();
-  char id[36];
-  uuid_v4_into(id);
-  quoted(std::string_view(id, 36), &A::id(env));
-  key("queue", false);
-  v0 = t.size();
+  t.append("{\"id\":");
+  quoted_uuid(&A::id(env));
+  t.append(",\"queue\":");
   quoted(queue, &A::queue(env));
-  key("lang", false);
-  v0 = t.size();
+  t.append(",\"lang\":");
   quoted(lang_tag, &A::lang(env));
-  key("schema_version", false);
-  v0 = t.size();
-  t += '1';
-  key("created_at", false);
-  v0 = t.size();
+  t.append(",\"schema_version\":1,\"created_at\":");
   std::int64_t now = unix_millis();
   char buf[24];
   auto res = std::to_chars(buf, buf + sizeof buf, now);
@@ -154,7 +146,7 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
   A::created_at(env) = now;
   top.push_back({k, mark(meta_at)});
 
-  k = key("attempts", false);
+  k = key(",\"attempts\":");
   v0 = t.size();
   t += '0';
   top.push_back({k, mark(v0)});
