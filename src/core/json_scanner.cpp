@@ -101,11 +101,10 @@ bool json_reader::expect_literal(std::string_view word) {
   return true;
 }
 
-bool json_reader::scan_string_slow(string_scan& out) {
-  ++p_;  // opening quote
-  const char* start = p_;
+bool json_reader::scan_string_slow(string_scan& out, const char* start, const char* resume, bool canonical) {
+  p_ = resume;
   bool escapes = false;
-  bool canon = true;
+  bool canon = canonical;
   for (;;) {
     p_ += find_special(p_, end_);
     if (p_ >= end_) return fail("unterminated string");
@@ -134,10 +133,7 @@ bool json_reader::scan_string_slow(string_scan& out) {
     std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p_),
                                   reinterpret_cast<const unsigned char*>(end_));
     if (n == 0) return fail("invalid UTF-8 in a string");
-    if (n == 3 && c == 0xE2 && static_cast<unsigned char>(p_[1]) == 0x80 &&
-        (static_cast<unsigned char>(p_[2]) == 0xA8 || static_cast<unsigned char>(p_[2]) == 0xA9)) {
-      canon = false;  // raw U+2028 / U+2029: the canonical form escapes them
-    }
+    if (n == 3 && is_line_or_paragraph_separator(p_)) canon = false;  // escaped when canonical
     p_ += n;
   }
   out.raw = std::string_view(start, static_cast<std::size_t>(p_ - start));

@@ -34,6 +34,28 @@ struct number_scan {
   bool is_integer = false;   // no fraction and no exponent
 };
 
+// Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 when invalid
+// (overlong forms, surrogates U+D800..DFFF and values above U+10FFFF are invalid).
+inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
+  unsigned char c = p[0];
+  auto avail = static_cast<std::size_t>(end - p);
+  auto cont = [&](std::size_t i) { return i < avail && (p[i] & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (avail < 3 || !cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
+    if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (avail < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
+    if (c == 0xF4 && p[1] >= 0x90) return 0; // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
 class json_reader {
  public:
   json_reader(std::string_view text, std::size_t max_depth) noexcept
@@ -68,31 +90,47 @@ class json_reader {
     if (p_ < end_ && static_cast<unsigned char>(*p_) <= 0x20) skip_ws_slow();
   }
   /// At '"': validates one string (UTF-8, escapes, surrogate pairs) and moves past it.
-  /// Inline fast path: a plain ASCII string whose closing quote is within 16 bytes.
+  /// Inline fast path, 16 bytes at a time: which byte ends the string is read from the
+  /// masks, not reloaded from memory, and a non-ASCII character is validated where it
+  /// stands before the scan goes on, so text with a few accented letters never leaves the
+  /// fast path. An escape or a control byte hands over to the full scanner, which resumes
+  /// where the fast path stopped.
   bool scan_string(string_scan& out) {
-#if defined(__SSE2__)
     const char* start = p_ + 1;
     const char* q = start;
+    bool canonical = true;
+#if defined(__SSE2__)
     while (end_ - q >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-      const __m128i m = _mm_or_si128(
-          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-          _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-      const int mask = _mm_movemask_epi8(m);
-      if (mask == 0) {
-        q += 16;
+      const auto quote = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
+      // Signed compare: "< 0x20" flags the controls and every byte >= 0x80 at once.
+      const auto special = static_cast<unsigned>(_mm_movemask_epi8(
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
+      // The bits up to the first quote (all 16 when there is none).
+      const unsigned attention = special & (quote ^ (quote - 1));
+      if (attention != 0) {
+        q += __builtin_ctz(attention);
+        if (static_cast<unsigned char>(*q) < 0x80) break;  // an escape or a control
+        const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(q),
+                                                   reinterpret_cast<const unsigned char*>(end_));
+        if (n == 0) break;  // the full scanner reports it
+        if (n == 3 && is_line_or_paragraph_separator(q)) canonical = false;
+        q += n;
         continue;
       }
-      q += __builtin_ctz(static_cast<unsigned>(mask));
-      if (*q != '"') break;  // escape, control or non-ASCII byte: the full scanner
-      out.raw = std::string_view(start, static_cast<std::size_t>(q - start));
-      out.has_escapes = false;
-      out.canonical = true;
-      p_ = q + 1;
-      return true;
+      if (quote != 0) {
+        q += __builtin_ctz(quote);
+        out.raw = std::string_view(start, static_cast<std::size_t>(q - start));
+        out.has_escapes = false;
+        out.canonical = canonical;
+        if (!canonical) canonical_ = false;
+        p_ = q + 1;
+        return true;
+      }
+      q += 16;
     }
 #endif
-    return scan_string_slow(out);
+    return scan_string_slow(out, start, q, canonical);
   }
   /// At '-' or a digit: validates one number and moves past it.
   inline bool scan_number(number_scan& out);
@@ -116,7 +154,14 @@ class json_reader {
  private:
   static bool is_ws(char c) noexcept { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
   void skip_ws_slow() noexcept;
-  bool scan_string_slow(string_scan& out);
+  /// The full string scanner; [start, resume) is known to be valid and free of escapes,
+  /// and canonical when `canonical` is set.
+  bool scan_string_slow(string_scan& out, const char* start, const char* resume, bool canonical);
+  /// At a 3-byte UTF-8 sequence: U+2028 or U+2029, which the canonical form escapes (D2).
+  static bool is_line_or_paragraph_separator(const char* p) noexcept {
+    return static_cast<unsigned char>(p[0]) == 0xE2 && static_cast<unsigned char>(p[1]) == 0x80 &&
+           (static_cast<unsigned char>(p[2]) == 0xA8 || static_cast<unsigned char>(p[2]) == 0xA9);
+  }
   bool scan_escape();
   bool scan_utf8();
   bool expect_literal(std::string_view word);
@@ -226,27 +271,6 @@ bool json_reader::walk(Sink& sink) {
 
 // -- string helpers (json_scanner.cpp) --
 
-// Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 when invalid
-// (overlong forms, surrogates U+D800..DFFF and values above U+10FFFF are invalid).
-inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
-  unsigned char c = p[0];
-  auto avail = static_cast<std::size_t>(end - p);
-  auto cont = [&](std::size_t i) { return i < avail && (p[i] & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (avail < 3 || !cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
-    if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (avail < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
-    if (c == 0xF4 && p[1] >= 0x90) return 0; // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 /// Appends the unescaped value of a string the reader has validated.
 void unescape_into(std::string_view raw, std::string& out);
