@@ -13,6 +13,7 @@
 /// concurrent const access to one object is safe; any mutation needs external locking.
 /// @see spec "The Envelope", reference wire-core.md §1–§4.
 
+#include <babelqueue/detail/inline_vector.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 
@@ -199,7 +200,7 @@ class envelope {
   std::int32_t find_top(std::string_view key) const noexcept;
 
   std::string text_;                    // canonical text the spans point into
-  std::vector<member_span> top_;        // top-level members in wire order
+  detail::inline_vector<member_span, 8> top_;  // top-level members in wire order
   std::vector<std::string> owned_;      // unescaped copies of fields that carried escapes
   std::vector<std::string> dropped_;
   text_field urn_, trace_id_, id_, queue_, lang_;

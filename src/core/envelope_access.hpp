@@ -16,9 +16,9 @@ struct envelope_access {
   using text_field = envelope::text_field;
 
   static std::string& text(envelope& e) { return e.text_; }
-  static std::vector<member_span>& top(envelope& e) { return e.top_; }
+  static auto& top(envelope& e) { return e.top_; }
   static std::vector<std::string>& dropped(envelope& e) { return e.dropped_; }
-  static const std::vector<member_span>& top(const envelope& e) { return e.top_; }
+  static const auto& top(const envelope& e) { return e.top_; }
   static std::string_view view(const envelope& e, span s) { return e.view(s); }
 
   static span make_span(const std::string& text, const char* begin, std::size_t length) {

@@ -174,6 +174,12 @@ bool json_reader::scan_escape() {
 
 // Iterative validation (no recursion, no sink): the hot path of decode() for `data`.
 // Containers opened here are tracked one bit per level (1 = object, 0 = array).
+//
+// The position lives in a local, not in p_: a member is stored and reloaded around every
+// token (the out-of-line slow paths could read it), which put a store-to-load forwarding
+// delay on the critical path of each of the thousand tokens of a large payload. p_ is
+// brought in step only around the out-of-line calls (white space, literals, the full string
+// scanner, errors), so the offsets in error messages are the same as the member version's.
 bool json_reader::skip_value() {
   std::uint64_t kinds[64];  // 4096 levels, the depth cap's ceiling; bits set by push()
   std::size_t level = 0;
@@ -183,83 +189,174 @@ bool json_reader::skip_value() {
     ++level;
   };
   auto top_is_object = [&] { return ((kinds[(level - 1) >> 6] >> ((level - 1) & 63)) & 1u) != 0; };
-  string_scan s;
-  number_scan n;
+
+  const char* p = p_;
+  const char* const end = end_;
+  auto fail_here = [&](std::string_view what) {
+    p_ = p;
+    return fail(what);
+  };
+  auto ws = [&] {
+    if (p < end && static_cast<unsigned char>(*p) <= 0x20) {
+      p_ = p;
+      skip_ws_slow();
+      p = p_;
+    }
+  };
+  auto literal = [&](std::string_view word) {
+    p_ = p;
+    const bool ok = expect_literal(word);
+    p = p_;
+    return ok;
+  };
+  auto open = [&](bool object) {
+    ++p;
+    p_ = p;
+    if (!enter() || level >= 4096) return fail("nesting is deeper than the limit");
+    push(object);
+    return true;
+  };
+  auto close = [&] {
+    ++p;
+    leave();
+    --level;
+  };
+  // At '"': the fast path of scan_string() on the local position, keeping no result.
+  auto skip_string = [&] {
+    const char* start = p + 1;
+    const char* q = start;
+    bool canonical = true;
+#if defined(__SSE2__)
+    while (end - q >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+      const auto quote = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
+      const auto special = static_cast<unsigned>(_mm_movemask_epi8(
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
+      const unsigned attention = special & (quote ^ (quote - 1));
+      if (attention != 0) {
+        q += __builtin_ctz(attention);
+        if (static_cast<unsigned char>(*q) < 0x80) break;
+        const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(q),
+                                                   reinterpret_cast<const unsigned char*>(end));
+        if (n == 0) break;
+        if (n == 3 && is_line_or_paragraph_separator(q)) canonical = false;
+        q += n;
+        continue;
+      }
+      if (quote != 0) {
+        if (!canonical) canonical_ = false;
+        p = q + __builtin_ctz(quote) + 1;
+        return true;
+      }
+      q += 16;
+    }
+#endif
+    string_scan unused;
+    const bool ok = scan_string_slow(unused, start, q, canonical);
+    p = p_;
+    return ok;
+  };
+  // At '-' or a digit: scan_number() on the local position.
+  auto skip_number = [&] {
+    if (*p == '-') ++p;
+    if (p >= end) return fail_here("invalid number");
+    if (*p == '0') {
+      ++p;
+    } else if (*p >= '1' && *p <= '9') {
+      while (p < end && *p >= '0' && *p <= '9') ++p;
+    } else {
+      return fail_here("invalid value");
+    }
+    if (p < end && *p == '.') {
+      ++p;
+      if (p >= end || *p < '0' || *p > '9') return fail_here("invalid number fraction");
+      while (p < end && *p >= '0' && *p <= '9') ++p;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+      ++p;
+      if (p < end && (*p == '+' || *p == '-')) ++p;
+      if (p >= end || *p < '0' || *p > '9') return fail_here("invalid number exponent");
+      while (p < end && *p >= '0' && *p <= '9') ++p;
+    }
+    return true;
+  };
 
 value:
-  skip_ws();
-  if (p_ >= end_) return fail("unexpected end of input");
-  switch (*p_) {
+  ws();
+  if (p >= end) return fail_here("unexpected end of input");
+  switch (*p) {
+    case '"':
+      if (!skip_string()) return false;
+      goto after_value;
     case '{':
-      ++p_;
-      if (!enter() || level >= 4096) return fail("nesting is deeper than the limit");
-      push(true);
-      skip_ws();
-      if (consume('}')) {
-        leave();
-        --level;
+      if (!open(true)) return false;
+      ws();
+      if (p < end && *p == '}') {
+        close();
         goto after_value;
       }
       goto key;
     case '[':
-      ++p_;
-      if (!enter() || level >= 4096) return fail("nesting is deeper than the limit");
-      push(false);
-      skip_ws();
-      if (consume(']')) {
-        leave();
-        --level;
+      if (!open(false)) return false;
+      ws();
+      if (p < end && *p == ']') {
+        close();
         goto after_value;
       }
       goto value;
-    case '"':
-      if (!scan_string(s)) return false;
-      goto after_value;
     case 't':
-      if (!expect_literal("true")) return false;
+      if (!literal("true")) return false;
       goto after_value;
     case 'f':
-      if (!expect_literal("false")) return false;
+      if (!literal("false")) return false;
       goto after_value;
     case 'n':
-      if (!expect_literal("null")) return false;
+      if (!literal("null")) return false;
       goto after_value;
     default:
-      if (!scan_number(n)) return false;
+      if (!skip_number()) return false;
       goto after_value;
   }
 
 key:
-  skip_ws();
-  if (peek() != '"') return fail("expected a string key");
-  if (!scan_string(s)) return false;
-  if (p_ < end_ && *p_ == ':') {  // compact JSON: no white space to skip
-    ++p_;
+  ws();
+  if (p >= end || *p != '"') return fail_here("expected a string key");
+  if (!skip_string()) return false;
+  if (p < end && *p == ':') {  // compact JSON: no white space to skip
+    ++p;
     goto value;
   }
-  skip_ws();
-  if (!consume(':')) return fail("expected ':' after a key");
+  ws();
+  if (p >= end || *p != ':') return fail_here("expected ':' after a key");
+  ++p;
   goto value;
 
 after_value:
-  if (level == 0) return true;
-  if (p_ < end_ && static_cast<unsigned char>(*p_) <= 0x20) skip_ws();
+  if (level == 0) {
+    p_ = p;
+    return true;
+  }
+  ws();
   if (top_is_object()) {
-    if (consume(',')) goto key;
-    if (consume('}')) {
-      leave();
-      --level;
+    if (p < end && *p == ',') {
+      ++p;
+      goto key;
+    }
+    if (p < end && *p == '}') {
+      close();
       goto after_value;
     }
-    return fail("expected ',' or '}' in an object");
+    return fail_here("expected ',' or '}' in an object");
   }
-  if (consume(',')) goto value;
-  if (consume(']')) {
-    leave();
-    --level;
+  if (p < end && *p == ',') {
+    ++p;
+    goto value;
+  }
+  if (p < end && *p == ']') {
+    close();
     goto after_value;
   }
-  return fail("expected ',' or ']' in an array");
+  return fail_here("expected ',' or ']' in an array");
 }
 
 void unescape_into(std::string_view raw, std::string& out) {
