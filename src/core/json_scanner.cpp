@@ -221,38 +221,18 @@ bool json_reader::skip_value() {
     leave();
     --level;
   };
-  // At '"': the fast path of scan_string() on the local position, keeping no result.
+  // At '"': scan_string() on the local position, keeping no result.
   auto skip_string = [&] {
     const char* start = p + 1;
-    const char* q = start;
     bool canonical = true;
-#if defined(__SSE2__)
-    while (end - q >= 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-      const auto quote = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
-      const auto special = static_cast<unsigned>(_mm_movemask_epi8(
-          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
-      const unsigned attention = special & (quote ^ (quote - 1));
-      if (attention != 0) {
-        q += __builtin_ctz(attention);
-        if (static_cast<unsigned char>(*q) < 0x80) break;
-        const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(q),
-                                                   reinterpret_cast<const unsigned char*>(end));
-        if (n == 0) break;
-        if (n == 3 && is_line_or_paragraph_separator(q)) canonical = false;
-        q += n;
-        continue;
-      }
-      if (quote != 0) {
-        if (!canonical) canonical_ = false;
-        p = q + __builtin_ctz(quote) + 1;
-        return true;
-      }
-      q += 16;
+    const string_run run = scan_string_run(start, end, canonical);
+    if (run.closed) {
+      if (!canonical) canonical_ = false;
+      p = run.at + 1;
+      return true;
     }
-#endif
     string_scan unused;
-    const bool ok = scan_string_slow(unused, start, q, canonical);
+    const bool ok = scan_string_slow(unused, start, run.at, canonical);
     p = p_;
     return ok;
   };

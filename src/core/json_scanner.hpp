@@ -97,10 +97,26 @@ class json_reader {
   /// where the fast path stopped.
   bool scan_string(string_scan& out) {
     const char* start = p_ + 1;
-    const char* q = start;
     bool canonical = true;
+    const string_run run = scan_string_run(start, end_, canonical);
+    if (!run.closed) return scan_string_slow(out, start, run.at, canonical);
+    out.raw = std::string_view(start, static_cast<std::size_t>(run.at - start));
+    out.has_escapes = false;
+    out.canonical = canonical;
+    if (!canonical) canonical_ = false;
+    p_ = run.at + 1;
+    return true;
+  }
+  /// Where the fast path over a string's body from `q` stopped: at the closing quote
+  /// (`closed`), or where the full scanner takes over (an escape, a control byte, invalid
+  /// UTF-8, or fewer than 16 bytes left). Clears `canonical` on a raw U+2028 / U+2029.
+  struct string_run {
+    const char* at;
+    bool closed;
+  };
+  static string_run scan_string_run(const char* q, const char* end, bool& canonical) noexcept {
 #if defined(__SSE2__)
-    while (end_ - q >= 16) {
+    while (end - q >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
       const auto quote = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
       // Signed compare: "< 0x20" flags the controls and every byte >= 0x80 at once.
@@ -110,27 +126,22 @@ class json_reader {
       const unsigned attention = special & (quote ^ (quote - 1));
       if (attention != 0) {
         q += __builtin_ctz(attention);
-        if (static_cast<unsigned char>(*q) < 0x80) break;  // an escape or a control
+        if (static_cast<unsigned char>(*q) < 0x80) return {q, false};  // an escape or a control
         const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(q),
-                                                   reinterpret_cast<const unsigned char*>(end_));
-        if (n == 0) break;  // the full scanner reports it
+                                                   reinterpret_cast<const unsigned char*>(end));
+        if (n == 0) return {q, false};  // the full scanner reports it
         if (n == 3 && is_line_or_paragraph_separator(q)) canonical = false;
         q += n;
         continue;
       }
-      if (quote != 0) {
-        q += __builtin_ctz(quote);
-        out.raw = std::string_view(start, static_cast<std::size_t>(q - start));
-        out.has_escapes = false;
-        out.canonical = canonical;
-        if (!canonical) canonical_ = false;
-        p_ = q + 1;
-        return true;
-      }
+      if (quote != 0) return {q + __builtin_ctz(quote), true};
       q += 16;
     }
+#else
+    (void)end;
+    (void)canonical;
 #endif
-    return scan_string_slow(out, start, q, canonical);
+    return {q, false};
   }
   /// At '-' or a digit: validates one number and moves past it.
   inline bool scan_number(number_scan& out);
