@@ -238,27 +238,10 @@ bool json_reader::skip_value() {
   };
   // At '-' or a digit: scan_number() on the local position.
   auto skip_number = [&] {
-    if (*p == '-') ++p;
-    if (p >= end) return fail_here("invalid number");
-    if (*p == '0') {
-      ++p;
-    } else if (*p >= '1' && *p <= '9') {
-      while (p < end && *p >= '0' && *p <= '9') ++p;
-    } else {
-      return fail_here("invalid value");
-    }
-    if (p < end && *p == '.') {
-      ++p;
-      if (p >= end || *p < '0' || *p > '9') return fail_here("invalid number fraction");
-      while (p < end && *p >= '0' && *p <= '9') ++p;
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-      ++p;
-      if (p < end && (*p == '+' || *p == '-')) ++p;
-      if (p >= end || *p < '0' || *p > '9') return fail_here("invalid number exponent");
-      while (p < end && *p >= '0' && *p <= '9') ++p;
-    }
-    return true;
+    bool integer;
+    const char* why;
+    p = scan_number_run(p, end, integer, why);
+    return why == nullptr || fail_here(why);
   };
 
 value:

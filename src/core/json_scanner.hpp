@@ -145,6 +145,10 @@ class json_reader {
   }
   /// At '-' or a digit: validates one number and moves past it.
   inline bool scan_number(number_scan& out);
+  /// The end of the number at `p` (`integer` when it has no fraction and no exponent), or,
+  /// with `why` set, where and why it is invalid.
+  static inline const char* scan_number_run(const char* p, const char* end, bool& integer,
+                                            const char*& why) noexcept;
   /// Validates one value of any kind and moves past it.
   bool skip_value();
   /// Entering / leaving an array or object; false (with an error) when too deep.
@@ -186,33 +190,49 @@ class json_reader {
   std::string error_;
 };
 
-inline bool json_reader::scan_number(number_scan& out) {
-  const char* start = p_;
-  bool integer = true;
-  consume('-');
-  if (p_ >= end_) return fail("invalid number");
-  if (*p_ == '0') {
-    ++p_;
-  } else if (*p_ >= '1' && *p_ <= '9') {
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+inline const char* json_reader::scan_number_run(const char* p, const char* end, bool& integer,
+                                                const char*& why) noexcept {
+  integer = true;
+  why = nullptr;
+  auto digits = [&] {
+    while (p < end && *p >= '0' && *p <= '9') ++p;
+  };
+  if (p < end && *p == '-') ++p;
+  if (p >= end) return why = "invalid number", p;
+  if (*p == '0') {
+    ++p;
+  } else if (*p >= '1' && *p <= '9') {
+    digits();
   } else {
-    return fail("invalid value");
+    return why = "invalid value", p;
   }
-  if (p_ < end_ && *p_ == '.') {
+  if (p < end && *p == '.') {
     integer = false;
-    ++p_;
-    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number fraction");
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    ++p;
+    if (p >= end || *p < '0' || *p > '9') return why = "invalid number fraction", p;
+    digits();
   }
-  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+  if (p < end && (*p == 'e' || *p == 'E')) {
     integer = false;
-    ++p_;
-    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return fail("invalid number exponent");
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    ++p;
+    if (p < end && (*p == '+' || *p == '-')) ++p;
+    if (p >= end || *p < '0' || *p > '9') return why = "invalid number exponent", p;
+    digits();
   }
-  out.text = std::string_view(start, static_cast<std::size_t>(p_ - start));
+  return p;
+}
+
+inline bool json_reader::scan_number(number_scan& out) {
+  bool integer;
+  const char* why;
+  const char* after = scan_number_run(p_, end_, integer, why);
+  if (why != nullptr) {
+    p_ = after;
+    return fail(why);
+  }
+  out.text = std::string_view(p_, static_cast<std::size_t>(after - p_));
   out.is_integer = integer;
+  p_ = after;
   return true;
 }
 
