@@ -213,23 +213,23 @@ result<std::optional<received_message>> redis_transport::receive(
   // A timeout or a dropped connection: reconnect and retry while the receive's own time
   // remains; report the outage after that (transport_errc::unavailable).
   auto deadline = clock::now() + timeout;
-  if (opts_.laravel) {
-    detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
+  // Either layout's reserve op, then one tail: the first reservation is delivered, the rest
+  // (the owned layout's prefetch; Laravel reserves one at a time) wait in `prefetched`.
+  auto reserve = [&](auto& op) -> result<std::optional<received_message>> {
     if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
     auto& got = op.reserved();
     if (got.empty()) return std::optional<received_message>{};
+    for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
     auto first = std::move(got[0]);
     got.clear();
-    return std::optional<received_message>(deliver(std::move(first), true));
+    return std::optional<received_message>(deliver(std::move(first), opts_.laravel));
+  };
+  if (opts_.laravel) {
+    detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
+    return reserve(op);
   }
   detail::reserve_op op(impl_->state, this, queue, deadline);
-  if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
-  auto& got = op.reserved();
-  if (got.empty()) return std::optional<received_message>{};
-  for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
-  auto first = std::move(got[0]);
-  got.clear();
-  return std::optional<received_message>(deliver(std::move(first), false));
+  return reserve(op);
 }
 
 // ---------------------------------------------------------------------------------------
