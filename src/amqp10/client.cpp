@@ -135,6 +135,9 @@ struct client::impl final : proton::messaging_handler {
   // fast paths (a message already taken over, a settlement) check it without m_.
   std::atomic<std::uint64_t> live_generation_{0};
   int waiters_ = 0;                    // callers blocked in receive(): on_message wakes them
+  // A waiting receive() was notified and has not looked yet: the messages arriving meanwhile
+  // need no further notify (each is a futex syscall while the waiter has not woken up).
+  bool receive_notified_ = false;
   bool closing_ = false;
   bool stopped_ = false;
   std::atomic<bool> closed_for_caller_{false};  // closing_ || stopped_, read without m_
@@ -897,7 +900,7 @@ struct client::impl final : proton::messaging_handler {
     }
     const std::uint64_t id = ++next_delivery_;
     deliveries_.emplace(id, held_delivery{d, slot});
-    std::lock_guard lk(m_);
+    std::unique_lock lk(m_);
     ++stats_.delivered;
     inbound& in = slot->arrived.emplace_back();
     if (!spare_.empty()) {
@@ -906,7 +909,13 @@ struct client::impl final : proton::messaging_handler {
     }
     swap(in.message, m);
     in.ref = delivery_ref{id, generation_};
-    if (waiters_ > 0) cv_.notify_all();
+    if (waiters_ > 0 && !receive_notified_) {
+      receive_notified_ = true;
+      // Notified after unlocking: a waiter woken while m_ is still held only blocks on m_
+      // again (two more futex calls and a context switch per wake-up).
+      lk.unlock();
+      cv_.notify_all();
+    }
   }
 
   // The slot whose open receiver is `r`; null for a link no longer (or never) ours.
@@ -1091,6 +1100,7 @@ result<std::optional<inbound>> client::receive(std::string_view address,
   }
   ++p->waiters_;
   p->cv_.wait_until(lk, deadline, [&] {
+    p->receive_notified_ = false;  // awake and looking: the next arrival notifies again
     return !slot.arrived.empty() || p->stopped_ || p->receiver_errors_.count(address) != 0 ||
            (!p->connected_ && p->connect_error_ &&
             p->connect_error_->code == transport_errc::permission);
