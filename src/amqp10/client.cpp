@@ -35,6 +35,8 @@
 #include <proton/transport.hpp>
 #include <proton/work_queue.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -113,6 +115,9 @@ struct client::impl final : proton::messaging_handler {
   explicit impl(client_config c)
       : config(std::move(c)), container_(*this), backoff_(config.backoff_min, config.backoff_max) {
     container_.auto_stop(false);
+    // A quarter of the credit per run: the broker gets credit back while it still has some
+    // left to send with, so the stream does not stall waiting for the caller's batch.
+    settle_run_ = std::max<std::size_t>(1, config.prefetch / 4);
   }
 
   // ---- shared with the caller (under m_) -------------------------------------------
@@ -126,16 +131,53 @@ struct client::impl final : proton::messaging_handler {
   proton::work_queue* work_queue_ = nullptr;  // the open connection's, else null
   bool wake_pending_ = false;
   bool connected_ = false;
-  std::uint64_t live_generation_ = 0;  // generation_ of the open connection
+  // generation_ of the open connection, 0 while there is none. Atomic so that the caller's
+  // fast paths (a message already taken over, a settlement) check it without m_.
+  std::atomic<std::uint64_t> live_generation_{0};
   int waiters_ = 0;                    // callers blocked in receive(): on_message wakes them
+  // A waiting receive() was notified and has not looked yet: the messages arriving meanwhile
+  // need no further notify (each is a futex syscall while the waiter has not woken up).
+  bool receive_notified_ = false;
   bool closing_ = false;
   bool stopped_ = false;
+  std::atomic<bool> closed_for_caller_{false};  // closing_ || stopped_, read without m_
   bool run_finished_ = false;                // container_.run() returned for good
   std::optional<error_info> connect_error_;  // why the last connect failed (cleared on open)
-  std::map<std::string, std::deque<inbound>, std::less<>> inbox_;
+  // One inbox per address received from. Slots are only added (by the caller, under m_) and
+  // live as long as the client, so both threads keep plain pointers to them; the caller
+  // reads the map without m_ (it is its only writer).
+  struct inbox_slot {
+    explicit inbox_slot(std::string a) : address(std::move(a)) {}
+    const std::string address;
+    std::vector<inbound> arrived;  // under m_: appended by the Proton thread
+    // Caller only: `arrived` taken over whole in one lock (swapped, so both vectors keep
+    // their capacity), handed out from `next` on without the lock.
+    std::vector<inbound> taken;
+    std::size_t next = 0;
+    proton::receiver link;  // Proton thread only: the attached receiver, else null
+  };
+  std::map<std::string, std::unique_ptr<inbox_slot>, std::less<>> inbox_;
+  // Messages the caller has read and handed back (client::recycle): on_message swaps each
+  // with the one Proton just decoded into, so Proton decodes the next delivery into a message
+  // whose buffers already exist — no pn_message_t built on this thread and freed on the
+  // caller's for every message.
+  std::vector<proton::message> spare_;
   std::map<std::string, error_info, std::less<>> receiver_errors_;
   std::map<std::string, bool, std::less<>> attached_;  // caller: receivers asked for
   client_stats stats_;
+
+  // ---- caller only ----------------------------------------------------------------------
+  inbox_slot* last_slot_ = nullptr;  // the slot of the last receive() (one queue, usually)
+  std::size_t ready_ = 0;            // messages taken over and not handed out yet, all slots
+  // Settlements not handed to the Proton thread yet. Handing each one over wakes the Proton
+  // thread (an eventfd write, its epoll, a run, a socket write — and the broker reads one
+  // more small frame): they are handed over in runs instead, at the latest when the caller
+  // has no message left to hand out (it waits for the broker then), when settle_run_
+  // collected, or with the next posted work (close, a send). So a settlement waits only while
+  // the caller holds further messages of the same prefetch that it has not asked for yet.
+  std::vector<std::pair<delivery_ref, settlement>> unposted_settles_;
+  std::size_t settle_run_ = 1;
+  std::vector<proton::message> recycled_;  // handed to spare_ with the next lock taken
 
   // ---- Proton thread only -------------------------------------------------------------
   struct out_link {
@@ -149,7 +191,7 @@ struct client::impl final : proton::messaging_handler {
   };
   struct held_delivery {
     proton::delivery delivery;
-    std::string address;
+    inbox_slot* slot;  // whose receiver gets the credit back
   };
   proton::container container_;
   std::thread thread_;
@@ -161,7 +203,10 @@ struct client::impl final : proton::messaging_handler {
   bool tick_armed_ = false;
   detail::reconnect_backoff backoff_;
   std::map<std::string, out_link, std::less<>> senders_;
-  std::map<std::string, proton::receiver, std::less<>> receivers_;
+  // The receivers asked for, by address; each slot's `link` is its open receiver (null while
+  // detached or disconnected).
+  std::map<std::string, inbox_slot*, std::less<>> receivers_;
+  inbox_slot* last_rx_ = nullptr;  // the slot of the last message (one receiver, usually)
   std::unordered_map<std::uint64_t, flight> in_flight_;
   std::unordered_map<std::uint64_t, held_delivery> deliveries_;
   std::vector<std::pair<delivery_ref, settlement>> settling_;  // the run being applied
@@ -207,20 +252,89 @@ struct client::impl final : proton::messaging_handler {
   // Hands `fn` to the Proton thread. While connected it runs in the connection's context
   // (its work queue), so that what it changes on the connection is written out at once;
   // otherwise a container timer runs it. One wake-up per non-empty queue.
+  // Called by the caller only (as every post): the caller's unposted settlements go first,
+  // so that the Proton thread applies them before `fn` (a close must find them applied).
   bool post(std::function<void()> fn) {
     std::unique_lock lk(m_);
     if (stopped_) return false;
+    hand_over_settles();
     work_.push_back(std::move(fn));
     wake(lk);
     return true;
   }
 
-  bool post_settle(const delivery_ref& ref, const settlement& how) {
+  // Moves the caller's unposted settlements to settles_ (the caller holds m_); true when
+  // there were any.
+  bool hand_over_settles() {
+    if (unposted_settles_.empty()) return false;
+    if (settles_.empty()) {
+      settles_.swap(unposted_settles_);  // both keep their capacity
+    } else {
+      settles_.insert(settles_.end(), std::make_move_iterator(unposted_settles_.begin()),
+                      std::make_move_iterator(unposted_settles_.end()));
+      unposted_settles_.clear();
+    }
+    return true;
+  }
+
+  // Hands the caller's settlements to the Proton thread now (one lock, one wake-up).
+  bool post_settles() {
     std::unique_lock lk(m_);
     if (stopped_) return false;
-    settles_.emplace_back(ref, how);
-    wake(lk);
+    if (hand_over_settles()) wake(lk);
     return true;
+  }
+
+  // The next message the caller took over for `slot`, without m_; nullopt when none is
+  // left. Messages of a connection lost since are dropped (the broker redelivers them).
+  std::optional<inbound> take_ready(inbox_slot& slot) {
+    if (slot.next == slot.taken.size()) return std::nullopt;
+    if (slot.taken[slot.next].ref.connection != live_generation_.load()) {
+      ready_ -= slot.taken.size() - slot.next;
+      slot.taken.clear();
+      slot.next = 0;
+      return std::nullopt;
+    }
+    inbound in = std::move(slot.taken[slot.next]);
+    ++slot.next;
+    --ready_;
+    if (slot.next == slot.taken.size()) {
+      slot.taken.clear();
+      slot.next = 0;
+    }
+    return in;
+  }
+
+  // Takes over what arrived for `slot` (the caller holds m_ and has nothing left of it), and
+  // hands back the messages it recycled meanwhile.
+  void take_arrived(inbox_slot& slot) {
+    slot.taken.swap(slot.arrived);
+    ready_ += slot.taken.size();
+    hand_over_recycled();
+  }
+
+  // At most this many spare messages are kept (more can only pile up after a burst of
+  // several receivers' prefetch).
+  std::size_t spare_limit() const { return 2 * static_cast<std::size_t>(config.prefetch) + 16; }
+
+  void hand_over_recycled() {  // the caller holds m_
+    for (auto& m : recycled_) {
+      if (spare_.size() >= spare_limit()) break;
+      spare_.push_back(std::move(m));
+    }
+    recycled_.clear();
+  }
+
+  // The caller's slot for `address`, made on first use.
+  inbox_slot& caller_slot(std::string_view address) {
+    if (last_slot_ != nullptr && last_slot_->address == address) return *last_slot_;
+    auto it = inbox_.find(address);  // the caller is the map's only writer: no lock to read
+    if (it == inbox_.end()) {
+      std::lock_guard lk(m_);  // the Proton thread reads the map (do_attach, lost)
+      it = inbox_.emplace(std::string(address), std::make_unique<inbox_slot>(std::string(address)))
+               .first;
+    }
+    return *(last_slot_ = it->second.get());
   }
 
   // Makes the Proton thread drain (once per non-empty queue). `lk` holds m_.
@@ -422,7 +536,7 @@ struct client::impl final : proton::messaging_handler {
         link.queue.pop_front();
       }
     }
-    for (auto& [address, r] : receivers_) r = proton::receiver();
+    for (auto& [address, slot] : receivers_) slot->link = proton::receiver();
     deliveries_.clear();
     cbs_sender_ = proton::sender();
     cbs_receiver_ = proton::receiver();
@@ -431,8 +545,10 @@ struct client::impl final : proton::messaging_handler {
     {
       std::lock_guard lk(m_);
       connected_ = false;
+      live_generation_ = 0;  // what the caller took over of this connection is dropped too
       work_queue_ = nullptr;
-      for (auto& [address, q] : inbox_) q.clear();  // unsettled: the broker redelivers them
+      // unsettled: the broker redelivers them
+      for (auto& [address, slot] : inbox_) slot->arrived.clear();
       // A drain handed to the dead connection's work queue may never run: a timer does it.
       if (wake_pending_) {
         container_.schedule(proton::duration::IMMEDIATE, [this] { drain(false); });
@@ -487,15 +603,15 @@ struct client::impl final : proton::messaging_handler {
     link.open = false;
   }
 
-  void open_receiver(const std::string& address) {
+  void open_receiver(inbox_slot& slot) {
+    const std::string& address = slot.address;
     proton::receiver_options ro;
     ro.auto_accept(false);
     ro.credit_window(0);  // credit is given back per settled message (see settle)
     ro.delivery_mode(proton::delivery_mode::AT_LEAST_ONCE);
     ro.source(proton::source_options().address(address).capabilities(capabilities()));
-    proton::receiver r = conn_.open_receiver(address, ro);
-    r.add_credit(config.prefetch);
-    receivers_[address] = r;
+    slot.link = conn_.open_receiver(address, ro);
+    slot.link.add_credit(config.prefetch);
   }
 
   // Sends what the credit allows from the head of an address's queue.
@@ -530,12 +646,16 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void do_attach(const std::string& address) {
-    if (receivers_.count(address) == 0) receivers_[address] = proton::receiver();
+    inbox_slot*& slot = receivers_[address];
+    if (slot == nullptr) {
+      std::lock_guard lk(m_);
+      slot = inbox_.at(address).get();  // made by receive() before it posted this
+    }
     if (state_ != state::up) {
       ensure_connected();
       return;
     }
-    if (!receivers_[address]) open_receiver(address);
+    if (!slot->link) open_receiver(*slot);
   }
 
   // Applies a settlement the caller already checked (see client::settle). A delivery of a
@@ -544,8 +664,8 @@ struct client::impl final : proton::messaging_handler {
     if (ref.connection != generation_ || state_ != state::up) return;
     auto it = deliveries_.find(ref.id);
     if (it == deliveries_.end()) return;
-    proton::delivery d = it->second.delivery;
-    const std::string address = std::move(it->second.address);
+    proton::delivery d = std::move(it->second.delivery);
+    inbox_slot* slot = it->second.slot;
     deliveries_.erase(it);
     switch (how.how) {
       case outcome::accept:
@@ -561,9 +681,7 @@ struct client::impl final : proton::messaging_handler {
         settle_rejected(d, how);
         break;
     }
-    if (auto r = receivers_.find(address); r != receivers_.end() && r->second) {
-      r->second.add_credit(1);
-    }
+    if (slot->link) slot->link.add_credit(1);
   }
 
   void do_close() {
@@ -604,7 +722,7 @@ struct client::impl final : proton::messaging_handler {
       ++stats_.connects;
       cv_.notify_all();
     }
-    for (auto& [address, r] : receivers_) open_receiver(address);
+    for (auto& [address, slot] : receivers_) open_receiver(*slot);
     for (auto& [address, link] : senders_) {
       if (!link.queue.empty()) open_sender(address, link);
     }
@@ -775,16 +893,38 @@ struct client::impl final : proton::messaging_handler {
       on_cbs_reply(d, m);
       return;
     }
-    const std::string address = r.source().address();
+    inbox_slot* slot = slot_of(r);
+    if (slot == nullptr) {  // not a receiver of ours (any more): the broker redelivers it
+      d.release();
+      return;
+    }
     const std::uint64_t id = ++next_delivery_;
-    deliveries_.emplace(id, held_delivery{d, address});
-    inbound in;
+    deliveries_.emplace(id, held_delivery{d, slot});
+    std::unique_lock lk(m_);
+    ++stats_.delivered;
+    inbound& in = slot->arrived.emplace_back();
+    if (!spare_.empty()) {
+      swap(in.message, spare_.back());  // the spare's buffers go to Proton below
+      spare_.pop_back();
+    }
     swap(in.message, m);
     in.ref = delivery_ref{id, generation_};
-    std::lock_guard lk(m_);
-    ++stats_.delivered;
-    inbox_[address].push_back(std::move(in));
-    if (waiters_ > 0) cv_.notify_all();
+    if (waiters_ > 0 && !receive_notified_) {
+      receive_notified_ = true;
+      // Notified after unlocking: a waiter woken while m_ is still held only blocks on m_
+      // again (two more futex calls and a context switch per wake-up).
+      lk.unlock();
+      cv_.notify_all();
+    }
+  }
+
+  // The slot whose open receiver is `r`; null for a link no longer (or never) ours.
+  inbox_slot* slot_of(const proton::receiver& r) {
+    if (last_rx_ != nullptr && last_rx_->link == r) return last_rx_;
+    for (auto& [address, slot] : receivers_) {
+      if (slot->link == r) return last_rx_ = slot;
+    }
+    return nullptr;
   }
 
   void link_failed(const std::string& address, bool sender, const proton::error_condition& c) {
@@ -804,7 +944,10 @@ struct client::impl final : proton::messaging_handler {
       }
       senders_.erase(it);
     } else {
-      receivers_.erase(address);
+      if (auto it = receivers_.find(address); it != receivers_.end()) {
+        it->second->link = proton::receiver();
+        receivers_.erase(it);
+      }
       std::lock_guard lk(m_);
       receiver_errors_[address] = why;
       attached_.erase(address);
@@ -838,13 +981,13 @@ struct client::impl final : proton::messaging_handler {
     }
     const std::string address = r.source().address();
     auto it = receivers_.find(address);
-    if (it != receivers_.end() && it->second == r) link_failed(address, false, r.error());
+    if (it != receivers_.end() && it->second->link == r) link_failed(address, false, r.error());
   }
 
   void on_receiver_close(proton::receiver& r) override {
     const std::string address = r.source().address();
     auto it = receivers_.find(address);
-    if (it != receivers_.end() && it->second == r && !closing()) {
+    if (it != receivers_.end() && it->second->link == r && !closing()) {
       link_failed(address, false,
                   proton::error_condition("amqp:link:detach-forced", "the broker closed the link"));
     }
@@ -930,15 +1073,18 @@ result<void> client::send(std::string_view address, std::vector<proton::message>
 result<std::optional<inbound>> client::receive(std::string_view address,
                                                clock::time_point deadline) {
   impl* p = impl_.get();
+  if (p->closed_for_caller_.load()) return fail(p->closed_error());
+  auto& slot = p->caller_slot(address);
+  if (auto in = p->take_ready(slot)) return in;  // the common case: no lock, no wake-up
   std::unique_lock lk(p->m_);
   if (p->stopped_ || p->closing_) return fail(p->closed_error());
-  auto slot = p->inbox_.find(address);
-  if (slot == p->inbox_.end()) slot = p->inbox_.emplace(std::string(address), std::deque<inbound>{}).first;
-  auto& q = slot->second;
-  if (!q.empty()) {
-    inbound in = std::move(q.front());
-    q.pop_front();
-    return std::optional<inbound>(std::move(in));
+  // About to take more (or to wait for more): what the caller settled goes to the Proton
+  // thread in the same lock, so the broker gets the credit back before the caller waits.
+  if (p->hand_over_settles()) p->wake(lk);
+  if (!slot.arrived.empty()) {
+    p->take_arrived(slot);
+    lk.unlock();
+    return p->take_ready(slot);
   }
   if (auto e = p->receiver_errors_.find(address); e != p->receiver_errors_.end()) {
     error_info why = std::move(e->second);
@@ -954,15 +1100,16 @@ result<std::optional<inbound>> client::receive(std::string_view address,
   }
   ++p->waiters_;
   p->cv_.wait_until(lk, deadline, [&] {
-    return !q.empty() || p->stopped_ || p->receiver_errors_.count(address) != 0 ||
+    p->receive_notified_ = false;  // awake and looking: the next arrival notifies again
+    return !slot.arrived.empty() || p->stopped_ || p->receiver_errors_.count(address) != 0 ||
            (!p->connected_ && p->connect_error_ &&
             p->connect_error_->code == transport_errc::permission);
   });
   --p->waiters_;
-  if (!q.empty()) {
-    inbound in = std::move(q.front());
-    q.pop_front();
-    return std::optional<inbound>(std::move(in));
+  if (!slot.arrived.empty()) {
+    p->take_arrived(slot);
+    lk.unlock();
+    return p->take_ready(slot);
   }
   if (p->stopped_) return fail(p->closed_error());
   if (auto e = p->receiver_errors_.find(address); e != p->receiver_errors_.end()) {
@@ -976,20 +1123,22 @@ result<std::optional<inbound>> client::receive(std::string_view address,
 
 result<void> client::settle(const delivery_ref& ref, const settlement& how) {
   impl* p = impl_.get();
-  {
-    std::lock_guard lk(p->m_);
-    if (p->stopped_) return fail(p->closed_error());
-    if (!p->connected_ || ref.connection != p->live_generation_) {
-      return fail(transport_errc::unavailable,
-                  p->config.name + ": the connection this message arrived on was lost; " +
-                      "the broker delivers it again");
-    }
+  if (p->closed_for_caller_.load()) return fail(p->closed_error());
+  if (ref.connection != p->live_generation_.load()) {
+    return fail(transport_errc::unavailable,
+                p->config.name + ": the connection this message arrived on was lost; " +
+                    "the broker delivers it again");
   }
   // Not waited for: a settlement from an at-least-once receiver gets no reply from the broker,
   // so waiting would only wait for the Proton thread (a thread round trip per message — most
   // of the consume cost, docs/benchmarks-artemis.md). Settlements are applied in order, in
   // runs; one lost with its connection before it went out is redelivered (at-least-once).
-  if (!p->post_settle(ref, how)) return fail(p->closed_error());
+  // Handed over at once only when the caller has nothing more to hand out (see
+  // unposted_settles_), else with the next run.
+  p->unposted_settles_.emplace_back(ref, how);
+  if (p->ready_ == 0 || p->unposted_settles_.size() >= p->settle_run_) {
+    if (!p->post_settles()) return fail(p->closed_error());
+  }
   return {};
 }
 
@@ -999,6 +1148,7 @@ result<void> client::close(clock::time_point deadline) {
     std::lock_guard lk(p->m_);
     if (p->closing_) return {};
     p->closing_ = true;
+    p->closed_for_caller_ = true;
   }
   p->post([p] { p->do_close(); });
   {
@@ -1014,6 +1164,11 @@ result<void> client::close(clock::time_point deadline) {
   if (!p->run_finished_now()) p->container_.stop();
   if (p->thread_.joinable()) p->thread_.join();
   return {};
+}
+
+void client::recycle(proton::message&& m) {
+  impl* p = impl_.get();
+  if (p->recycled_.size() < p->spare_limit()) p->recycled_.push_back(std::move(m));
 }
 
 client_stats client::stats() const {

@@ -138,9 +138,16 @@ class client {
   /// `deadline`. nullopt when nothing arrived.
   result<std::optional<inbound>> receive(std::string_view address, clock::time_point deadline);
 
+  /// Hands a received message back once it has been read, so that a later delivery is decoded
+  /// into its buffers (optional: a message not handed back is simply freed).
+  void recycle(proton::message&& m);
+
   /// Settles a received delivery without waiting: the Proton thread applies settlements in
-  /// order (an at-least-once receiver's settlement has no broker reply). transport_errc::
-  /// unavailable when its connection was lost, closed after close().
+  /// order (an at-least-once receiver's settlement has no broker reply), in runs — handed over
+  /// at once when the caller has no further received message to hand out, else with the next
+  /// run (a quarter of `prefetch`), the next receive() that finds nothing taken over, or
+  /// the next send / close. transport_errc::unavailable when its connection was lost, closed
+  /// after close().
   result<void> settle(const delivery_ref& ref, const settlement& how);
   result<void> settle(const delivery_ref& ref, outcome how) {
     return settle(ref, settlement{how, {}, {}, {}});

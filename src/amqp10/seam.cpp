@@ -53,6 +53,7 @@ result<std::optional<received_message>> seam::receive(std::string_view queue,
   received_message out;
   out.queue = std::string(queue);
   codec_.read((*in)->message, out);
+  client_->recycle(std::move((*in)->message));
   out.handle = std::make_shared<settle_handle>(settle_handle{(*in)->ref, this, false});
   return std::optional<received_message>(std::move(out));
 }

@@ -45,7 +45,10 @@ proton::message to_message(std::string_view body, const headers& hdrs,
 std::string body_of(const proton::message& m) { return amqp10::body_bytes(m); }
 
 headers headers_of(const proton::message& m) {
-  return projection::headers_from_properties(amqp10::string_properties(m));
+  // The contract properties are left out while reading (headers_from_properties drops them
+  // anyway): most messages carry only those, so nothing is copied.
+  return projection::headers_from_properties(amqp10::string_properties(
+      m, [](std::string_view name) { return !projection::is_contract_property(name); }));
 }
 
 }  // namespace babelqueue::inline v1::artemis::detail
