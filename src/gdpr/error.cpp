@@ -1,4 +1,6 @@
 // The "babelqueue.gdpr" error category.
+#include "core/table_category.hpp"
+
 #include <babelqueue/gdpr/error.hpp>
 
 namespace babelqueue {
@@ -6,38 +8,22 @@ inline namespace v1 {
 namespace gdpr {
 namespace {
 
-class gdpr_category final : public babelqueue::error_category_base {
- public:
-  const char* name() const noexcept override { return "babelqueue.gdpr"; }
-  std::string_view reason(int value) const noexcept override {
-    switch (static_cast<errc>(value)) {
-      case errc::ok: return "ok";
-      case errc::invalid_key: return "invalid_key";
-      case errc::malformed_ciphertext: return "malformed_ciphertext";
-      case errc::decrypt_failed: return "decrypt_failed";
-      case errc::not_json: return "not_json";
-      case errc::encrypt_failed: return "encrypt_failed";
-      case errc::invalid_schema: return "invalid_schema";
-      case errc::invalid_argument: return "invalid_argument";
-    }
-    return "unknown";
-  }
-  int condition_of(int value) const noexcept override {
-    switch (static_cast<errc>(value)) {
-      case errc::invalid_key:
-      case errc::invalid_schema:
-      case errc::invalid_argument: return static_cast<int>(condition::invalid_argument);
-      default: return 0;
-    }
-  }
+using detail::entry;
+constexpr detail::category_entry k_entries[] = {
+    entry(errc::ok, "ok"),
+    entry(errc::invalid_key, "invalid_key", condition::invalid_argument),
+    entry(errc::malformed_ciphertext, "malformed_ciphertext"),
+    entry(errc::decrypt_failed, "decrypt_failed"),
+    entry(errc::not_json, "not_json"),
+    entry(errc::encrypt_failed, "encrypt_failed"),
+    entry(errc::invalid_schema, "invalid_schema", condition::invalid_argument),
+    entry(errc::invalid_argument, "invalid_argument", condition::invalid_argument),
 };
+constinit const detail::table_category k_category{"babelqueue.gdpr", k_entries};
 
 }  // namespace
 
-const std::error_category& category() noexcept {
-  static const gdpr_category instance;
-  return instance;
-}
+const std::error_category& category() noexcept { return k_category; }
 
 }  // namespace gdpr
 }  // namespace v1

@@ -1,4 +1,6 @@
 // The "babelqueue.idempotency" error category.
+#include "core/table_category.hpp"
+
 #include <babelqueue/idempotency/error.hpp>
 
 namespace babelqueue {
@@ -6,42 +8,19 @@ inline namespace v1 {
 namespace idempotency {
 namespace {
 
-class idempotency_category final : public babelqueue::error_category_base {
- public:
-  const char* name() const noexcept override { return "babelqueue.idempotency"; }
-  std::string_view reason(int value) const noexcept override {
-    switch (static_cast<errc>(value)) {
-      case errc::ok:
-        return "ok";
-      case errc::invalid_argument:
-        return "invalid_argument";
-      case errc::unavailable:
-        return "unavailable";
-      case errc::backend:
-        return "backend";
-      case errc::claim_held:
-        return "claim_held";
-    }
-    return "unknown";
-  }
-  int condition_of(int value) const noexcept override {
-    switch (static_cast<errc>(value)) {
-      case errc::invalid_argument:
-        return static_cast<int>(condition::invalid_argument);
-      case errc::unavailable:
-        return static_cast<int>(condition::unavailable);
-      default:
-        return 0;
-    }
-  }
+using detail::entry;
+constexpr detail::category_entry k_entries[] = {
+    entry(errc::ok, "ok"),
+    entry(errc::invalid_argument, "invalid_argument", condition::invalid_argument),
+    entry(errc::unavailable, "unavailable", condition::unavailable),
+    entry(errc::backend, "backend"),
+    entry(errc::claim_held, "claim_held"),
 };
+constinit const detail::table_category k_category{"babelqueue.idempotency", k_entries};
 
 }  // namespace
 
-const std::error_category& category() noexcept {
-  static const idempotency_category instance;
-  return instance;
-}
+const std::error_category& category() noexcept { return k_category; }
 
 }  // namespace idempotency
 }  // namespace v1

@@ -1,4 +1,6 @@
 // The "babelqueue.schema" error category.
+#include "core/table_category.hpp"
+
 #include <babelqueue/schema/error.hpp>
 
 namespace babelqueue {
@@ -6,35 +8,18 @@ inline namespace v1 {
 namespace schema {
 namespace {
 
-class schema_category final : public babelqueue::error_category_base {
- public:
-  const char* name() const noexcept override { return "babelqueue.schema"; }
-  std::string_view reason(int value) const noexcept override {
-    switch (static_cast<errc>(value)) {
-      case errc::invalid_payload: return "invalid_payload";
-      case errc::invalid_schema: return "invalid_schema";
-      case errc::invalid_registry: return "invalid_registry";
-      case errc::io: return "io";
-    }
-    return value == 0 ? "ok" : "unknown";
-  }
-  int condition_of(int value) const noexcept override {
-    switch (static_cast<errc>(value)) {
-      case errc::invalid_schema:
-      case errc::invalid_registry: return static_cast<int>(condition::invalid_argument);
-      case errc::io: return static_cast<int>(condition::io);
-      case errc::invalid_payload: return 0;
-    }
-    return 0;
-  }
+using detail::entry;
+constexpr detail::category_entry k_entries[] = {
+    entry(errc::invalid_payload, "invalid_payload"),
+    entry(errc::invalid_schema, "invalid_schema", condition::invalid_argument),
+    entry(errc::invalid_registry, "invalid_registry", condition::invalid_argument),
+    entry(errc::io, "io", condition::io),
 };
+constinit const detail::table_category k_category{"babelqueue.schema", k_entries};
 
 }  // namespace
 
-const std::error_category& category() noexcept {
-  static const schema_category instance;
-  return instance;
-}
+const std::error_category& category() noexcept { return k_category; }
 
 }  // namespace schema
 }  // namespace v1
