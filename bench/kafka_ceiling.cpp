@@ -4,6 +4,7 @@
 //
 //   kafka_ceiling --url kafka://... --topic T [--messages N] [--size B] [--publishers P]
 //                 [--batch K] [--group G] [--read 0|1] [--project 0|1] [--partitions N]
+//                 [--transport 0|1]
 //                 [--phase both|publish|consume|create|delete]
 //
 // Same settings as the transport, read from the same URL with kafka::options_from_url:
@@ -26,6 +27,7 @@
 // msgs in T s = R msg/s", "consume: ...", "consume-steady: ... from the first record").
 // --project 1: the headers and timestamp are projected from the envelope for every record
 // (bindings::kafka::project, as the transport does), not once.
+// --transport 1: the consume phase goes through kafka_transport (receive + ack) instead.
 // --read 1: the consume loop also copies each value out and reads its bq-attempts and
 // bq-schema-version headers (what the transport must do for every record; the bare loop does
 // not). --phase create creates the topic (N partitions, replication 1) so that a measurement
@@ -62,6 +64,7 @@ struct args_t {
   int partitions = 1;
   bool read = false;
   bool project_each = false;
+  bool via_transport = false;
   double idle_s = 5;
 };
 
@@ -330,6 +333,49 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
   if (got < n) std::exit(1);
 }
 
+// --transport 1: the same consume job through kafka_transport::receive + ack, timed as the
+// loop above (the clock starts before the consumer exists, steady = from the first record), so
+// the transport's consume path is measured — and profiled — on the same prefilled topic as
+// the plain loop, without the CLI's publish phase in the same process.
+void run_consume_transport(const args_t& a, babelqueue::kafka::options o) {
+  if (!a.group.empty()) o.group = a.group;
+  const std::size_t n = a.messages;
+  auto t = babelqueue::kafka::kafka_transport::open(o);
+  if (!t) die("open the transport: " + t.error().message);
+  auto t0 = bench_clock::now();
+  std::size_t got = 0;
+  std::optional<bench_clock::time_point> first_record;
+  auto last = bench_clock::now();
+  const auto idle = std::chrono::duration<double>(a.idle_s);
+  while (got < n) {
+    auto m = (*t)->receive(a.topic, std::chrono::milliseconds(100));
+    if (!m) die("receive: " + m.error().message);
+    const auto now = bench_clock::now();
+    if (!m->has_value()) {
+      if (now - last > idle) break;
+      continue;
+    }
+    if (!first_record) first_record = now;
+    if (auto r = (*t)->ack(**m); !r) die("ack: " + r.error().message);
+    ++got;
+    last = now;
+  }
+  const auto t_end = bench_clock::now();
+  const double s = std::chrono::duration<double>(t_end - t0).count();
+  std::printf("consume: %zu msgs in %.3f s = %.0f msg/s (kafka_transport receive + ack)\n", got, s,
+              static_cast<double>(got) / s);
+  if (first_record && got > 1) {
+    const double to_first = std::chrono::duration<double>(*first_record - t0).count();
+    const double steady = std::chrono::duration<double>(t_end - *first_record).count();
+    std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
+                to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
+  }
+  if (auto r = (*t)->close(bench_clock::now() + std::chrono::seconds(10)); !r) {
+    die("close: " + r.error().message);
+  }
+  if (got < n) std::exit(1);
+}
+
 // ---- delete ------------------------------------------------------------------------------
 
 void admin_wait(rd_kafka_queue_t* q, int timeout_ms) {
@@ -402,6 +448,7 @@ int main(int argc, char** argv) {
     else if (k == "--partitions") a.partitions = std::max(1, std::stoi(v));
     else if (k == "--read") a.read = v != "0" && v != "off";
     else if (k == "--project") a.project_each = v != "0" && v != "off";
+    else if (k == "--transport") a.via_transport = v != "0" && v != "off";
     else die("unknown option " + k);
     // clang-format on
   }
@@ -421,6 +468,9 @@ int main(int argc, char** argv) {
   }
   const std::string body = bench::sized_envelope(a.size);
   if (a.phase == "both" || a.phase == "publish") run_publish(a, *o, body);
-  if (a.phase == "both" || a.phase == "consume") run_consume(a, *o);
+  if (a.phase == "both" || a.phase == "consume") {
+    if (a.via_transport) run_consume_transport(a, *o);
+    else run_consume(a, *o);
+  }
   return 0;
 }
