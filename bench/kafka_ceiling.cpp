@@ -220,6 +220,20 @@ void run_publish(const args_t& a, const babelqueue::kafka::options& o, const std
 
 // ---- consume -----------------------------------------------------------------------------
 
+// The process's peak resident set (VmHWM, KiB), printed after a consume phase: with
+// --phase consume it is what the consumer and librdkafka's prefetch queue reached.
+long peak_rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
 void commit(rd_kafka_t* rk, const std::string& topic, std::vector<std::int64_t>& next,
             std::vector<std::int64_t>& committed, bool sync) {
   rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
@@ -265,6 +279,7 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
   set(c, "auto.offset.reset", "earliest");
   set(c, "allow.auto.create.topics", "true");
   set(c, "enable.partition.eof", "false");
+  set(c, "queued.min.messages", babelqueue::kafka::default_queued_min_messages);  // as the transport
   passthrough(c, o);
   rd_kafka_t* rk = create(RD_KAFKA_CONSUMER, c);
   rd_kafka_poll_set_consumer(rk);
@@ -328,6 +343,7 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
     std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
                 to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
   }
+  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
   if (got < n) std::exit(1);
@@ -370,6 +386,7 @@ void run_consume_transport(const args_t& a, babelqueue::kafka::options o) {
     std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
                 to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
   }
+  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
   if (auto r = (*t)->close(bench_clock::now() + std::chrono::seconds(10)); !r) {
     die("close: " + r.error().message);
   }

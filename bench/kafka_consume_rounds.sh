@@ -9,6 +9,8 @@
 #   bash bench/kafka_consume_rounds.sh [rounds]   (default 5; N_PIPE records, default 200000)
 # QUERY (e.g. "&rdkafka.queued.max.messages.kbytes=16384") is appended to the URL of both,
 # so the transport and the loop always run with the same librdkafka settings.
+# BABELQUEUE_CLI_BEFORE (another build's babelqueue binary, e.g. a copy of main's) adds a
+# before/after pair per round: that CLI runs the same job right before this one.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=${1:-5}
@@ -42,7 +44,16 @@ or0() { [[ -n $1 ]] && echo "$1" || echo 0; }
 
 echo "kafka_consume_rounds: $rounds rounds of $n records${query:+, query $query}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 results=$(mktemp)
+before_cli=${BABELQUEUE_CLI_BEFORE:-}
 for r in $(seq "$rounds"); do
+  b_st=0
+  if [[ -n $before_cli ]]; then
+    fresh
+    out=$(nice "$before_cli" bench --broker "$url?group=$current$query" --queue "$current" --size 370 \
+      --messages "$n" --batch "$n")
+    drop
+    b_st=$(or0 "$(rate consume-steady <<<"$out")")
+  fi
   fresh
   out=$(nice "$cli" bench --broker "$url?group=$current$query" --queue "$current" --size 370 \
     --messages "$n" --batch "$n")
@@ -58,10 +69,10 @@ for r in $(seq "$rounds"); do
   a_con=$(or0 "$(rate consume <<<"$out")")
   a_st=$(or0 "$(rate consume-steady <<<"$out")")
   a_rd=$(or0 "$(rate consume-steady <<<"$out2")")
-  echo "round $r: transport consume $c_con steady $c_st | loop consume $a_con steady $a_st," \
-    "reading headers steady $a_rd (load $(cut -d' ' -f1 /proc/loadavg))"
+  echo "round $r: transport consume $c_con steady $c_st${before_cli:+ (before: steady $b_st)} |" \
+    "loop consume $a_con steady $a_st, reading headers steady $a_rd (load $(cut -d' ' -f1 /proc/loadavg))"
   if [[ $c_st == 0 || $a_st == 0 || $a_rd == 0 ]]; then echo "a measurement failed" >&2; exit 1; fi
-  echo "$c_con $c_st $a_con $a_st $a_rd" >>"$results"
+  echo "$c_con $c_st $a_con $a_st $a_rd $b_st" >>"$results"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$results" <<'PY'
@@ -80,5 +91,9 @@ show("loop reading value + 2 headers, steady", lambda r: r[4])
 show("transport / loop, incl. join", lambda r: r[0] / r[2], True)
 show("transport / loop, steady", lambda r: r[1] / r[3], True)
 show("transport / loop reading headers, steady", lambda r: r[1] / r[4], True)
+if all(r[5] > 0 for r in rows):
+    show("before: transport consume steady", lambda r: r[5])
+    show("before: transport / loop, steady", lambda r: r[5] / r[3], True)
+    show("after / before, steady", lambda r: r[1] / r[5], True)
 PY
 rm -f "$results"

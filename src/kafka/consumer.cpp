@@ -180,7 +180,11 @@ bool consumer::commit_due(clock::time_point now) const {
 
 rd_kafka_message_t* consumer::next_message(int wait_ms) {
   if (!fetched_.empty()) return fetched_.take();
-  if (prefetch_ > 1) {
+  const auto now = clock::now();
+  // Runs only while a plain poll happened within the last second: rd_kafka_consumer_poll()
+  // resets librdkafka's max.poll.interval.ms timer; that 2.0's batch consume does too is not
+  // documented, and a slow handler over a full queue would otherwise never poll again.
+  if (prefetch_ > 1 && now - last_poll_ < std::chrono::seconds(1)) {
     refilling_ = true;
     fetched_.refill(queue_, prefetch_);
     refilling_ = false;
@@ -192,6 +196,7 @@ rd_kafka_message_t* consumer::next_message(int wait_ms) {
     revoked_in_refill_.clear();
     if (!fetched_.empty()) return fetched_.take();
   }
+  last_poll_ = now;
   return rd_kafka_consumer_poll(rk_.get(), wait_ms);
 }
 

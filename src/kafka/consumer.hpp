@@ -123,6 +123,7 @@ class consumer {
   bool refilling_ = false;
   std::vector<std::pair<std::string, std::int32_t>> revoked_in_refill_;
   std::uint32_t handed_from_run_ = 0;  // records handed out of runs since the last clock read
+  std::chrono::steady_clock::time_point last_poll_{};  // of rd_kafka_consumer_poll()
   std::vector<std::string> topics_;
   std::map<std::string, offset_tracker> trackers_;  // by topic
   consumer_counters* counters_ = nullptr;
