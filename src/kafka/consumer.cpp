@@ -188,26 +188,42 @@ rd_kafka_message_t* consumer::next_message(int wait_ms) {
     refilling_ = true;
     fetched_.refill(queue_, prefetch_);
     refilling_ = false;
-    // A rebalance served inside the run revoked these: their records in the run belong to the
-    // old assignment (the new owner receives them from the committed offset).
-    for (const auto& [topic, partition] : revoked_in_refill_) {
-      fetched_.drop_partition(topic.c_str(), partition);
-    }
-    revoked_in_refill_.clear();
+    drop_revoked();
     if (!fetched_.empty()) return fetched_.take();
   }
   last_poll_ = now;
   return rd_kafka_consumer_poll(rk_.get(), wait_ms);
 }
 
+void consumer::drop_revoked() {
+  // A rebalance served inside the call revoked these: their records in the run belong to the
+  // old assignment (the new owner receives them from the committed offset).
+  for (const auto& [topic, partition] : revoked_in_refill_) {
+    fetched_.drop_partition(topic.c_str(), partition);
+  }
+  revoked_in_refill_.clear();
+}
+
+void consumer::keepalive_poll(clock::time_point now) {
+  refilling_ = true;
+  rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), 0);
+  refilling_ = false;
+  last_poll_ = now;
+  drop_revoked();  // the polled record itself is current: librdkafka drops outdated ones
+  if (m != nullptr) fetched_.append(m);
+}
+
 result<std::optional<received_message>> consumer::receive(std::chrono::milliseconds timeout) {
   if (closed_) return fail(transport_errc::closed, "kafka consumer is closed");
-  // A record of the current run is handed out at once: no wait, so no deadline arithmetic,
-  // and the clock (for the commit interval) read only every 32 records — a run is handed
-  // out within microseconds, the interval is hundreds of milliseconds.
+  // A record of the current run is handed out at once: no wait, so no deadline arithmetic
+  // (one clock read, for the commit interval and the keep-alive poll).
   if (!fetched_.empty() && fetched_.peek()->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if ((++handed_from_run_ & 31U) == 0 && commit_due(clock::now())) (void)commit(false);
-    return std::optional<received_message>(hand_out(message_ptr(fetched_.take())));
+    const auto now = clock::now();
+    if (commit_due(now)) (void)commit(false);
+    if (now - last_poll_ >= std::chrono::milliseconds(500)) keepalive_poll(now);
+    if (!fetched_.empty() && fetched_.peek()->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return std::optional<received_message>(hand_out(message_ptr(fetched_.take())));
+    }
   }
   auto now = clock::now();
   const auto deadline = now + timeout;

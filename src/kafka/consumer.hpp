@@ -103,6 +103,13 @@ class consumer {
   /// The next record or event: from the records taken earlier, else a run taken now without
   /// waiting, else one rd_kafka_consumer_poll() waiting up to `wait_ms`. Null when none.
   rd_kafka_message_t* next_message(int wait_ms);
+  /// While records of a run are still held: one rd_kafka_consumer_poll(0), so that a
+  /// rebalance is served and max.poll.interval.ms reset even when the handler is slow (a
+  /// run of 64 records at 30 s each must not keep the member away from the group for 32
+  /// min). Its record, if any, is appended to the run.
+  void keepalive_poll(std::chrono::steady_clock::time_point now);
+  /// Drops the run's records of partitions a rebalance revoked during a librdkafka call.
+  void drop_revoked();
   /// A record turned into what receive() returns, tracked for its settle.
   received_message hand_out(message_ptr m);
   /// The tracker of `topic` and its stable name.
@@ -122,7 +129,6 @@ class consumer {
   // in the run are dropped; see next_message()).
   bool refilling_ = false;
   std::vector<std::pair<std::string, std::int32_t>> revoked_in_refill_;
-  std::uint32_t handed_from_run_ = 0;  // records handed out of runs since the last clock read
   std::chrono::steady_clock::time_point last_poll_{};  // of rd_kafka_consumer_poll()
   std::vector<std::string> topics_;
   std::map<std::string, offset_tracker> trackers_;  // by topic

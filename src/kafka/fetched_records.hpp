@@ -44,6 +44,9 @@ class fetched_records {
     return records_.size();
   }
 
+  /// Adds a record polled while some are still held (it comes after them in queue order).
+  void append(rd_kafka_message_t* m) { records_.push_back(m); }
+
   /// Destroys the records of one partition not handed out yet (it was revoked, or rewound).
   void drop_partition(const char* topic, std::int32_t partition) {
     const auto first = records_.begin() + static_cast<std::ptrdiff_t>(next_);
