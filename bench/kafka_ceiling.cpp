@@ -279,7 +279,6 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
   set(c, "auto.offset.reset", "earliest");
   set(c, "allow.auto.create.topics", "true");
   set(c, "enable.partition.eof", "false");
-  set(c, "queued.min.messages", babelqueue::kafka::default_queued_min_messages);  // as the transport
   passthrough(c, o);
   rd_kafka_t* rk = create(RD_KAFKA_CONSUMER, c);
   rd_kafka_poll_set_consumer(rk);

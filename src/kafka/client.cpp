@@ -137,8 +137,6 @@ result<conf_ptr> consumer_conf(const options& o, client_context* ctx) {
       // so a consumer started before its first publisher is assigned at once.
       {"allow.auto.create.topics", "true"},
       {"enable.partition.eof", "false"},
-      // A bounded prefetch queue (kafka_transport.hpp); rdkafka.queued.min.messages overrides.
-      {"queued.min.messages", default_queued_min_messages},
   };
   for (const auto& [name, value] : props) {
     if (auto r = set_property(conf.get(), name, value); !r) return fail(r.error());

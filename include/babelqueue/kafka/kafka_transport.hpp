@@ -87,15 +87,6 @@ namespace babelqueue {
 inline namespace v1 {
 namespace kafka {
 
-/// librdkafka's `queued.min.messages` — how many records a consumer prefetches per
-/// partition — that the transport's consumers get unless `rdkafka.queued.min.messages` is
-/// given (librdkafka's own default is 100000). A consumer that handles records slower than
-/// librdkafka fetches them keeps its prefetch queue full, so this bounds its memory: with
-/// ~370-byte records, ≈ 55 MB resident instead of ≈ 100-150 MB, at the same consume rate
-/// (docs/benchmarks-kafka.md, 2026-12-03). `queued.max.messages.kbytes` (64 MiB) still
-/// bounds it for large records. The ceiling bench (bench/kafka_ceiling.cpp) sets the same.
-inline constexpr const char* default_queued_min_messages = "50000";
-
 /// Options of a kafka transport; each field but `brokers`, `rdkafka` and `log` is the URL
 /// query key of the same name. Every timeout is finite.
 struct options {
