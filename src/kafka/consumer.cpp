@@ -129,9 +129,11 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
     by_topic[parts->elems[i].topic].insert(parts->elems[i].partition);
     if (refilling_) revoked_in_refill_.emplace_back(parts->elems[i].topic, parts->elems[i].partition);
   }
-  // Inside a run (next_message()): end it here, so the run holds only records taken before
-  // the revocation, which next_message() then drops for the revoked partitions.
-  if (refilling_) rd_kafka_yield(rk_.get());
+  // Inside a run (next_message(), keepalive_poll()): the run's records of these partitions
+  // are dropped once the call returns (drop_revoked()). Not rd_kafka_yield(): how 2.0's
+  // batch consume handles a yield before its next record is not documented, and it is not
+  // needed — records of the old assignment after the revocation are discarded by librdkafka
+  // itself (version check), those before it are ours to drop.
   const bool lost = err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS ||
                     rd_kafka_assignment_lost(rk_.get()) != 0;
   for (auto& [topic, ps] : by_topic) {
