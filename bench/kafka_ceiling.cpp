@@ -4,6 +4,7 @@
 //
 //   kafka_ceiling --url kafka://... --topic T [--messages N] [--size B] [--publishers P]
 //                 [--batch K] [--group G] [--read 0|1] [--project 0|1] [--partitions N]
+//                 [--transport 0|1]
 //                 [--phase both|publish|consume|create|delete]
 //
 // Same settings as the transport, read from the same URL with kafka::options_from_url:
@@ -26,6 +27,7 @@
 // msgs in T s = R msg/s", "consume: ...", "consume-steady: ... from the first record").
 // --project 1: the headers and timestamp are projected from the envelope for every record
 // (bindings::kafka::project, as the transport does), not once.
+// --transport 1: the consume phase goes through kafka_transport (receive + ack) instead.
 // --read 1: the consume loop also copies each value out and reads its bq-attempts and
 // bq-schema-version headers (what the transport must do for every record; the bare loop does
 // not). --phase create creates the topic (N partitions, replication 1) so that a measurement
@@ -62,6 +64,7 @@ struct args_t {
   int partitions = 1;
   bool read = false;
   bool project_each = false;
+  bool via_transport = false;
   double idle_s = 5;
 };
 
@@ -217,6 +220,20 @@ void run_publish(const args_t& a, const babelqueue::kafka::options& o, const std
 
 // ---- consume -----------------------------------------------------------------------------
 
+// The process's peak resident set (VmHWM, KiB), printed after a consume phase: with
+// --phase consume it is what the consumer and librdkafka's prefetch queue reached.
+long peak_rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kib = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib;
+}
+
 void commit(rd_kafka_t* rk, const std::string& topic, std::vector<std::int64_t>& next,
             std::vector<std::int64_t>& committed, bool sync) {
   rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
@@ -325,8 +342,53 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
     std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
                 to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
   }
+  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
+  if (got < n) std::exit(1);
+}
+
+// --transport 1: the same consume job through kafka_transport::receive + ack, timed as the
+// loop above (the clock starts before the consumer exists, steady = from the first record), so
+// the transport's consume path is measured — and profiled — on the same prefilled topic as
+// the plain loop, without the CLI's publish phase in the same process.
+void run_consume_transport(const args_t& a, babelqueue::kafka::options o) {
+  if (!a.group.empty()) o.group = a.group;
+  const std::size_t n = a.messages;
+  auto t = babelqueue::kafka::kafka_transport::open(o);
+  if (!t) die("open the transport: " + t.error().message);
+  auto t0 = bench_clock::now();
+  std::size_t got = 0;
+  std::optional<bench_clock::time_point> first_record;
+  auto last = bench_clock::now();
+  const auto idle = std::chrono::duration<double>(a.idle_s);
+  while (got < n) {
+    auto m = (*t)->receive(a.topic, std::chrono::milliseconds(100));
+    if (!m) die("receive: " + m.error().message);
+    const auto now = bench_clock::now();
+    if (!m->has_value()) {
+      if (now - last > idle) break;
+      continue;
+    }
+    if (!first_record) first_record = now;
+    if (auto r = (*t)->ack(**m); !r) die("ack: " + r.error().message);
+    ++got;
+    last = now;
+  }
+  const auto t_end = bench_clock::now();
+  const double s = std::chrono::duration<double>(t_end - t0).count();
+  std::printf("consume: %zu msgs in %.3f s = %.0f msg/s (kafka_transport receive + ack)\n", got, s,
+              static_cast<double>(got) / s);
+  if (first_record && got > 1) {
+    const double to_first = std::chrono::duration<double>(*first_record - t0).count();
+    const double steady = std::chrono::duration<double>(t_end - *first_record).count();
+    std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
+                to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
+  }
+  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
+  if (auto r = (*t)->close(bench_clock::now() + std::chrono::seconds(10)); !r) {
+    die("close: " + r.error().message);
+  }
   if (got < n) std::exit(1);
 }
 
@@ -402,6 +464,7 @@ int main(int argc, char** argv) {
     else if (k == "--partitions") a.partitions = std::max(1, std::stoi(v));
     else if (k == "--read") a.read = v != "0" && v != "off";
     else if (k == "--project") a.project_each = v != "0" && v != "off";
+    else if (k == "--transport") a.via_transport = v != "0" && v != "off";
     else die("unknown option " + k);
     // clang-format on
   }
@@ -421,6 +484,9 @@ int main(int argc, char** argv) {
   }
   const std::string body = bench::sized_envelope(a.size);
   if (a.phase == "both" || a.phase == "publish") run_publish(a, *o, body);
-  if (a.phase == "both" || a.phase == "consume") run_consume(a, *o);
+  if (a.phase == "both" || a.phase == "consume") {
+    if (a.via_transport) run_consume_transport(a, *o);
+    else run_consume(a, *o);
+  }
   return 0;
 }

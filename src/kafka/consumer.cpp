@@ -38,9 +38,10 @@ bool keeps_polling(rd_kafka_resp_err_t err) {
 result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string group,
                                                  std::vector<std::string> topics,
                                                  consumer_counters* counters,
-                                                 bool keep_raw_headers) {
+                                                 bool keep_raw_headers, std::size_t prefetch) {
   std::unique_ptr<consumer> c(new consumer());
   c->keep_raw_headers_ = keep_raw_headers;
+  c->prefetch_ = std::max<std::size_t>(prefetch, 1);
   c->ctx_.log = o.log ? &o.log : nullptr;
   c->ctx_.self = c.get();
   for (const auto& t : topics) c->ctx_.name += (c->ctx_.name.empty() ? "consumer " : ",") + t;
@@ -58,6 +59,7 @@ result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string g
   if (!rk) return fail(rk.error());
   c->rk_ = std::move(*rk);
   rd_kafka_poll_set_consumer(c->rk_.get());
+  if (c->prefetch_ > 1) c->queue_ = rd_kafka_queue_get_consumer(c->rk_.get());
   partition_list_ptr subs(rd_kafka_topic_partition_list_new(static_cast<int>(c->topics_.size())));
   for (const auto& t : c->topics_) {
     rd_kafka_topic_partition_list_add(subs.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
@@ -71,6 +73,8 @@ result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string g
 consumer::~consumer() {
   if (!rk_) return;
   if (!closed_) (void)close();
+  fetched_.clear();
+  if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
   // Destroyed here, while every member its callbacks touch is alive (members declared after
   // rk_ die before it). And without a second consumer close: ours ran above; when it timed
   // out (e.g. a LeaveGroup under load), librdkafka's own would call the rebalance callback
@@ -106,6 +110,10 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     for (int i = 0; i < parts->cnt; ++i) {
       tracker(parts->elems[i].topic).second->assign(parts->elems[i].partition);
+      // Revoked and assigned again within one run: librdkafka's own barrier purges the run's
+      // records of the old assignment; what follows belongs to the new one (keep it).
+      std::erase(revoked_in_refill_,
+                 std::pair<std::string, std::int32_t>(parts->elems[i].topic, parts->elems[i].partition));
     }
     if (cooperative) {
       if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), parts)) rd_kafka_error_destroy(e);
@@ -117,7 +125,15 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
   // Revoked (or lost): commit what is settled on these partitions, then abandon their
   // in-flight records — their new owner receives them again.
   std::map<std::string, std::set<std::int32_t>> by_topic;
-  for (int i = 0; i < parts->cnt; ++i) by_topic[parts->elems[i].topic].insert(parts->elems[i].partition);
+  for (int i = 0; i < parts->cnt; ++i) {
+    by_topic[parts->elems[i].topic].insert(parts->elems[i].partition);
+    if (refilling_) revoked_in_refill_.emplace_back(parts->elems[i].topic, parts->elems[i].partition);
+  }
+  // Inside a run (next_message(), keepalive_poll()): the run's records of these partitions
+  // are dropped once the call returns (drop_revoked()). Not rd_kafka_yield(): how 2.0's
+  // batch consume handles a yield before its next record is not documented, and it is not
+  // needed — records of the old assignment after the revocation are discarded by librdkafka
+  // itself (version check), those before it are ours to drop.
   const bool lost = err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS ||
                     rd_kafka_assignment_lost(rk_.get()) != 0;
   for (auto& [topic, ps] : by_topic) {
@@ -164,8 +180,53 @@ bool consumer::commit_due(clock::time_point now) const {
          (settled_since_commit_ >= commit_batch_ || now - *first_uncommitted_ >= commit_interval_);
 }
 
+rd_kafka_message_t* consumer::next_message(int wait_ms) {
+  if (!fetched_.empty()) return fetched_.take();
+  const auto now = clock::now();
+  // Runs only while a plain poll happened within the last second: rd_kafka_consumer_poll()
+  // resets librdkafka's max.poll.interval.ms timer; that 2.0's batch consume does too is not
+  // documented, and a slow handler over a full queue would otherwise never poll again.
+  if (prefetch_ > 1 && now - last_poll_ < std::chrono::seconds(1)) {
+    refilling_ = true;
+    fetched_.refill(queue_, prefetch_);
+    refilling_ = false;
+    drop_revoked();
+    if (!fetched_.empty()) return fetched_.take();
+  }
+  last_poll_ = now;
+  return rd_kafka_consumer_poll(rk_.get(), wait_ms);
+}
+
+void consumer::drop_revoked() {
+  // A rebalance served inside the call revoked these: their records in the run belong to the
+  // old assignment (the new owner receives them from the committed offset).
+  for (const auto& [topic, partition] : revoked_in_refill_) {
+    fetched_.drop_partition(topic.c_str(), partition);
+  }
+  revoked_in_refill_.clear();
+}
+
+void consumer::keepalive_poll(clock::time_point now) {
+  refilling_ = true;
+  rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), 0);
+  refilling_ = false;
+  last_poll_ = now;
+  drop_revoked();  // the polled record itself is current: librdkafka drops outdated ones
+  if (m != nullptr) fetched_.append(m);
+}
+
 result<std::optional<received_message>> consumer::receive(std::chrono::milliseconds timeout) {
   if (closed_) return fail(transport_errc::closed, "kafka consumer is closed");
+  // A record of the current run is handed out at once: no wait, so no deadline arithmetic
+  // (one clock read, for the commit interval and the keep-alive poll).
+  if (!fetched_.empty() && fetched_.peek()->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const auto now = clock::now();
+    if (commit_due(now)) (void)commit(false);
+    if (now - last_poll_ >= std::chrono::milliseconds(500)) keepalive_poll(now);
+    if (!fetched_.empty() && fetched_.peek()->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return std::optional<received_message>(hand_out(message_ptr(fetched_.take())));
+    }
+  }
   auto now = clock::now();
   const auto deadline = now + timeout;
   for (;;) {
@@ -174,7 +235,7 @@ result<std::optional<received_message>> consumer::receive(std::chrono::milliseco
     if (first_uncommitted_) wait = std::min(wait, *first_uncommitted_ + commit_interval_ - now);
     const auto wait_ms = std::max<std::int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(), 0);
-    message_ptr m(rd_kafka_consumer_poll(rk_.get(), static_cast<int>(wait_ms)));
+    message_ptr m(next_message(static_cast<int>(wait_ms)));
     if (!m) {
       now = clock::now();
       if (now >= deadline) {
@@ -191,46 +252,50 @@ result<std::optional<received_message>> consumer::receive(std::chrono::milliseco
       }
       return fail(kafka_error(m->err, "consume from '" + ctx_.name + "'"));
     }
-    if (m->rkt != last_rkt_) {
-      last_rkt_ = m->rkt;
-      last_tracker_ = tracker(rd_kafka_topic_name(m->rkt));
-    }
-    received_message out;
-    out.queue = *last_tracker_.first;
-    out.body.assign(static_cast<const char*>(m->payload), m->payload == nullptr ? 0 : m->len);
-    auto h = std::make_shared<record_handle>();
-    h->owner = this;
-    h->topic = last_tracker_.first;
-    h->tracker = last_tracker_.second;
-    rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
-    h->timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
-    rd_kafka_headers_t* hdrs = nullptr;
-    if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      const auto each = [hdrs](auto&& fn) {
-        const char* name = nullptr;
-        const void* value = nullptr;
-        size_t size = 0;
-        for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                           RD_KAFKA_RESP_ERR_NO_ERROR;
-             ++i) {
-          fn(std::string_view(name),
-             std::string_view(static_cast<const char*>(value), value == nullptr ? 0 : size));
-        }
-      };
-      auto read = read_headers_from(each);
-      if (keep_raw_headers_) {
-        each([&h](std::string_view n, std::string_view v) { h->raw_headers.emplace_back(n, v); });
-      }
-      out.hdrs = std::move(read.out_of_band);
-      out.delivery_count = read.attempts;
-      out.refused_schema_version = std::move(read.refused_schema_version);
-      h->attempts_header = std::move(read.attempts_text);
-    }
-    h->ticket = h->tracker->track(m->partition, m->offset);
-    out.handle = std::move(h);
-    if (counters_ != nullptr) ++counters_->received;
-    return std::optional<received_message>(std::move(out));
+    return std::optional<received_message>(hand_out(std::move(m)));
   }
+}
+
+received_message consumer::hand_out(message_ptr m) {
+  if (m->rkt != last_rkt_) {
+    last_rkt_ = m->rkt;
+    last_tracker_ = tracker(rd_kafka_topic_name(m->rkt));
+  }
+  received_message out;
+  out.queue = *last_tracker_.first;
+  out.body.assign(static_cast<const char*>(m->payload), m->payload == nullptr ? 0 : m->len);
+  auto h = std::make_shared<record_handle>();
+  h->owner = this;
+  h->topic = last_tracker_.first;
+  h->tracker = last_tracker_.second;
+  rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  h->timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const auto each = [hdrs](auto&& fn) {
+      const char* name = nullptr;
+      const void* value = nullptr;
+      size_t size = 0;
+      for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
+                         RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        fn(std::string_view(name),
+           std::string_view(static_cast<const char*>(value), value == nullptr ? 0 : size));
+      }
+    };
+    auto read = read_headers_from(each);
+    if (keep_raw_headers_) {
+      each([&h](std::string_view n, std::string_view v) { h->raw_headers.emplace_back(n, v); });
+    }
+    out.hdrs = std::move(read.out_of_band);
+    out.delivery_count = read.attempts;
+    out.refused_schema_version = std::move(read.refused_schema_version);
+    h->attempts_header = std::move(read.attempts_text);
+  }
+  h->ticket = h->tracker->track(m->partition, m->offset);
+  out.handle = std::move(h);
+  if (counters_ != nullptr) ++counters_->received;
+  return out;
 }
 
 result<void> consumer::settle(const record_handle& h) {
@@ -251,6 +316,8 @@ result<void> consumer::hold(const record_handle& h) {
   if (!h.tracker->rewind(h.ticket)) {
     return fail(transport_errc::unavailable, "kafka: partition revoked before the record was held");
   }
+  // The partition is rewound to this record: its later records already taken come again.
+  fetched_.drop_partition(h.topic->c_str(), h.ticket.partition);
   auto l = list_of(*h.topic, {{h.ticket.partition, h.ticket.offset}});
   if (auto err = rd_kafka_pause_partitions(rk_.get(), l.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return fail(kafka_error(err, "pause a partition of '" + *h.topic + "'"));
@@ -280,6 +347,7 @@ bool consumer::has_assignment() {
 result<void> consumer::close() {
   if (closed_) return {};
   closed_ = true;
+  fetched_.clear();  // never handed out, so never committed: the next owner receives them
   auto r = commit(/*sync=*/true);
   // Leave the group on this thread first: unsubscribe, then serve the revoke from our own
   // polls until nothing is assigned (bounded). Closing straight away makes

@@ -6,6 +6,7 @@
 // Thread-safety: one thread at a time (the transport's). The rebalance and commit callbacks
 // run inside rd_kafka_consumer_poll()/close() on that thread.
 #include "kafka/client.hpp"
+#include "kafka/fetched_records.hpp"
 #include "kafka/offset_tracker.hpp"
 
 #include <babelqueue/runtime/transport.hpp>
@@ -43,12 +44,23 @@ struct consumer_counters {
   std::int64_t abandoned = 0;
 };
 
+/// Records the transport's consumers take from librdkafka per call when several are queued
+/// (fetched_records.hpp). Small: a run is handed out within microseconds, and records taken
+/// but not handed out are refetched by the next owner after a rebalance.
+inline constexpr std::size_t receive_prefetch = 64;
+
 class consumer {
  public:
+  /// `prefetch`: most records taken from librdkafka per call; 1 = one
+  /// rd_kafka_consumer_poll() per record. A consumer that hold()s partitions (the
+  /// re-injector) keeps 1: librdkafka 2.0's batch consume mishandles paused and rewound
+  /// partitions (fixed in 2.1.0: "intermittently skipping offsets when pause or resume was
+  /// being used").
   static result<std::unique_ptr<consumer>> open(const options& o, std::string group,
                                                 std::vector<std::string> topics,
                                                 consumer_counters* counters,
-                                                bool keep_raw_headers = false);
+                                                bool keep_raw_headers = false,
+                                                std::size_t prefetch = 1);
   ~consumer();
   consumer(const consumer&) = delete;
   consumer& operator=(const consumer&) = delete;
@@ -88,6 +100,18 @@ class consumer {
                                  const std::vector<std::pair<std::int32_t, std::int64_t>>& offs,
                                  bool sync);
   bool commit_due(std::chrono::steady_clock::time_point now) const;
+  /// The next record or event: from the records taken earlier, else a run taken now without
+  /// waiting, else one rd_kafka_consumer_poll() waiting up to `wait_ms`. Null when none.
+  rd_kafka_message_t* next_message(int wait_ms);
+  /// While records of a run are still held: one rd_kafka_consumer_poll(0), so that a
+  /// rebalance is served and max.poll.interval.ms reset even when the handler is slow (a
+  /// run of 64 records at 30 s each must not keep the member away from the group for 32
+  /// min). Its record, if any, is appended to the run.
+  void keepalive_poll(std::chrono::steady_clock::time_point now);
+  /// Drops the run's records of partitions a rebalance revoked during a librdkafka call.
+  void drop_revoked();
+  /// A record turned into what receive() returns, tracked for its settle.
+  received_message hand_out(message_ptr m);
   /// The tracker of `topic` and its stable name.
   std::pair<const std::string*, offset_tracker*> tracker(const std::string& topic) {
     auto it = trackers_.try_emplace(topic).first;
@@ -98,6 +122,14 @@ class consumer {
     consumer* self = nullptr;
   } ctx_;
   handle_ptr rk_;
+  rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue (prefetch > 1); freed before rk_
+  std::size_t prefetch_ = 1;
+  fetched_records fetched_;
+  // While fetched_.refill() runs: the partitions a rebalance revoked meanwhile (their records
+  // in the run are dropped; see next_message()).
+  bool refilling_ = false;
+  std::vector<std::pair<std::string, std::int32_t>> revoked_in_refill_;
+  std::chrono::steady_clock::time_point last_poll_{};  // of rd_kafka_consumer_poll()
   std::vector<std::string> topics_;
   std::map<std::string, offset_tracker> trackers_;  // by topic
   consumer_counters* counters_ = nullptr;

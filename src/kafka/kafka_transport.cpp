@@ -20,6 +20,10 @@ struct kafka_transport::impl {
   std::unique_ptr<detail::producer> producer;
   std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>> consumers;  // by topic
   detail::consumer_counters counters;
+  // The consumer of the last topic received from (a worker usually receives from one): its
+  // receive() and ack() skip the topic check and the lookup by name.
+  detail::consumer* last_consumer = nullptr;
+  std::string last_topic;
   bool closed = false;
 };
 
@@ -90,15 +94,21 @@ result<void> kafka_transport::publish_batch(std::string_view topic,
 result<std::optional<received_message>> kafka_transport::receive(std::string_view topic,
                                                                  std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  if (impl_->last_consumer != nullptr && topic == impl_->last_topic) {
+    return impl_->last_consumer->receive(timeout);
+  }
   if (auto r = check_topic(topic); !r) return fail(r.error());
   auto it = impl_->consumers.find(topic);
   if (it == impl_->consumers.end()) {
     detail::create_missing_topics(impl_->producer->handle(), {std::string(topic)},
                                   opts_.operation_timeout);
-    auto c = detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters);
+    auto c = detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters,
+                                    /*keep_raw_headers=*/false, detail::receive_prefetch);
     if (!c) return fail(c.error());
     it = impl_->consumers.emplace(std::string(topic), std::move(*c)).first;
   }
+  impl_->last_consumer = it->second.get();
+  impl_->last_topic = it->first;
   return it->second->receive(timeout);
 }
 
@@ -111,8 +121,9 @@ const detail::record_handle* handle_of(const received_message& m) {
 // The consumer that received `m`, or invalid_argument ("what: not received here").
 result<detail::consumer*> owner_of(
     const std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>>& consumers,
-    const received_message& m, std::string_view what) {
+    detail::consumer* last, const received_message& m, std::string_view what) {
   const auto* h = handle_of(m);
+  if (h != nullptr && last != nullptr && last->owns(*h)) return last;
   auto it = h == nullptr || h->topic == nullptr ? consumers.end() : consumers.find(*h->topic);
   if (it == consumers.end() || !it->second->owns(*h)) {
     return fail(transport_errc::invalid_argument,
@@ -125,7 +136,7 @@ result<detail::consumer*> owner_of(
 
 result<void> kafka_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
-  auto owner = owner_of(impl_->consumers, message, "ack");
+  auto owner = owner_of(impl_->consumers, impl_->last_consumer, message, "ack");
   if (!owner) return fail(owner.error());
   return (*owner)->settle(*handle_of(message));
 }
@@ -133,7 +144,7 @@ result<void> kafka_transport::ack(const received_message& message) {
 result<void> kafka_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
-  auto owner = owner_of(impl_->consumers, message, "release");
+  auto owner = owner_of(impl_->consumers, impl_->last_consumer, message, "release");
   if (!owner) return fail(owner.error());
   const auto* h = handle_of(message);
   detail::record rec;
@@ -176,6 +187,7 @@ result<void> kafka_transport::release(const received_message& message,
 result<void> kafka_transport::close(clock::time_point deadline) {
   if (impl_->closed) return {};
   impl_->closed = true;
+  impl_->last_consumer = nullptr;
   std::optional<error_info> first;
   for (auto& [topic, c] : impl_->consumers) {
     if (auto r = c->close(); !r && !first) first = r.error();
