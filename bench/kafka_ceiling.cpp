@@ -269,6 +269,21 @@ void read_record(const rd_kafka_message_t* m, std::string& value, std::string& a
   }
 }
 
+
+// The steady rate (from the first record, leaving out the group join) and the peak RSS:
+// the lines every consume loop prints after its own "consume:" line.
+void print_steady_and_rss(std::size_t got, bench_clock::time_point t0,
+                          const std::optional<bench_clock::time_point>& first_record,
+                          bench_clock::time_point t_end) {
+  if (first_record && got > 1) {
+    const double to_first = std::chrono::duration<double>(*first_record - t0).count();
+    const double steady = std::chrono::duration<double>(t_end - *first_record).count();
+    std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
+                to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
+  }
+  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
+}
+
 void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
   const std::size_t n = a.messages;
   auto t0 = bench_clock::now();
@@ -336,13 +351,7 @@ void run_consume(const args_t& a, const babelqueue::kafka::options& o) {
       got, s, static_cast<double>(got) / s, rd_kafka_version_str(),
       a.read ? " reading value + headers" : "", static_cast<long long>(o.commit_batch),
       static_cast<long long>(o.commit_interval.count()));
-  if (first_record && got > 1) {
-    const double to_first = std::chrono::duration<double>(*first_record - t0).count();
-    const double steady = std::chrono::duration<double>(t_end - *first_record).count();
-    std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
-                to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
-  }
-  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
+  print_steady_and_rss(got, t0, first_record, t_end);
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
   if (got < n) std::exit(1);
@@ -379,13 +388,7 @@ void run_consume_transport(const args_t& a, babelqueue::kafka::options o) {
   const double s = std::chrono::duration<double>(t_end - t0).count();
   std::printf("consume: %zu msgs in %.3f s = %.0f msg/s (kafka_transport receive + ack)\n", got, s,
               static_cast<double>(got) / s);
-  if (first_record && got > 1) {
-    const double to_first = std::chrono::duration<double>(*first_record - t0).count();
-    const double steady = std::chrono::duration<double>(t_end - *first_record).count();
-    std::printf("consume-steady: first record after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
-                to_first, got - 1, steady, static_cast<double>(got - 1) / steady);
-  }
-  std::printf("rss: peak %ld KiB\n", peak_rss_kib());
+  print_steady_and_rss(got, t0, first_record, t_end);
   if (auto r = (*t)->close(bench_clock::now() + std::chrono::seconds(10)); !r) {
     die("close: " + r.error().message);
   }

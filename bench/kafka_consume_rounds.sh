@@ -22,25 +22,8 @@ url=${BABELQUEUE_KAFKA_URL:?set BABELQUEUE_KAFKA_URL (source the services.env of
 [[ -x "$cli" ]] || { echo "build the release tree first ($cli missing)" >&2; exit 2; }
 [[ -x "$ceiling" ]] || { echo "build kafka_ceiling first ($ceiling missing)" >&2; exit 2; }
 prefix=bq-con-$$
-seq_no=0
-current=
-cleanup() {
-  [[ -n $current ]] && "$ceiling" --url "$url" --topic "$current" --group "$current" --phase delete \
-    >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-fresh() {
-  seq_no=$((seq_no + 1))
-  current=$prefix-$seq_no
-  "$ceiling" --url "$url" --topic "$current" --phase create >/dev/null
-}
-drop() {
-  "$ceiling" --url "$url" --topic "$current" --group "$current" --phase delete >/dev/null
-  "$ceiling" --url "$url" --topic "$current" --group "$current-read" --phase delete >/dev/null 2>&1 || true
-  current=
-}
-rate() { sed -nE "s/^$1: .* = ([0-9]+) msg\/s.*/\1/p" | head -1; }
-or0() { [[ -n $1 ]] && echo "$1" || echo 0; }
+# shellcheck source=kafka_bench_common.sh
+source "$repo/bench/kafka_bench_common.sh"
 
 echo "kafka_consume_rounds: $rounds rounds of $n records${query:+, query $query}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 results=$(mktemp)
