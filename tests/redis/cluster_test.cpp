@@ -599,8 +599,13 @@ TEST_F(RedisClusterTest, SlotMigrationWhilePublishingAndConsumingLosesNothing) {
       static_cast<long long>(producer_t->stats().redirects),
       static_cast<long long>(consumer_t->stats().redirects), publish_errors.load(),
       receive_errors.load(), first_receive_error.c_str(), static_cast<long long>(rec->moved));
-  // Both sides were using the slot while it moved: their stale maps were redirected.
-  EXPECT_GT(producer_t->stats().redirects, 0);
+  // Both sides used the slot after it moved: their stale maps were redirected. The consumer
+  // always does (it is still receiving when the move ends); the producer only when it was
+  // still publishing then — a fast one can finish inside the migration window, while the
+  // list is still served by its old owner (seen in CI: 12813 -> 20000 during a 467 ms move).
+  if (published_after < total) {
+    EXPECT_GT(producer_t->stats().redirects, 0);
+  }
   EXPECT_GT(consumer_t->stats().redirects, 0);
   EXPECT_LT(published_before, total) << "the producer was done before the migration";
   RecordProperty("duplicates", duplicates);
