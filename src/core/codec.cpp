@@ -26,7 +26,7 @@ using detail::string_scan;
 enum key_id : std::uint8_t {
   k_other = 0,
   // top level
-  k_job, k_urn, k_trace_id, k_data, k_meta, k_attempts, k_timestamp,
+  k_job, k_urn, k_trace_id, k_data, k_meta, k_attempts, k_timestamp, k_dead_letter,
   // meta
   k_id, k_queue, k_lang, k_schema_version, k_created_at, k_max_retries, k_meta_attempts,
   k_source, k_ts,
@@ -39,6 +39,7 @@ key_id classify_top(std::string_view k) noexcept {
     case 4: return k == "data" ? k_data : k == "meta" ? k_meta : k_other;
     case 8: return k == "trace_id" ? k_trace_id : k == "attempts" ? k_attempts : k_other;
     case 9: return k == "timestamp" ? k_timestamp : k_other;
+    case 11: return k == "dead_letter" ? k_dead_letter : k_other;
     default: return k_other;
   }
 }
@@ -132,6 +133,7 @@ struct frame_scan {
   std::forward_list<std::string> escaped_keys;
   int last_top[k_count];
   int last_meta[k_count];
+  std::uint32_t other_keys = 0;  // unclassified members, top and meta together
   bool duplicates = false;
   bool forbidden = false;
   bool urn_from_job = false;
@@ -335,6 +337,8 @@ bool scan_object_members(json_reader& r, member_list& out, bool root, frame_scan
     if (m.id != k_other) {
       if (last[m.id] >= 0) f.duplicates = true;
       last[m.id] = static_cast<int>(out.size()) - 1;
+    } else {
+      ++f.other_keys;
     }
     ws();
     if (p < end && *p == ',') {
@@ -450,7 +454,9 @@ error_info scan_frame(std::string_view body, const decode_options& options, fram
     return {errc::invalid_attempts, "'attempts' is missing or not a 64-bit integer"};
   }
 
-  if (!f.duplicates) f.duplicates = has_duplicate_other_keys(f.top) || has_duplicate_other_keys(f.meta);
+  if (!f.duplicates && f.other_keys >= 2) {
+    f.duplicates = has_duplicate_other_keys(f.top) || has_duplicate_other_keys(f.meta);
+  }
   f.forbidden = f.last_top[k_timestamp] >= 0 || (f.urn_from_job && urn >= 0) ||
                 f.last_meta[k_max_retries] >= 0 || f.last_meta[k_meta_attempts] >= 0 ||
                 f.last_meta[k_source] >= 0 || f.last_meta[k_ts] >= 0;
@@ -565,7 +571,9 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
     if (m.kind == '0' && m.num.is_integer && parse_int64(m.num.text, v)) A::created_at(env) = v;
   }
   A::attempts(env) = f.attempts;
-  A::reindex(env);
+  // A body built from has no duplicate keys: each key's last index is its only one.
+  A::set_indices(env, f.last_top[k_data], f.last_top[k_meta], f.last_top[k_attempts],
+                 f.last_top[k_dead_letter]);
   A::set_pristine(env);
 }
 
