@@ -369,6 +369,7 @@ std::string string_value(const scanned_member& m) {
   return v;
 }
 
+// `text` is a JSON integer the reader validated (an optional '-', then digits).
 bool parse_int64(std::string_view text, std::int64_t& out) {
   // Fast path: up to 18 digits cannot overflow.
   const char* p = text.data();
@@ -377,10 +378,7 @@ bool parse_int64(std::string_view text, std::int64_t& out) {
   if (neg) ++p;
   if (p < e && e - p <= 18) {
     std::int64_t v = 0;
-    for (; p < e; ++p) {
-      if (*p < '0' || *p > '9') return false;
-      v = v * 10 + (*p - '0');
-    }
+    for (; p < e; ++p) v = v * 10 + (*p - '0');
     out = neg ? -v : v;
     return true;
   }
