@@ -150,7 +150,10 @@ struct native_error {
 
 /// A code plus a human-readable message saying what exactly was wrong.
 struct error_info {
-  error_info() = default;
+  // User-provided on purpose: `return {};` (success, on hot paths) value-initialises, and a
+  // defaulted constructor would zero-fill the whole object (its strings and optional
+  // included) before constructing it.
+  error_info() noexcept {}  // NOLINT(modernize-use-equals-default)
   error_info(std::error_code c, std::string msg, std::string where = {},
              std::optional<native_error> from = std::nullopt)
       : code(c), message(std::move(msg)), path(std::move(where)), native(std::move(from)) {}

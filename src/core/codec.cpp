@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <forward_list>
 #include <charconv>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <unordered_set>
@@ -25,7 +26,7 @@ using detail::string_scan;
 enum key_id : std::uint8_t {
   k_other = 0,
   // top level
-  k_job, k_urn, k_trace_id, k_data, k_meta, k_attempts, k_timestamp,
+  k_job, k_urn, k_trace_id, k_data, k_meta, k_attempts, k_timestamp, k_dead_letter,
   // meta
   k_id, k_queue, k_lang, k_schema_version, k_created_at, k_max_retries, k_meta_attempts,
   k_source, k_ts,
@@ -38,6 +39,7 @@ key_id classify_top(std::string_view k) noexcept {
     case 4: return k == "data" ? k_data : k == "meta" ? k_meta : k_other;
     case 8: return k == "trace_id" ? k_trace_id : k == "attempts" ? k_attempts : k_other;
     case 9: return k == "timestamp" ? k_timestamp : k_other;
+    case 11: return k == "dead_letter" ? k_dead_letter : k_other;
     default: return k_other;
   }
 }
@@ -131,6 +133,7 @@ struct frame_scan {
   std::forward_list<std::string> escaped_keys;
   int last_top[k_count];
   int last_meta[k_count];
+  std::uint32_t other_keys = 0;  // unclassified members, top and meta together
   bool duplicates = false;
   bool forbidden = false;
   bool urn_from_job = false;
@@ -187,8 +190,53 @@ bool scan_member_value(json_reader& r, scanned_member& m) {
   return ok;
 }
 
+// A key the decoder classifies, written plainly: `"<key>":` with no escape and no white
+// space before the colon, as every peer writes them. Its id and the length of that text
+// (quotes and colon included), or length 0 when the text at `p` (an opening quote) is
+// anything else; the general string scan and the classifier then decide.
+struct key_match {
+  key_id id;
+  std::uint8_t length;
+};
+
+template <std::size_t N>
+bool literal_at(const char* p, const char* end, const char (&literal)[N]) noexcept {
+  return static_cast<std::size_t>(end - p) >= N - 1 && std::memcmp(p, literal, N - 1) == 0;
+}
+
+key_match match_top_key(const char* p, const char* end) noexcept {
+  if (end - p < 2) return {k_other, 0};
+  switch (p[1]) {
+    case 'j': if (literal_at(p, end, "\"job\":")) return {k_job, 6}; break;
+    case 't': if (literal_at(p, end, "\"trace_id\":")) return {k_trace_id, 11}; break;
+    case 'd': if (literal_at(p, end, "\"data\":")) return {k_data, 7}; break;
+    case 'm': if (literal_at(p, end, "\"meta\":")) return {k_meta, 7}; break;
+    case 'a': if (literal_at(p, end, "\"attempts\":")) return {k_attempts, 11}; break;
+    default: break;
+  }
+  return {k_other, 0};
+}
+
+key_match match_meta_key(const char* p, const char* end) noexcept {
+  if (end - p < 2) return {k_other, 0};
+  switch (p[1]) {
+    case 'i': if (literal_at(p, end, "\"id\":")) return {k_id, 5}; break;
+    case 'q': if (literal_at(p, end, "\"queue\":")) return {k_queue, 8}; break;
+    case 'l': if (literal_at(p, end, "\"lang\":")) return {k_lang, 7}; break;
+    case 's': if (literal_at(p, end, "\"schema_version\":")) return {k_schema_version, 17}; break;
+    case 'c': if (literal_at(p, end, "\"created_at\":")) return {k_created_at, 13}; break;
+    default: break;
+  }
+  return {k_other, 0};
+}
+
 // Scans `{...}` members one level deep into `out`; `root` selects the key classifier and
 // descends into `meta`.
+// The position lives in a local (a register) and is handed to the reader only around its
+// out-of-line steps: the reader's member, stored and reloaded around every token, put a
+// store-forwarding round trip on each token's critical path. Plain known keys, strings
+// without escapes and numbers are read here; everything else goes through the reader, so
+// every rule and error message is the reader's.
 bool scan_object_members(json_reader& r, member_list& out, bool root, frame_scan& f) {
   if (!r.consume('{')) return r.fail(root ? "top-level value is not an object" : "expected '{'");
   if (!r.enter()) return false;
@@ -198,46 +246,112 @@ bool scan_object_members(json_reader& r, member_list& out, bool root, frame_scan
     r.leave();
     return true;
   }
+  const char* p = r.pos();
+  const char* const end = r.end();
+  auto ws = [&] {
+    if (p < end && static_cast<unsigned char>(*p) <= 0x20) {
+      r.seek(p);
+      r.skip_ws();
+      p = r.pos();
+    }
+  };
+  auto fail_at = [&](const char* at, const char* what) {
+    r.seek(at);
+    return r.fail(what);
+  };
+  // The reader scans the value at p (its rules and errors); p follows it.
+  auto value_by_reader = [&](scanned_member& m) {
+    r.seek(p);
+    const bool ok = scan_member_value(r, m);
+    p = r.pos();
+    return ok;
+  };
   for (;;) {
-    r.skip_ws();
-    if (r.peek() != '"') return r.fail("expected a string key");
+    ws();
+    if (p == end || *p != '"') return fail_at(p, "expected a string key");
     scanned_member& m = out.emplace_back();
     m.empty_array = false;
     m.kind = 0;
-    if (!r.scan_string(m.key)) return false;
-    if (m.key.has_escapes) {
-      std::string plain;
-      detail::unescape_into(m.key.raw, plain);
-      f.escaped_keys.push_front(std::move(plain));
-      m.unescaped_key = f.escaped_keys.front();
+    if (const key_match known = root ? match_top_key(p, end) : match_meta_key(p, end);
+        known.length != 0) {
+      m.key.raw = std::string_view(p + 1, known.length - 3u);
+      m.key.has_escapes = false;
+      m.key.canonical = true;
+      m.id = known.id;
+      p += known.length;
+    } else {
+      r.seek(p);
+      if (!r.scan_string(m.key)) return false;
+      p = r.pos();
+      if (m.key.has_escapes) {
+        std::string plain;
+        detail::unescape_into(m.key.raw, plain);
+        f.escaped_keys.push_front(std::move(plain));
+        m.unescaped_key = f.escaped_keys.front();
+      }
+      m.id = root ? classify_top(m.key_plain()) : classify_meta(m.key_plain());
+      ws();
+      if (p == end || *p != ':') return fail_at(p, "expected ':' after a key");
+      ++p;
     }
-    m.id = root ? classify_top(m.key_plain()) : classify_meta(m.key_plain());
-    r.skip_ws();
-    if (!r.consume(':')) return r.fail("expected ':' after a key");
-    if (root && m.id == k_meta) {
-      r.skip_ws();
-      if (r.peek() == '{') {
-        m.kind = '{';
-        m.value_begin = r.pos();
-        f.meta.clear();  // duplicate `meta`: the last one wins
-        std::fill(std::begin(f.last_meta), std::end(f.last_meta), -1);
-        if (!scan_object_members(r, f.meta, false, f)) return false;
-        m.value_end = r.pos();
-      } else if (!scan_member_value(r, m)) {
+    ws();
+    const char c = p < end ? *p : '\0';
+    if (c == '"') {
+      bool canonical = true;
+      const auto run = json_reader::scan_string_run(p + 1, end, canonical);
+      if (run.closed) {
+        m.kind = '"';
+        m.value_begin = p;
+        m.str.raw = std::string_view(p + 1, static_cast<std::size_t>(run.at - (p + 1)));
+        m.str.has_escapes = false;
+        m.str.canonical = canonical;
+        if (!canonical) r.mark_not_canonical();
+        p = run.at + 1;
+        m.value_end = p;
+      } else if (!value_by_reader(m)) {  // an escape, a control byte, or near the end
         return false;
       }
-    } else if (!scan_member_value(r, m)) {
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      bool integer;
+      const char* why;
+      const char* after = json_reader::scan_number_run(p, end, integer, why);
+      if (why != nullptr) return fail_at(after, why);
+      m.kind = '0';
+      m.value_begin = p;
+      m.num.text = std::string_view(p, static_cast<std::size_t>(after - p));
+      m.num.is_integer = integer;
+      p = after;
+      m.value_end = p;
+    } else if (root && m.id == k_meta && c == '{') {
+      m.kind = '{';
+      m.value_begin = p;
+      f.meta.clear();  // duplicate `meta`: the last one wins
+      std::fill(std::begin(f.last_meta), std::end(f.last_meta), -1);
+      r.seek(p);
+      if (!scan_object_members(r, f.meta, false, f)) return false;
+      p = r.pos();
+      m.value_end = p;
+    } else if (!value_by_reader(m)) {
       return false;
     }
     if (m.id != k_other) {
       if (last[m.id] >= 0) f.duplicates = true;
       last[m.id] = static_cast<int>(out.size()) - 1;
+    } else {
+      ++f.other_keys;
     }
-    r.skip_ws();
-    if (r.consume(',')) continue;
-    if (r.consume('}')) break;
-    return r.fail("expected ',' or '}' in an object");
+    ws();
+    if (p < end && *p == ',') {
+      ++p;
+      continue;
+    }
+    if (p < end && *p == '}') {
+      ++p;
+      break;
+    }
+    return fail_at(p, "expected ',' or '}' in an object");
   }
+  r.seek(p);
   r.leave();
   return true;
 }
@@ -255,6 +369,7 @@ std::string string_value(const scanned_member& m) {
   return v;
 }
 
+// `text` is a JSON integer the reader validated (an optional '-', then digits).
 bool parse_int64(std::string_view text, std::int64_t& out) {
   // Fast path: up to 18 digits cannot overflow.
   const char* p = text.data();
@@ -263,10 +378,7 @@ bool parse_int64(std::string_view text, std::int64_t& out) {
   if (neg) ++p;
   if (p < e && e - p <= 18) {
     std::int64_t v = 0;
-    for (; p < e; ++p) {
-      if (*p < '0' || *p > '9') return false;
-      v = v * 10 + (*p - '0');
-    }
+    for (; p < e; ++p) v = v * 10 + (*p - '0');
     out = neg ? -v : v;
     return true;
   }
@@ -340,7 +452,9 @@ error_info scan_frame(std::string_view body, const decode_options& options, fram
     return {errc::invalid_attempts, "'attempts' is missing or not a 64-bit integer"};
   }
 
-  if (!f.duplicates) f.duplicates = has_duplicate_other_keys(f.top) || has_duplicate_other_keys(f.meta);
+  if (!f.duplicates && f.other_keys >= 2) {
+    f.duplicates = has_duplicate_other_keys(f.top) || has_duplicate_other_keys(f.meta);
+  }
   f.forbidden = f.last_top[k_timestamp] >= 0 || (f.urn_from_job && urn >= 0) ||
                 f.last_meta[k_max_retries] >= 0 || f.last_meta[k_meta_attempts] >= 0 ||
                 f.last_meta[k_source] >= 0 || f.last_meta[k_ts] >= 0;
@@ -455,7 +569,9 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
     if (m.kind == '0' && m.num.is_integer && parse_int64(m.num.text, v)) A::created_at(env) = v;
   }
   A::attempts(env) = f.attempts;
-  A::reindex(env);
+  // A body built from has no duplicate keys: each key's last index is its only one.
+  A::set_indices(env, f.last_top[k_data], f.last_top[k_meta], f.last_top[k_attempts],
+                 f.last_top[k_dead_letter]);
   A::set_pristine(env);
 }
 

@@ -62,6 +62,13 @@ struct envelope_access {
   static bool has_forbidden(const envelope& e) { return e.has_forbidden_extension_; }
   /// Recomputes the cached member indices after top_ changed.
   static void reindex(envelope& e);
+  /// Sets them when the caller knows them (-1: absent).
+  static void set_indices(envelope& e, int data, int meta, int attempts, int dead_letter) {
+    e.data_index_ = data;
+    e.meta_index_ = meta;
+    e.attempts_index_ = attempts;
+    e.dead_letter_index_ = dead_letter;
+  }
   static std::int32_t attempts_index(const envelope& e) { return e.attempts_index_; }
 };
 

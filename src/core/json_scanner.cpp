@@ -246,6 +246,7 @@ bool json_reader::skip_value() {
 
 value:
   ws();
+value_here:  // at the value: no white space before it
   if (p >= end) return fail_here("unexpected end of input");
   switch (*p) {
     case '"':
@@ -258,7 +259,7 @@ value:
         close();
         goto after_value;
       }
-      goto key;
+      goto key_here;
     case '[':
       if (!open(false)) return false;
       ws();
@@ -266,7 +267,7 @@ value:
         close();
         goto after_value;
       }
-      goto value;
+      goto value_here;
     case 't':
       if (!literal("true")) return false;
       goto after_value;
@@ -283,6 +284,7 @@ value:
 
 key:
   ws();
+key_here:  // at the key: no white space before it
   if (p >= end || *p != '"') return fail_here("expected a string key");
   if (!skip_string()) return false;
   if (p < end && *p == ':') {  // compact JSON: no white space to skip

@@ -65,6 +65,11 @@ class json_reader {
   // -- position --
   const char* pos() const noexcept { return p_; }
   const char* begin() const noexcept { return begin_; }
+  const char* end() const noexcept { return end_; }
+  /// Moves to `p`, a position inside the text: for a caller that scans a stretch with a
+  /// local position (a register, not this member reloaded around every token) and hands it
+  /// back before each out-of-line step.
+  void seek(const char* p) noexcept { p_ = p; }
   bool at_end() const noexcept { return p_ == end_; }
   char peek() const noexcept { return p_ < end_ ? *p_ : '\0'; }
   bool consume(char c) noexcept {

@@ -250,3 +250,47 @@ TEST(Decode, EscapedFieldsAreUnescaped) {
   EXPECT_EQ(encode(*env).value(),
             R"({"job":"urn:a","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q/1"},"attempts":0})");
 }
+
+// The frame scanner reads plainly written known keys ("job":, "meta":, "id": ...) in place
+// and leaves every other spelling to the general scanner: escaped, spaced and look-alike
+// keys must decode exactly as before, and no prefix of a body may read past its end.
+TEST(Decode, KnownKeysDecodeAlikeHoweverTheyAreWritten) {
+  const std::string plain =
+      R"({"job":"urn:x","trace_id":"t","data":{"k":1},"meta":{"id":"i","queue":"q","lang":"go","schema_version":1,"created_at":5},"attempts":2})";
+  const std::string escaped =
+      R"({"j\u006fb":"urn:x","trace\u005fid":"t","d\u0061ta":{"k":1},"m\u0065ta":{"\u0069d":"i","queu\u0065":"q","l\u0061ng":"go","schema_versio\u006e":1,"created\u005fat":5},"attempt\u0073":2})";
+  const std::string spaced =
+      "{ \"job\" : \"urn:x\" ,\n\"trace_id\"\t:\"t\", \"data\" :{\"k\":1},\"meta\" : { \"id\" :\"i\","
+      "\"queue\": \"q\",\"lang\" :\"go\",\"schema_version\" : 1 ,\"created_at\":5 } ,\"attempts\" :2 }";
+  for (const std::string& body : {plain, escaped, spaced}) {
+    auto env = decode(body);
+    ASSERT_TRUE(env) << body << ": " << env.error().message;
+    EXPECT_EQ(env->urn(), "urn:x") << body;
+    EXPECT_EQ(env->trace_id(), "t") << body;
+    EXPECT_EQ(env->id(), "i") << body;
+    EXPECT_EQ(env->queue(), "q") << body;
+    EXPECT_EQ(env->lang(), "go") << body;
+    EXPECT_EQ(env->created_at(), 5) << body;
+    EXPECT_EQ(env->attempts(), 2) << body;
+    EXPECT_EQ(env->data_text(), R"({"k":1})") << body;
+    EXPECT_EQ(encode(*env).value(), plain) << body;
+  }
+  // Keys that start like known ones are extensions, never the field they resemble.
+  auto look_alike = decode(
+      R"({"jobs":"urn:no","job":"urn:x","trace_idx":"no","trace_id":"t","data":{},"meta_":{},"meta":{"idx":"no","id":"i","schema_version":1,"schema_versions":2},"attempts":0,"attempts_":1})");
+  ASSERT_TRUE(look_alike) << look_alike.error().message;
+  EXPECT_EQ(look_alike->urn(), "urn:x");
+  EXPECT_EQ(look_alike->trace_id(), "t");
+  EXPECT_EQ(look_alike->id(), "i");
+  EXPECT_EQ(look_alike->attempts(), 0);
+  EXPECT_EQ(look_alike->member("jobs").value_or(""), R"("urn:no")");
+  EXPECT_EQ(look_alike->member("attempts_").value_or(""), "1");
+  // Every proper prefix is malformed (a known key cut anywhere included), never a crash or
+  // a read past the end (the sanitizer builds run this on exactly-sized copies).
+  for (std::size_t n = 0; n < plain.size(); ++n) {
+    const std::string prefix = plain.substr(0, n);
+    auto cut = decode(prefix);
+    ASSERT_FALSE(cut) << prefix;
+    EXPECT_EQ(cut.error().code, errc::malformed_json) << prefix;
+  }
+}

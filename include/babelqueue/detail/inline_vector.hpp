@@ -3,9 +3,16 @@
 // envelope's member table, whose six members (seven with a dead_letter) then cost no heap
 // allocation per decoded or built message. Past N it moves to the heap for good. Only what
 // the envelope uses; an implementation detail, not part of the API.
+//
+// The inline slots are raw storage, not a `T[N]`: a T with default member initialisers (the
+// envelope's spans) would make every construction and move of an envelope zero-fill all N
+// slots first (a `rep stos` of 128 bytes, twice per decode()). Elements are created where
+// they are stored (placement new, or memcpy, which creates trivially copyable objects).
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -20,13 +27,24 @@ class inline_vector {
   using iterator = T*;
   using const_iterator = const T*;
 
-  inline_vector() = default;
-  inline_vector(const inline_vector&) = default;
-  inline_vector& operator=(const inline_vector&) = default;
+  inline_vector() noexcept {}
+  inline_vector(const inline_vector& other)
+      : heap_(other.heap_), size_(other.size_), spilled_(other.spilled_) {
+    if (!spilled_) copy_local(other);
+  }
+  inline_vector& operator=(const inline_vector& other) {
+    if (this != &other) {
+      heap_ = other.heap_;
+      size_ = other.size_;
+      spilled_ = other.spilled_;
+      if (!spilled_) copy_local(other);
+    }
+    return *this;
+  }
   // A moved-from vector is left empty (not spilled with its heap part gone).
   inline_vector(inline_vector&& other) noexcept
       : heap_(std::move(other.heap_)), size_(other.size_), spilled_(other.spilled_) {
-    std::copy(other.local_, other.local_ + (spilled_ ? 0 : size_), local_);
+    if (!spilled_) copy_local(other);
     other.reset();
   }
   inline_vector& operator=(inline_vector&& other) noexcept {
@@ -34,7 +52,7 @@ class inline_vector {
       heap_ = std::move(other.heap_);
       size_ = other.size_;
       spilled_ = other.spilled_;
-      std::copy(other.local_, other.local_ + (spilled_ ? 0 : size_), local_);
+      if (!spilled_) copy_local(other);
       other.reset();
     }
     return *this;
@@ -43,8 +61,8 @@ class inline_vector {
 
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
-  T* data() noexcept { return spilled_ ? heap_.data() : local_; }
-  const T* data() const noexcept { return spilled_ ? heap_.data() : local_; }
+  T* data() noexcept { return spilled_ ? heap_.data() : local(); }
+  const T* data() const noexcept { return spilled_ ? heap_.data() : local(); }
   T* begin() noexcept { return data(); }
   T* end() noexcept { return data() + size_; }
   const T* begin() const noexcept { return data(); }
@@ -65,7 +83,8 @@ class inline_vector {
   void push_back(const T& value) {
     if (!spilled_) {
       if (size_ < N) {
-        local_[size_++] = value;
+        ::new (static_cast<void*>(local() + size_)) T(value);
+        ++size_;
         return;
       }
       spill();
@@ -98,11 +117,17 @@ class inline_vector {
     spilled_ = false;
   }
   void spill() {
-    heap_.assign(local_, local_ + size_);
+    heap_.assign(local(), local() + size_);
     spilled_ = true;
   }
+  T* local() noexcept { return std::launder(reinterpret_cast<T*>(local_)); }
+  const T* local() const noexcept { return std::launder(reinterpret_cast<const T*>(local_)); }
+  // Only the live elements are copied (the rest of the slots were never written).
+  void copy_local(const inline_vector& other) noexcept {
+    if (size_ != 0) std::memcpy(local_, other.local_, size_ * sizeof(T));
+  }
 
-  T local_[N];
+  alignas(T) unsigned char local_[N * sizeof(T)];
   std::vector<T> heap_;  // every element once spilled_, else empty
   std::size_t size_ = 0;
   bool spilled_ = false;
