@@ -2,6 +2,7 @@
 
 #include "shared_helpers.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -181,15 +182,15 @@ bool json_reader::scan_escape() {
 // brought in step only around the out-of-line calls (white space, literals, the full string
 // scanner, errors), so the offsets in error messages are the same as the member version's.
 bool json_reader::skip_value() {
-  std::uint64_t kinds[64];  // 4096 levels, the depth cap's ceiling; bits set by push()
+  // The innermost open container's kind is `in_object` (a register: it is read after every
+  // value); the kinds of the ones around it are bits of `kinds`, one per level.
+  std::uint64_t kinds[64];  // 4096 levels, the depth cap's ceiling
   std::size_t level = 0;
-  auto push = [&](bool object) {
-    if (object) kinds[level >> 6] |= (std::uint64_t{1} << (level & 63));
-    else kinds[level >> 6] &= ~(std::uint64_t{1} << (level & 63));
-    ++level;
-  };
-  auto top_is_object = [&] { return ((kinds[(level - 1) >> 6] >> ((level - 1) & 63)) & 1u) != 0; };
-
+  bool in_object = false;
+  // Levels this value may open: the reader's cap less the depth it is at. The reader's own
+  // counter is not stepped per bracket; with every bracket closed it would be back here.
+  const std::size_t room =
+      std::min<std::size_t>(max_depth_ > depth_ ? max_depth_ - depth_ : 0, 4096);
   const char* p = p_;
   const char* const end = end_;
   auto fail_here = [&](std::string_view what) {
@@ -211,15 +212,18 @@ bool json_reader::skip_value() {
   };
   auto open = [&](bool object) {
     ++p;
-    p_ = p;
-    if (!enter() || level >= 4096) return fail("nesting is deeper than the limit");
-    push(object);
+    if (level >= room) return fail_here("nesting is deeper than the limit");
+    const std::uint64_t bit = std::uint64_t{1} << (level & 63);
+    if (in_object) kinds[level >> 6] |= bit;
+    else kinds[level >> 6] &= ~bit;
+    ++level;
+    in_object = object;
     return true;
   };
   auto close = [&] {
     ++p;
-    leave();
     --level;
+    in_object = ((kinds[level >> 6] >> (level & 63)) & 1u) != 0;
   };
   // At '"': scan_string() on the local position, keeping no result.
   auto skip_string = [&] {
@@ -302,7 +306,7 @@ after_value:
     return true;
   }
   ws();
-  if (top_is_object()) {
+  if (in_object) {
     if (p < end && *p == ',') {
       ++p;
       goto key;

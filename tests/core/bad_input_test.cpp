@@ -167,3 +167,28 @@ TEST(BadInput, EmbeddedNulBytes) {
   expect_malformed(envelope_with_data(std::string("{\"s\":\"a\0b\"}", 12)), "raw NUL in string");
   EXPECT_TRUE(decode(envelope_with_data(R"({"s":"a\u0000b"})")));
 }
+
+// The depth cap counts every level, the envelope's own two included (root object, `data`):
+// with max_depth N, `data` may hold N - 2 more levels and not one more; after each
+// closing bracket the validator is back in the right kind of container (objects and arrays
+// alternate here, so a wrong kind after a close would reject `,"k":` or `,1`).
+TEST(BadInput, NestingCapIsExactAndContainerKindsAreRestored) {
+  for (std::size_t cap : {8u, 64u, 65u, 200u}) {
+    decode_options options;
+    options.max_depth = cap;
+    auto nested = [](std::size_t levels) {  // `levels` containers inside `data`
+      std::string open, close;
+      for (std::size_t i = 0; i < levels; ++i) {
+        open += i % 2 == 0 ? "[1," : "{\"k\":";
+        close.insert(0, i % 2 == 0 ? ",2]" : ",\"z\":3}");
+      }
+      return "{\"x\":" + open + "0" + close + "}";
+    };
+    // The root object and `data` (nested()'s own object) are two levels.
+    auto fits = decode(envelope_with_data(nested(cap - 2)), options);
+    EXPECT_TRUE(fits) << cap << ": " << (fits ? "" : fits.error().message);
+    auto deeper = decode(envelope_with_data(nested(cap - 1)), options);
+    ASSERT_FALSE(deeper) << cap;
+    EXPECT_NE(deeper.error().message.find("nesting"), std::string::npos) << cap;
+  }
+}
