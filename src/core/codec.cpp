@@ -569,7 +569,7 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
     if (m.kind == '0' && m.num.is_integer && parse_int64(m.num.text, v)) A::created_at(env) = v;
   }
   A::attempts(env) = f.attempts;
-  // A body built from has no duplicate keys: each key's last index is its only one.
+  // build() only sees bodies without duplicate keys: each key's last index is its only one.
   A::set_indices(env, f.last_top[k_data], f.last_top[k_meta], f.last_top[k_attempts],
                  f.last_top[k_dead_letter]);
   A::set_pristine(env);
