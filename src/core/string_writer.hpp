@@ -64,7 +64,11 @@ inline bool write_special(const char* s, std::size_t n, std::size_t& i, char*& d
       std::memcpy(d, u[2] == 0xA8 ? "\\u2028" : "\\u2029", 6);  // the only escaped non-ASCII (D2)
       d += 6;
     } else {
-      std::memcpy(d, u, k);
+      // k is 2, 3 or 4: fixed-size copies (a variable-length memcpy becomes a call or
+      // `rep movs`, several times the cost of these few bytes).
+      std::memcpy(d, u, 2);
+      if (k > 2) d[2] = static_cast<char>(u[2]);
+      if (k > 3) d[3] = static_cast<char>(u[3]);
       d += k;
     }
     i += k;
@@ -87,6 +91,47 @@ inline bool write_special(const char* s, std::size_t n, std::size_t& i, char*& d
       d += 5;
       return true;
   }
+}
+
+/// Index of the first byte flagged in `mask` (any_special_byte of a little-endian word).
+/// Exact for the lowest flag: a borrow only ever runs upwards from a truly flagged byte.
+inline std::size_t first_flagged(std::uint64_t mask) noexcept {
+  return static_cast<std::size_t>(__builtin_ctzll(mask)) / 8;
+}
+
+/// Copies the clean prefix of the last n - i (< 16) bytes of `s` to `d` and moves `i` and
+/// `d` past it: the rest of a string after its last 16-byte block, or after a special
+/// character near its end (a title's "café"). Two overlapping words, as the short-string
+/// path of write_json_string; the bytes stored past the clean prefix are within the room
+/// (room_for_rest) and are overwritten by what is written next.
+inline void copy_clean_tail(const char* s, std::size_t n, std::size_t& i, char*& d) noexcept {
+  const std::size_t len = n - i;
+  const char* p = s + i;
+  std::size_t clean = len;
+  if (len >= 8) {
+    const std::uint64_t a = load8(p), b = load8(p + len - 8);
+    if (const std::uint64_t m = any_special_byte(a); m != 0) {
+      clean = first_flagged(m);
+    } else if (const std::uint64_t mb = any_special_byte(b); mb != 0) {
+      clean = len - 8 + first_flagged(mb);
+    }
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + len - 8, &b, 8);
+  } else if (len >= 4) {
+    const std::uint32_t a = load4(p), b = load4(p + len - 4);
+    // One word of both halves: a zero-extended half would flag its zero bytes.
+    if (const std::uint64_t m = any_special_byte(a | (std::uint64_t{b} << 32)); m != 0) {
+      const std::size_t at = first_flagged(m);
+      clean = at < 4 ? at : len - 8 + at;  // byte 4 + j of the word is p[len - 4 + j]
+    }
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + len - 4, &b, 4);
+  } else {
+    clean = 0;
+    while (clean < len && !k_needs_escape[static_cast<unsigned char>(p[clean])]) d[clean] = p[clean], ++clean;
+  }
+  i += clean;
+  d += clean;
 }
 
 /// Room a string needs from where `i` stands: the rest copied plainly, one special
@@ -115,13 +160,13 @@ inline bool write_from(output_cursor& out, const char* s, std::size_t n, std::si
       d += 16;
     }
 #else
-    while (n - i >= 8 && any_special_byte(load8(s + i)) == 0) {
+    while (n - i >= 16 && any_special_byte(load8(s + i)) == 0) {
       std::memcpy(d, s + i, 8);
       i += 8;
       d += 8;
     }
 #endif
-    while (i < n && !k_needs_escape[static_cast<unsigned char>(s[i])]) *d++ = s[i++];
+    if (n - i < 16) copy_clean_tail(s, n, i, d);
     if (i == n) break;
     if (!write_special(s, n, i, d)) return false;
     out.commit(d);

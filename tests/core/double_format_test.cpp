@@ -111,3 +111,21 @@ TEST(DoubleFormat, ShortDecimalsAndTheirNeighboursMatchTheReference) {
     check(v);
   }
 }
+
+// The fixed-notation range (10^-6 up to 2^53) that std::to_chars' shortest fixed form
+// writes directly: random doubles spread evenly over its magnitudes, and its two ends.
+TEST(DoubleFormat, FixedRangeMatchesTheReference) {
+  std::mt19937_64 rng(2026120401);
+  std::uniform_real_distribution<double> log10_magnitude(-6.0, 15.96);
+  for (int i = 0; i < 300000; ++i) {
+    const double v = std::pow(10.0, log10_magnitude(rng));
+    check(v);
+    check(-v);
+    if (HasFatalFailure()) return;
+  }
+  for (double v : {1e-6, std::nextafter(1e-6, 0.0), std::nextafter(1e-6, 1.0), 9007199254740992.0,
+                   std::nextafter(9007199254740992.0, 0.0), 9007199254740994.0, 4503599627370495.5,
+                   123456789.123456789, 0.1 + 0.2}) {
+    check(v);
+  }
+}
