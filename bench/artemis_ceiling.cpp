@@ -12,9 +12,10 @@
 // idle_timeout and prefetch. The same links: a sender whose target and a receiver whose
 // source carry the `queue` capability (the broker makes an ANYCAST queue), at-least-once.
 // The same message: the CLI's ~B-byte envelope (bench::sized_envelope) as one amqp-value
-// string, durable, with the transport's projection (artemis::detail::to_message: subject,
-// x-opt-jms-type, correlation-id, creation-time, content-type, the bq_* application
-// properties) — built ONCE here (the transport builds it per publish; --project 1 does too).
+// string, durable (unless --durable 0 or durable=false), with the transport's projection
+// (artemis::detail::to_message: subject, x-opt-jms-type, correlation-id, creation-time,
+// content-type, the bq_* application properties) — built ONCE here (the transport builds it
+// per publish; --project 1 does too).
 //
 // Publish: one connection, opened before the clock starts; the clock starts before the
 // sender is attached (the transport attaches it at the first publish). Every message is sent
@@ -31,8 +32,9 @@
 // 5) without one. --read 1: each message's body is copied out and its headers read
 // (artemis::detail::body_of / headers_of: what the transport must do for every message).
 //
-// --durable 0 sends the messages non-durable (Artemis then does not journal them): not the
-// transport's job, a reference for what the broker's journal costs.
+// --durable 0 sends the messages non-durable (Artemis then does not journal them): what the
+// broker's journal costs. The URL's `durable=false` does the same, so a run with that query
+// key measures the transport and the ceiling on the same (non-durable) job.
 //
 // Without --hop everything runs in the Proton event handlers on the main thread: no
 // cross-thread hop, the point of a ceiling. --hop 1 runs the container on a second thread and
@@ -199,12 +201,9 @@ void print_consume(const args_t& a, std::int64_t prefetch, std::size_t got, doub
   std::fflush(stdout);
 }
 
-// The transport's message of `body` (--durable 0: not durable, a reference point only: the
-// transport always sends durable messages).
+// The transport's message of `body` (--durable 0 or the URL's durable=false: not durable).
 proton::message message_of(const args_t& a, const std::string& body) {
-  proton::message m = ba::detail::to_message(body, {});
-  if (!a.durable) m.durable(false);
-  return m;
+  return ba::detail::to_message(body, {}, std::nullopt, a.durable);
 }
 
 // What --read adds per message: the transport's receive() copies these out.
@@ -630,6 +629,7 @@ int main(int argc, char** argv) {
   auto o = ba::options_from_url(*url);
   if (!o) die("bad --url: " + o.error().message);
   if (o->tls) die("artemis+ssl:// is not measured here");
+  if (!o->durable) a.durable = false;  // the transport's durable=false: the same messages
   const std::string body = bench::sized_envelope(a.size);
   std::printf("artemis_ceiling: queue=%s messages=%zu size=%zu prefetch=%lld phase=%s\n",
               a.queue.c_str(), a.messages, body.size(), static_cast<long long>(o->prefetch),

@@ -31,11 +31,13 @@ amqp10::client_config client_config_of(const options& o) {
   return c;
 }
 
-amqp10::message_codec artemis_codec() {
+// Every message the seam sends (publish, publish_batch, a delayed release's republish) is
+// built here, so `durable` reaches all of them.
+amqp10::message_codec artemis_codec(bool durable) {
   amqp10::message_codec codec;
-  codec.to_message = [](std::string_view body, const headers& hdrs,
-                        std::optional<std::chrono::milliseconds> delay) {
-    return detail::to_message(body, hdrs, delay);
+  codec.to_message = [durable](std::string_view body, const headers& hdrs,
+                               std::optional<std::chrono::milliseconds> delay) {
+    return detail::to_message(body, hdrs, delay, durable);
   };
   codec.read = [](const proton::message& in, received_message& out) {
     out.body = detail::body_of(in);
@@ -49,7 +51,7 @@ amqp10::message_codec artemis_codec() {
 
 struct artemis_transport::impl {
   explicit impl(std::unique_ptr<amqp10::client> c, const options& o)
-      : seam(std::move(c), artemis_codec(), o.tls ? "artemis+ssl" : "artemis",
+      : seam(std::move(c), artemis_codec(o.durable), o.tls ? "artemis+ssl" : "artemis",
              o.operation_timeout) {}
   amqp10::seam seam;
 };

@@ -19,11 +19,13 @@ namespace babelqueue::inline v1::artemis::detail {
 namespace projection = bindings::artemis;
 
 proton::message to_message(std::string_view body, const headers& hdrs,
-                           std::optional<std::chrono::milliseconds> delay) {
+                           std::optional<std::chrono::milliseconds> delay, bool durable) {
   const projection::message_projection p = projection::project(body, hdrs, delay);
   proton::message m;
   m.body(std::string(body));  // one amqp-value section holding an AMQP string (§4.3)
-  m.durable(p.durable);
+  // The projection's durable (the C++ default) unless the options opted out: the peers send
+  // non-durable messages, and a user may trade restart safety for the journal's latency.
+  m.durable(p.durable && durable);
   m.content_type(p.content_type);
   if (p.subject) m.subject(*p.subject);
   if (p.correlation_id) m.correlation_id(proton::message_id(*p.correlation_id));

@@ -15,8 +15,10 @@
 namespace babelqueue::inline v1::artemis::detail {
 
 /// The AMQP message of a publish of `body` (see the projection in artemis_transport.hpp).
+/// `durable` false clears the projection's `header.durable` (options::durable).
 proton::message to_message(std::string_view body, const headers& hdrs,
-                           std::optional<std::chrono::milliseconds> delay = std::nullopt);
+                           std::optional<std::chrono::milliseconds> delay = std::nullopt,
+                           bool durable = true);
 
 /// The envelope bytes of a received message: an `amqp-value` string or binary, or `data`
 /// sections (a STOMP or JMS BytesMessage producer). Any other body (an AMQP sequence, a

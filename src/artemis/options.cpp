@@ -65,6 +65,7 @@ result<options> options_from_url(const broker_url& url) {
   if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
   if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
+  if (auto r = q.get("durable", o.durable); !r) return fail(r.error());
   if (auto r = babelqueue::detail::read_tls_options(url, q, o, "artemis", "artemis+ssl"); !r) {
     return fail(r.error());
   }

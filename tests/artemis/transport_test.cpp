@@ -1,6 +1,7 @@
 // artemis:// against the shared Artemis broker: the projection as a bare AMQP client reads
 // it, round trips, failed-delivery counting, delayed release, 1 MiB, refused logins,
-// stock MULTICAST defaults, peers' body shapes, settlement misuse, batches, close.
+// stock MULTICAST defaults, peers' body shapes, settlement misuse, batches, close, and the
+// `durable` option on every publish path.
 #include "artemis/artemis_fixture.hpp"
 
 #include <babelqueue/bindings/artemis.hpp>
@@ -54,6 +55,63 @@ TEST_F(ArtemisTransport, PublishCarriesTheProjectionAsABareClientReadsIt) {
   EXPECT_EQ(prop(*m, "bq_app_id"), "babelqueue");
   EXPECT_EQ(prop(*m, "traceparent"), tp);
   EXPECT_EQ(prop(*m, "blank"), "<unset>") << "blank headers are dropped (wire-core §6)";
+}
+
+// The AMQP header `durable` of what a bare client receives after each publish path of `t`:
+// publish, publish_batch (2 messages), a delayed release's republish (the last: it closes
+// `t`). The App's retry and dead-letter republishes are publish() calls.
+namespace {
+
+std::vector<bool> durable_flags_received(babelqueue::artemis::artemis_transport& t,
+                                         bqtest::artemis_peer& peer, const std::string& queue) {
+  std::vector<bool> flags;
+  auto take = [&] {
+    auto m = peer.get(queue);
+    EXPECT_TRUE(m) << "message " << flags.size();
+    if (m) flags.push_back(m->durable());
+  };
+  EXPECT_TRUE(t.publish(queue, envelope_text(1)));
+  take();
+  std::vector<babelqueue::outgoing_message> batch{{envelope_text(2), {}}, {envelope_text(3), {}}};
+  EXPECT_TRUE(t.publish_batch(queue, batch));
+  take();
+  take();
+  // A queue the peer has no receiver (holding credit) on, so the transport gets the message.
+  const std::string released = queue + ".released";
+  EXPECT_TRUE(t.publish(released, envelope_text(4)));
+  auto got = t.receive(released, 5s);
+  EXPECT_TRUE(got && got->has_value());
+  if (got && got->has_value()) {
+    EXPECT_TRUE(t.release(**got, 200ms));
+    // Closed so that its receiver (with credit) does not take the republished message.
+    EXPECT_TRUE(t.close(std::chrono::steady_clock::now() + 5s));
+    auto m = peer.get(released);
+    EXPECT_TRUE(m) << "the delayed release's republish";
+    if (m) flags.push_back(m->durable());
+  }
+  return flags;
+}
+
+}  // namespace
+
+TEST_F(ArtemisTransport, DurableFalseSendsNonDurableMessagesOnEveryPublishPath) {
+  auto t = open("durable=false");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->config().durable);
+  EXPECT_EQ(durable_flags_received(*t, *peer_, queue_), std::vector<bool>(4, false))
+      << "publish, batch x2, delayed release: header durable false, as the peers send";
+}
+
+TEST_F(ArtemisTransport, MessagesAreDurableByDefaultOnEveryPublishPath) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(durable_flags_received(*t, *peer_, queue_), std::vector<bool>(4, true));
+  auto explicit_on = open("durable=true");
+  ASSERT_TRUE(explicit_on);
+  ASSERT_TRUE(explicit_on->publish(queue_, envelope_text(5)));
+  auto m = peer_->get(queue_);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->durable());
 }
 
 TEST_F(ArtemisTransport, RoundTripHandsBackBodyAndHeadersAndAckEmptiesTheQueue) {

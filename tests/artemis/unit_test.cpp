@@ -78,6 +78,32 @@ TEST(ArtemisOptions, QueryKeysAreTypedAndUnknownOnesRefused) {
   }
 }
 
+TEST(ArtemisOptions, DurableIsOnByDefaultAndTheUrlCanTurnItOff) {
+  auto o = parse("artemis://h");
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_TRUE(o->durable) << "the C++ default: durable messages";
+  EXPECT_TRUE(artemis::options{}.durable);
+  for (const char* off : {"artemis://h?durable=false", "artemis://h?durable=0",
+                          "artemis://h?durable=no", "artemis://h?durable=OFF"}) {
+    auto r = parse(off);
+    ASSERT_TRUE(r) << off << ": " << r.error().message;
+    EXPECT_FALSE(r->durable) << off;
+  }
+  for (const char* on : {"artemis://h?durable=true", "artemis://h?durable=1",
+                         "artemis://h?durable=yes", "artemis+ssl://h?durable=on"}) {
+    auto r = parse(on);
+    ASSERT_TRUE(r) << on << ": " << r.error().message;
+    EXPECT_TRUE(r->durable) << on;
+  }
+  for (const char* bad :
+       {"artemis://h?durable=maybe", "artemis://h?durable=", "artemis://h?durable=2"}) {
+    auto r = parse(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.code(), babelqueue::condition::invalid_argument) << bad;
+    EXPECT_NE(r.error().message.find("durable"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(ArtemisOptions, OpenChecksCodeBuiltOptionsLikeTheUrl) {
   artemis::options o;
   o.tls_ca_file = "/ca.pem";  // without tls
@@ -101,6 +127,17 @@ TEST(ArtemisMessage, TheProtonMessageCarriesTheProjection) {
       proton::annotation_key(proton::symbol("x-opt-delivery-time"))));
   EXPECT_EQ(artemis::detail::headers_of(m), (babelqueue::headers{{"traceparent", "tp"}}));
   EXPECT_EQ(artemis::detail::body_of(m), body);
+}
+
+TEST(ArtemisMessage, DurableFalseClearsOnlyTheDurableHeader) {
+  const std::string body = envelope();
+  proton::message m = artemis::detail::to_message(body, {{"traceparent", "tp"}}, std::nullopt,
+                                                  /*durable=*/false);
+  EXPECT_FALSE(m.durable());
+  EXPECT_EQ(m.subject(), "urn:babel:orders:created") << "the rest of the projection is unchanged";
+  EXPECT_EQ(proton::get<std::string>(m.properties().get("traceparent")), "tp");
+  EXPECT_FALSE(artemis::detail::to_message(body, {}, 2500ms, false).durable()) << "delayed too";
+  EXPECT_TRUE(artemis::detail::to_message(body, {}, std::nullopt, true).durable());
 }
 
 TEST(ArtemisMessage, ADelayIsAnAmqpLongDeliveryTimeAndBqDelay) {

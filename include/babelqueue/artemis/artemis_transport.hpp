@@ -10,9 +10,10 @@
 /// Artemis really maps to JMSType, §4.2); `correlation-id` = `trace_id`, `creation-time` =
 /// `meta.created_at`, `content-type` `application/json`, and the application properties
 /// `bq_schema_version`, `bq_source_lang`, `bq_attempts`, `bq_app_id` as strings (JMS-legal
-/// names). Messages are `durable` (the peers send non-durable messages, which a broker
-/// restart loses; JMS sends persistent ones). Out-of-band headers (`traceparent`,
-/// `bq-replay-bypass`, ...) are string application properties; the contract names win.
+/// names). Messages are `durable` by default (JMS sends persistent ones); `durable=false`
+/// sends non-durable ones as the peers do, which a broker restart loses (options::durable).
+/// Out-of-band headers (`traceparent`, `bq-replay-bypass`, ...) are string application
+/// properties; the contract names win.
 /// The pure projection is include/babelqueue/bindings/artemis.hpp.
 ///
 /// ## Routing without the broker's defaults
@@ -96,6 +97,12 @@ struct options {
   /// Reconnect backoff: first pause, and the cap it doubles up to.
   std::chrono::milliseconds reconnect_backoff_min{100};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(5)};
+  /// The AMQP header `durable` of every message this instance sends (publish, publish_batch,
+  /// a delayed release's republish, the App's dead-letter republish). true (the default): the
+  /// broker journals each message before it accepts it, so it survives a broker restart and
+  /// an awaited publish waits for the journal. false: non-durable, as the Go, Python, .NET
+  /// and Node peers send — faster, but lost on a broker restart.
+  bool durable = true;
 
   /// TLS (set by the `artemis+ssl://` scheme, not a query key).
   bool tls = false;

@@ -19,7 +19,8 @@
 ///    `meta.created_at` (AMQP timestamp, Unix ms), `properties.content-type` `application/json`;
 ///  - `header.durable` = true: the JMS default is persistent, and an AMQP message without it
 ///    is non-persistent and lost on a broker restart (Go/Python/.NET/Node leave it unset; the
-///    C++ decision of wire-brokers §4.3 / §6.6 is to send durable messages);
+///    C++ decision of wire-brokers §4.3 / §6.6 is to send durable messages; the transport's
+///    `durable=false` option clears it on the wire, like the peers);
 ///  - application properties, all **strings**, underscore names (a JMS property name must be
 ///    a Java identifier): `bq_schema_version` (`"1"`), `bq_source_lang` (left out when
 ///    `meta.lang` is empty, as Go/Node), `bq_attempts` (decimal, a 0-based mirror: the body
