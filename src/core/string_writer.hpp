@@ -166,7 +166,13 @@ inline bool write_from(output_cursor& out, const char* s, std::size_t n, std::si
       d += 8;
     }
 #endif
-    if (n - i < 16) copy_clean_tail(s, n, i, d);
+    if (n - i < 16) {
+      copy_clean_tail(s, n, i, d);
+    } else {
+      // The word loop stopped at a word holding a special byte, not at the byte itself
+      // (the SSE2 loop stops at the byte, so this copies nothing there).
+      while (!k_needs_escape[static_cast<unsigned char>(s[i])]) *d++ = s[i++];
+    }
     if (i == n) break;
     if (!write_special(s, n, i, d)) return false;
     out.commit(d);
