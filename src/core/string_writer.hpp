@@ -100,10 +100,10 @@ inline std::size_t first_flagged(std::uint64_t mask) noexcept {
 }
 
 /// Copies the clean prefix of the last n - i (< 16) bytes of `s` to `d` and moves `i` and
-/// `d` past it: the rest of a string after its last 16-byte block, or after a special
-/// character near its end (a title's "café"). Two overlapping words, as the short-string
-/// path of write_json_string; the bytes stored past the clean prefix are within the room
-/// (room_for_rest) and are overwritten by what is written next.
+/// `d` past it: a whole short string, the rest of a string after its last 16-byte block, or
+/// what follows a special character near its end (a title's "café"). Two overlapping words
+/// (or, under 4 bytes, the first, middle and last byte); the bytes stored past the clean
+/// prefix are within the room (room_for_rest) and are overwritten by what is written next.
 inline void copy_clean_tail(const char* s, std::size_t n, std::size_t& i, char*& d) noexcept {
   const std::size_t len = n - i;
   const char* p = s + i;
@@ -126,9 +126,18 @@ inline void copy_clean_tail(const char* s, std::size_t n, std::size_t& i, char*&
     }
     std::memcpy(d, &a, 4);
     std::memcpy(d + len - 4, &b, 4);
-  } else {
-    clean = 0;
-    while (clean < len && !k_needs_escape[static_cast<unsigned char>(p[clean])]) d[clean] = p[clean], ++clean;
+  } else if (len > 0) {
+    // 1–3 bytes: first, middle and last cover them all; the other bytes are a harmless 'a'.
+    const auto at = [&](std::size_t k) { return std::uint64_t{static_cast<unsigned char>(p[k])}; };
+    const std::uint64_t w = ((k_ones * 'a') & ~0xFFFFFFULL) | at(0) | (at(len >> 1) << 8) | (at(len - 1) << 16);
+    if (any_special_byte(w) == 0) {
+      d[0] = p[0];
+      d[len >> 1] = p[len >> 1];
+      d[len - 1] = p[len - 1];
+    } else {
+      clean = 0;
+      while (!k_needs_escape[static_cast<unsigned char>(p[clean])]) d[clean] = p[clean], ++clean;
+    }
   }
   i += clean;
   d += clean;
@@ -217,24 +226,12 @@ inline bool write_json_string(output_cursor& out, const char* s, std::size_t n, 
 #else
     return slow(0);
 #endif
-  } else if (n >= 8) {
-    const std::uint64_t a = load8(s), b = load8(s + n - 8);
-    if ((any_special_byte(a) | any_special_byte(b)) != 0) return slow(0);
-    std::memcpy(d, &a, 8);
-    std::memcpy(tail - 8, &b, 8);
-  } else if (n >= 4) {
-    const std::uint32_t a = load4(s), b = load4(s + n - 4);
-    if (any_special_byte(a | (std::uint64_t{b} << 32)) != 0) return slow(0);
-    std::memcpy(d, &a, 4);
-    std::memcpy(tail - 4, &b, 4);
-  } else if (n > 0) {
-    // 1–3 bytes: first, middle and last cover them all; the other bytes are a harmless 'a'.
-    const auto at = [&](std::size_t k) { return std::uint64_t{static_cast<unsigned char>(s[k])}; };
-    const std::uint64_t w = ((k_ones * 'a') & ~0xFFFFFFULL) | at(0) | (at(n >> 1) << 8) | (at(n - 1) << 16);
-    if (any_special_byte(w) != 0) return slow(0);
-    d[0] = s[0];
-    d[n >> 1] = s[n >> 1];
-    d[n - 1] = s[n - 1];
+  } else {
+    // Under 16 bytes: the clean prefix as whole words; a special byte hands over there.
+    std::size_t i = 0;
+    char* q = d;
+    copy_clean_tail(s, n, i, q);
+    if (i != n) return slow(i);
   }
   char* e = tail;
   *e++ = '"';
