@@ -51,6 +51,7 @@ passed=0
 failed=0
 skipped=0
 report=()
+failed_tests=()
 total_start=$SECONDS
 
 wanted() { [[ "$phases" == *" $1 "* ]]; }
@@ -88,6 +89,12 @@ ctest_phase() {
     failed=$((failed + 1))  # ctest failed for another reason (e.g. a timeout in discovery)
   fi
   CTEST_RESULT="$((total - fails - skips)) passed, $fails failed, $skips skipped"
+  # CI shows only the output's tail: keep the failed tests' names (and why) for the summary.
+  local name
+  while read -r name; do
+    failed_tests+=("$phase: $name")
+  done < <(sed -n '/^The following tests FAILED:/,/^$/p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' |
+    sed -E 's/^[[:space:]]+//')
 }
 
 # build_preset <preset> [targets] [cmake -D...]: configure + build (all, or only the
@@ -437,9 +444,20 @@ for ((i = 0; i < ${#ordered[@]}; i++)); do
 done
 services_stop
 
+if ((${#failed_tests[@]} > 0)); then
+  echo
+  echo "== first failed assertions (whole output: build/test-logs/ctest-<phase>.log) =="
+  grep -h -A 5 -E ': Failure$|Exception thrown|\*\*\*Timeout|\*\*\*Exception' "$logs"/ctest-*.log |
+    head -n 80 || true
+fi
+
 echo
 echo "== summary (elapsed per phase) =="
 printf '%s\n' "${report[@]}"
 echo "total  $((SECONDS - total_start))s"
+if ((${#failed_tests[@]} > 0)); then
+  echo "failed tests (their output: build/test-logs/ctest-<phase>.log):"
+  printf '  %s\n' "${failed_tests[@]}"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
