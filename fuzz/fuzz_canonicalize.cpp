@@ -6,7 +6,9 @@
 //    valid number no double holds (errc::number_out_of_range);
 //  - parsing the canonical text gives the same value as parsing x;
 //  - the writer's output is canonical (a fixed point of canonicalize()) and parses back to
-//    an equal value (doubles round-trip exactly).
+//    an equal value (doubles round-trip exactly);
+//  - make() given the input as URN, queue and trace id (any bytes), and as data text, fails
+//    with a typed error or writes an envelope that decodes back to the same fields and data.
 #include "fuzz_check.hpp"
 
 #include <babelqueue/babelqueue.hpp>
@@ -15,9 +17,41 @@
 #include <cstdint>
 #include <string_view>
 
+namespace {
+namespace bq = babelqueue;
+
+void check_made(const bq::result<bq::envelope>& made, std::string_view queue,
+                std::string_view trace) {
+  if (!made) {
+    FUZZ_CHECK(made.code() != bq::errc::ok, "a failed make() must say why");
+    return;
+  }
+  auto text = bq::encode(*made);
+  FUZZ_CHECK(text.has_value(), "a made envelope must encode");
+  auto back = bq::decode(*text);
+  FUZZ_CHECK(back.has_value(), "a made envelope must decode");
+  FUZZ_CHECK(back->urn() == made->urn() && back->queue() == made->queue() &&
+                 back->trace_id() == made->trace_id() && back->id() == made->id() &&
+                 back->data_text() == made->data_text(),
+             "a made envelope decodes to other fields");
+  FUZZ_CHECK(made->queue() == (queue.empty() ? bq::default_queue : queue),
+             "make() changed the queue");
+  if (!trace.empty()) FUZZ_CHECK(!made->trace_id().empty(), "make() lost the trace id");
+}
+
+void check_make(std::string_view text) {
+  bq::make_options options;
+  options.queue = std::string(text.substr(0, text.size() / 2));
+  options.trace_id = std::string(text.substr(text.size() / 2));
+  check_made(bq::make(text, bq::json::object(), options), options.queue, options.trace_id);
+  check_made(bq::make("urn:bq:fuzz:data:v1", bq::json_text(text)), {}, {});
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
-  namespace bq = babelqueue;
   const std::string_view text(reinterpret_cast<const char*>(bytes), size);
+  check_make(text);
 
   auto canonical = bq::canonicalize(text);
   auto parsed = bq::parse_json(text);

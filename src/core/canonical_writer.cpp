@@ -20,7 +20,8 @@ namespace {
 // Everything goes through an output_cursor (one room check per token, no std::string append).
 class tree_writer {
  public:
-  explicit tree_writer(std::string& out) : out_(out) {}
+  explicit tree_writer(detail::output_cursor& out)
+      : out_(out, detail::output_cursor::continue_from_t{}) {}
 
   bool value(const json& v, int depth) {
     switch (v.type()) {
@@ -51,7 +52,8 @@ class tree_writer {
         out_.put('}');
         return true;
       }
-      default: return scalar(v);
+      default:
+        return scalar(v);
     }
   }
 
@@ -68,12 +70,18 @@ class tree_writer {
   // so the ~5 scalars of a typical object cost no call frame each.
   bool scalar(const json& v) {
     switch (v.type()) {
-      case json::value_t::string: return string(*v.get_ptr<const std::string*>(), false);
-      case json::value_t::number_integer: integer(*v.get_ptr<const std::int64_t*>()); return true;
-      case json::value_t::number_unsigned: integer(*v.get_ptr<const std::uint64_t*>()); return true;
+      case json::value_t::string:
+        return string(*v.get_ptr<const std::string*>(), false);
+      case json::value_t::number_integer:
+        integer(*v.get_ptr<const std::int64_t*>());
+        return true;
+      case json::value_t::number_unsigned:
+        integer(*v.get_ptr<const std::uint64_t*>());
+        return true;
       case json::value_t::number_float: {
         const double d = *v.get_ptr<const double*>();
-        if (!std::isfinite(d)) return fail_with(errc::non_finite_number, "NaN and infinities are not JSON");
+        if (!std::isfinite(d))
+          return fail_with(errc::non_finite_number, "NaN and infinities are not JSON");
         char* at = out_.room(detail::k_double_text_max);
         out_.commit(at + detail::format_double_to(d, at));
         return true;
@@ -81,12 +89,16 @@ class tree_writer {
       case json::value_t::boolean:
         *v.get_ptr<const bool*>() ? out_.put("true", 4) : out_.put("false", 5);
         return true;
-      case json::value_t::null: out_.put("null", 4); return true;
+      case json::value_t::null:
+        out_.put("null", 4);
+        return true;
       case json::value_t::binary:
         return fail_with(errc::invalid_argument, "binary values are not JSON; base64-encode them");
-      case json::value_t::discarded: return fail_with(errc::invalid_argument, "discarded JSON value");
+      case json::value_t::discarded:
+        return fail_with(errc::invalid_argument, "discarded JSON value");
       case json::value_t::array:
-      case json::value_t::object: break;  // value() writes these
+      case json::value_t::object:
+        break;  // value() writes these
     }
     return fail_with(errc::invalid_argument, "unknown JSON value type");
   }
@@ -103,7 +115,9 @@ class tree_writer {
     out_.commit(std::to_chars(at, at + 24, v).ptr);
   }
 
-  bool too_deep() { return fail_with(errc::invalid_argument, "JSON value nested deeper than 4096"); }
+  bool too_deep() {
+    return fail_with(errc::invalid_argument, "JSON value nested deeper than 4096");
+  }
 
   // The first failure is kept as a code and a literal: building an error_info (a category
   // lookup and two strings) is left to finish(), on the rare path.
@@ -125,9 +139,24 @@ struct canonical_sink {
   void sep() {
     if (need_comma) out.push_back(',');
   }
-  bool null() { sep(); out += "null"; need_comma = true; return true; }
-  bool boolean(bool b) { sep(); out += b ? "true" : "false"; need_comma = true; return true; }
-  bool number(const detail::number_scan& n) { sep(); out += n.text; need_comma = true; return true; }
+  bool null() {
+    sep();
+    out += "null";
+    need_comma = true;
+    return true;
+  }
+  bool boolean(bool b) {
+    sep();
+    out += b ? "true" : "false";
+    need_comma = true;
+    return true;
+  }
+  bool number(const detail::number_scan& n) {
+    sep();
+    out += n.text;
+    need_comma = true;
+    return true;
+  }
   bool string(const detail::string_scan& s) {
     sep();
     out.push_back('"');
@@ -144,18 +173,43 @@ struct canonical_sink {
     need_comma = false;
     return true;
   }
-  bool begin_object() { sep(); out.push_back('{'); need_comma = false; return true; }
-  bool end_object() { out.push_back('}'); need_comma = true; return true; }
-  bool begin_array() { sep(); out.push_back('['); need_comma = false; return true; }
-  bool end_array() { out.push_back(']'); need_comma = true; return true; }
+  bool begin_object() {
+    sep();
+    out.push_back('{');
+    need_comma = false;
+    return true;
+  }
+  bool end_object() {
+    out.push_back('}');
+    need_comma = true;
+    return true;
+  }
+  bool begin_array() {
+    sep();
+    out.push_back('[');
+    need_comma = false;
+    return true;
+  }
+  bool end_array() {
+    out.push_back(']');
+    need_comma = true;
+    return true;
+  }
 };
 
 }  // namespace
 
-result<void> write_canonical_json(const json& value, std::string& out) {
+namespace detail {
+result<void> write_canonical_json_to(const json& value, output_cursor& out) {
   tree_writer w(out);
   w.value(value, 0);
   return w.finish();
+}
+}  // namespace detail
+
+result<void> write_canonical_json(const json& value, std::string& out) {
+  detail::output_cursor cursor(out);
+  return detail::write_canonical_json_to(value, cursor);
 }
 
 result<std::string> to_canonical_json(const json& value) {

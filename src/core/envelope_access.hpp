@@ -22,7 +22,8 @@ struct envelope_access {
   static std::string_view view(const envelope& e, span s) { return e.view(s); }
 
   static span make_span(const std::string& text, const char* begin, std::size_t length) {
-    return span{static_cast<std::uint32_t>(begin - text.data()), static_cast<std::uint32_t>(length)};
+    return span{static_cast<std::uint32_t>(begin - text.data()),
+                static_cast<std::uint32_t>(length)};
   }
   static span make_span(std::size_t offset, std::size_t length) {
     return span{static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(length)};
@@ -55,7 +56,8 @@ struct envelope_access {
   }
   /// The whole canonical text when encode() may copy it verbatim, else empty.
   static std::string_view pristine_text(const envelope& e) {
-    if (e.pristine_ && e.attempts_ == e.pristine_attempts_ && !e.has_forbidden_extension_) return e.text_;
+    if (e.pristine_ && e.attempts_ == e.pristine_attempts_ && !e.has_forbidden_extension_)
+      return e.text_;
     return {};
   }
   static bool produced(const envelope& e) { return e.produced_; }
@@ -83,6 +85,10 @@ void canonicalize_value_into(std::string_view value_text, std::string& out);
 /// canonical form (D2/D4: numbers keep their text, strings re-escaped). On error
 /// (errc::malformed_json) `out` holds a partial write.
 error_info canonicalize_into(std::string_view json_text, std::string& out, std::size_t max_depth);
+class output_cursor;
+/// write_canonical_json() through a cursor the caller already holds (make() writes the whole
+/// envelope through one).
+result<void> write_canonical_json_to(const json& value, output_cursor& out);
 }  // namespace detail
 
 }  // namespace v1

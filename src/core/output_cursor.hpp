@@ -14,21 +14,29 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 namespace babelqueue::inline v1::detail {
 
 class output_cursor {
  public:
-  explicit output_cursor(std::string& out) : out_(out) {
-    // Expose the capacity already paid for, but not an unbounded one: resize() zero-fills.
-    const std::size_t used = out_.size();
-    out_.resize(std::max(used + k_min_room, std::min(out_.capacity(), used + k_max_initial_room)));
-    p_ = out_.data() + used;
-    end_ = out_.data() + out_.size();
-  }
+  explicit output_cursor(std::string& out) : out_(out) { expose(out_.size()); }
+  /// A cursor that continues where `outer` stands and hands its position back to it when
+  /// destroyed; `outer` must not be used meanwhile. A hot loop that holds its own cursor
+  /// reaches p_ through one pointer fewer than one holding a reference (measured: about
+  /// 1 % of encoding a large envelope).
+  struct continue_from_t {};
+  output_cursor(output_cursor& outer, continue_from_t) noexcept
+      : out_(outer.out_), p_(outer.p_), end_(outer.end_), outer_(&outer) {}
   output_cursor(const output_cursor&) = delete;
   output_cursor& operator=(const output_cursor&) = delete;
-  ~output_cursor() { out_.resize(static_cast<std::size_t>(p_ - out_.data())); }
+  ~output_cursor() {
+    if (outer_ != nullptr) {
+      outer_->p_ = p_, outer_->end_ = end_;
+    } else {
+      out_.resize(static_cast<std::size_t>(p_ - out_.data()));
+    }
+  }
 
   /// A pointer with at least `n` writable bytes behind it; commit() what was kept.
   char* room(std::size_t n) {
@@ -37,6 +45,29 @@ class output_cursor {
   }
   /// Keeps everything written up to `to` (a pointer from room(), moved forward).
   void commit(char* to) noexcept { p_ = to; }
+
+  /// How many bytes of the string are kept so far.
+  std::size_t offset() const noexcept { return static_cast<std::size_t>(p_ - out_.data()); }
+
+  /// Runs `f(string)` on the string as kept so far (its true size), for code that appends
+  /// with std::string's own calls, then exposes the capacity again after what it appended.
+  template <class F>
+  decltype(auto) with_string(F&& f) {
+    out_.resize(offset());
+    try {
+      if constexpr (std::is_void_v<decltype(f(out_))>) {
+        f(out_);
+        expose(out_.size());
+      } else {
+        decltype(auto) r = f(out_);
+        expose(out_.size());
+        return r;
+      }
+    } catch (...) {
+      p_ = end_ = out_.data() + out_.size();  // what `f` left is what is kept
+      throw;
+    }
+  }
 
   void put(char c) { *room(1) = c, ++p_; }
   void put(const char* s, std::size_t n) {
@@ -49,6 +80,14 @@ class output_cursor {
   static constexpr std::size_t k_min_room = 256;
   static constexpr std::size_t k_max_initial_room = 64 * 1024;
 
+  // Exposes the capacity already paid for after the first `used` bytes, but not an
+  // unbounded one: resize() zero-fills.
+  void expose(std::size_t used) {
+    out_.resize(std::max(used + k_min_room, std::min(out_.capacity(), used + k_max_initial_room)));
+    p_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
   void grow(std::size_t n) {
     const std::size_t used = static_cast<std::size_t>(p_ - out_.data());
     out_.resize(std::max(used + n, out_.size() * 2));
@@ -59,6 +98,7 @@ class output_cursor {
   std::string& out_;
   char* p_ = nullptr;
   char* end_ = nullptr;
+  output_cursor* outer_ = nullptr;
 };
 
 }  // namespace babelqueue::inline v1::detail

@@ -1,5 +1,7 @@
 // UUIDv4 from OpenSSL's CSPRNG through a per-thread buffer: one RAND_bytes call serves
 // 256 UUIDs, so the per-id cost is a copy, not a system call.
+#include "uuid_text.hpp"
+
 #include <babelqueue/uuid.hpp>
 
 #include <openssl/rand.h>
@@ -64,17 +66,11 @@ random_pool& pool() {
 }  // namespace
 
 void uuid_v4_into(char* out) {
-  static constexpr char hex[] = "0123456789abcdef";
   unsigned char b[16];
   std::memcpy(b, pool().take16(), 16);
   b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);  // version 4
   b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);  // variant 10xx
-  int o = 0;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
-    out[o++] = hex[b[i] >> 4];
-    out[o++] = hex[b[i] & 0x0F];
-  }
+  detail::write_uuid_text(b, out);
 }
 
 std::string uuid_v4() {
