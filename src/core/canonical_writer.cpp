@@ -173,25 +173,20 @@ struct canonical_sink {
     need_comma = false;
     return true;
   }
-  bool begin_object() {
+  bool begin_object() { return open('{'); }
+  bool end_object() { return close('}'); }
+  bool begin_array() { return open('['); }
+  bool end_array() { return close(']'); }
+
+ private:
+  bool open(char bracket) {
     sep();
-    out.push_back('{');
+    out.push_back(bracket);
     need_comma = false;
     return true;
   }
-  bool end_object() {
-    out.push_back('}');
-    need_comma = true;
-    return true;
-  }
-  bool begin_array() {
-    sep();
-    out.push_back('[');
-    need_comma = false;
-    return true;
-  }
-  bool end_array() {
-    out.push_back(']');
+  bool close(char bracket) {
+    out.push_back(bracket);
     need_comma = true;
     return true;
   }
