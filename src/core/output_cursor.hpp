@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
-#include <type_traits>
 
 namespace babelqueue::inline v1::detail {
 
@@ -52,17 +51,12 @@ class output_cursor {
   /// Runs `f(string)` on the string as kept so far (its true size), for code that appends
   /// with std::string's own calls, then exposes the capacity again after what it appended.
   template <class F>
-  decltype(auto) with_string(F&& f) {
+  auto with_string(F&& f) {
     out_.resize(offset());
     try {
-      if constexpr (std::is_void_v<decltype(f(out_))>) {
-        f(out_);
-        expose(out_.size());
-      } else {
-        decltype(auto) r = f(out_);
-        expose(out_.size());
-        return r;
-      }
+      auto r = f(out_);
+      expose(out_.size());
+      return r;
     } catch (...) {
       p_ = end_ = out_.data() + out_.size();  // what `f` left is what is kept
       throw;

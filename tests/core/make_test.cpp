@@ -10,7 +10,8 @@
 using namespace babelqueue;
 
 TEST(Make, WritesTheCanonicalFrame) {
-  auto env = make("urn:babel:orders:created", {{"order_id", 1042}, {"amount", 99.9}}, {"orders", ""});
+  auto env =
+      make("urn:babel:orders:created", {{"order_id", 1042}, {"amount", 99.9}}, {"orders", ""});
   ASSERT_TRUE(env);
   std::string text = encode(*env).value();
   std::regex shape(
@@ -72,6 +73,45 @@ TEST(Make, BlankUrnIsATypedError) {
   EXPECT_THROW(make("", json::object()).value(), babelqueue::error);
 }
 
+TEST(Make, InvalidUtf8InUrnQueueOrTraceIsATypedErrorNamingTheField) {
+  const std::string bad = "a\xC3(b";  // a lead byte followed by ASCII
+  const std::string lone_surrogate = "x\xED\xA0\x80";
+  for (const std::string& b : {bad, lone_surrogate, std::string("\xFF"), std::string(" \xC3 ")}) {
+    auto urn = make("urn:babel:t:" + b, json::object());
+    ASSERT_FALSE(urn) << b;
+    EXPECT_EQ(urn.error().code, errc::invalid_utf8);
+    EXPECT_EQ(urn.error().message, "URN is not valid UTF-8");
+    auto queue = make("urn:babel:t:x", json::object(), {b, ""});
+    ASSERT_FALSE(queue) << b;
+    EXPECT_EQ(queue.error().code, errc::invalid_utf8);
+    EXPECT_EQ(queue.error().message, "queue is not valid UTF-8");
+    auto trace = make("urn:babel:t:x", json::object(), {"", b});
+    ASSERT_FALSE(trace) << b;
+    EXPECT_EQ(trace.error().code, errc::invalid_utf8);
+    EXPECT_EQ(trace.error().message, "trace_id is not valid UTF-8");
+  }
+}
+
+// When several inputs are wrong, the first of: URN not UTF-8, blank URN, data not an object,
+// queue not UTF-8, trace id not UTF-8, then anything inside data.
+TEST(Make, ErrorsComeInAFixedOrderWhenSeveralInputsAreWrong) {
+  const std::string bad = "\xC3";
+  const json not_object = json::array({1});
+  const json bad_inside = {{"x", bad}};
+  auto message = [](const result<envelope>& r) { return r ? std::string() : r.error().message; };
+  EXPECT_EQ(message(make("urn:" + bad, not_object, {bad, bad})), "URN is not valid UTF-8");
+  EXPECT_EQ(make("  ", not_object, {bad, bad}).code(), errc::empty_urn);
+  EXPECT_EQ(make("urn:x", not_object, {bad, bad}).code(), errc::invalid_data);
+  // Data given as text is read only when it is written, so that it is not an object is
+  // found with "anything inside data".
+  EXPECT_EQ(message(make("urn:x", json_text("[1]"), {bad, bad})), "queue is not valid UTF-8");
+  EXPECT_EQ(make("urn:x", json_text("[1]")).code(), errc::invalid_data);
+  EXPECT_EQ(message(make("urn:x", bad_inside, {bad, bad})), "queue is not valid UTF-8");
+  EXPECT_EQ(message(make("urn:x", bad_inside, {"", bad})), "trace_id is not valid UTF-8");
+  EXPECT_EQ(make("urn:x", bad_inside, {"", ""}).code(), errc::invalid_utf8);
+  EXPECT_NE(message(make("urn:x", bad_inside, {"", ""})).find("data: "), std::string::npos);
+}
+
 TEST(Make, EscapesUserStringsInTheFrame) {
   auto env = make("urn:\"q\"", json::object(), {"q\\1", "t\n"});
   ASSERT_TRUE(env);
@@ -85,7 +125,8 @@ TEST(Make, EscapesUserStringsInTheFrame) {
 
 TEST(Make, ContinueTraceKeepsTraceAndMintsNewId) {
   auto inbound = make("urn:babel:orders:created", json::object(), {"orders", "trace-abc"}).value();
-  auto next = continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing"});
+  auto next =
+      continue_trace(inbound, "urn:babel:billing:invoice.requested", {{"order", 1}}, {"billing"});
   ASSERT_TRUE(next);
   EXPECT_EQ(next->trace_id(), "trace-abc");
   EXPECT_NE(next->id(), inbound.id());
@@ -112,8 +153,9 @@ TEST(MakeFromText, KeepsEveryNumberExactly) {
 }
 
 TEST(MakeFromText, WritesTheCanonicalFormAndReEscapesStrings) {
-  const std::string data = "{ \"s\" : \"caf\\u00e9 \\/ \\u2028 \xE2\x80\xA9\",\n \"n\" : [ 1 , 2.50 ],"
-                           " \"k\\u0041\" : { } , \"a\" : 1, \"a\" : 2 }";
+  const std::string data =
+      "{ \"s\" : \"caf\\u00e9 \\/ \\u2028 \xE2\x80\xA9\",\n \"n\" : [ 1 , 2.50 ],"
+      " \"k\\u0041\" : { } , \"a\" : 1, \"a\" : 2 }";
   auto env = make("urn:x", json_text(data));
   ASSERT_TRUE(env) << env.error().message;
   // As decode() writes a received data block: compact, D2 escapes, duplicates and order kept.
@@ -191,7 +233,9 @@ concept continue_trace_takes = requires(const envelope& e, const json& d, const 
   continue_trace(e, "urn:x", d, o);
 };
 template <class T>
-concept has_trace_id = requires(T t) { t.trace_id; };
+concept has_trace_id = requires(T t) {
+  t.trace_id;
+};
 
 TEST(Make, ContinueTraceOptionsHaveNoTraceId) {
   static_assert(continue_trace_takes<continue_options>);
