@@ -174,7 +174,7 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
   }  // the cursor gives the text its true size
   A::attempts(env) = 0;
   A::set_produced(env);
-  A::reindex(env);
+  A::set_indices(env, 2, 3, 4, -1);  // job, trace_id, data, meta, attempts as written above
   A::set_pristine(env);
   last_size_hint = t.size();
   return env;
