@@ -137,9 +137,10 @@
 #                                          kill-restart | pid like the Kafka one (topics,
 #                                          messages and subscription cursors survive, also a
 #                                          SIGKILL: the bookie journals every entry before it is
-#                                          acknowledged; a start after a SIGKILL that hits Pulsar
-#                                          4.0.0's bookie-registration loop is healed by one
-#                                          graceful restart, see pulsar_helpers_start)
+#                                          acknowledged; a start after a SIGKILL that hits the
+#                                          standalone's bookie-registration loop (4.0.0 and
+#                                          4.0.1) is healed by one graceful restart, see
+#                                          pulsar_helpers_start)
 #   postgres  BABELQUEUE_POSTGRES_URL      postgresql://babelqueue@127.0.0.1:<port>/babelqueue
 #                                          (PostgreSQL 15, a private cluster: superuser
 #                                          babelqueue, trust authentication on 127.0.0.1 and on
@@ -1444,20 +1445,23 @@ pulsar_alive() {
 }
 
 # Run by broker_ctl once a started standalone is ready (start, restart, kill-restart).
-# Pulsar 4.0.0's standalone, started on the data of one that was SIGKILLed, sometimes finds
-# its bookie's stale registration (/ledgers/available/<bookie>) and loops for good
-# deleting and re-creating it: about 70 % of a core and hundreds of MB of log per hour,
-# taken from every later build and test phase (apache/pulsar#23497, fixed in 4.0.1). The loop
-# shows within a second of the registration, before the broker answers; a graceful restart
-# ends it (that stop removes the registration), data kept.
+# Pulsar's standalone, started on the data of one that was SIGKILLed, sometimes finds its
+# bookie's stale registration (/ledgers/available/<bookie>) and loops for good deleting and
+# re-creating it (ResourceLockImpl: "Lock on resource ... was invalidated", then "Successfully
+# re-acquired lock", over and over): 55-70 % of a core and hundreds of MB of log per hour,
+# taken from every later build and test phase. Seen with 4.0.0 and with 4.0.1, which has
+# apache/pulsar#23497 (the standalone's deletion of a stale registration) and still looped
+# after 5 of 15 kill+start cycles (4,000-4,900 such lines and 11-14 MB of log in the first
+# 30 s). The loop shows within a second of the registration, before the broker answers; a
+# graceful restart ends it (that stop removes the registration), data kept.
 pulsar_helpers_start() {
   local dir=$1 try
   for try in 1 2 3; do
     sleep 2
     (($(tail -c +"$(($(cat "$dir/log-offset") + 1))" "$dir/pulsar.log" |
       grep -c 'Lock on resource /ledgers/available/.* was invalidated') < 5)) && return 0
-    say "pulsar: the bookie-registration loop of Pulsar 4.0.0 after a SIGKILL" \
-      "(apache/pulsar#23497); restarting it gracefully ($try)"
+    say "pulsar: the standalone's bookie-registration loop after a SIGKILL;" \
+      "restarting it gracefully ($try)"
     echo "[$(date '+%F %T')] services.sh: bookie-registration loop; graceful restart" \
       >>"$dir/pulsar.log"
     pulsar_stop "$dir"
