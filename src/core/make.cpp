@@ -96,10 +96,16 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
             data.size_hint());
   auto& top = A::top(env);
   top.reserve(5);
+  int data_index = -1, meta_index = -1, attempts_index = -1;
   {
     // The whole text goes through one cursor: raw stores after one room check per token.
     detail::output_cursor out(t);
     auto mark = [&](std::size_t from) { return A::make_span(from, out.offset() - from); };
+    // Adds a top-level member (key span, value from `from` to here); returns its index.
+    auto member = [&](A::span k, std::size_t from) {
+      top.push_back({k, mark(from)});
+      return static_cast<int>(top.size() - 1);
+    };
     // `framed` is `,"key":` (or `{"key":`): the span is the key without its quotes.
     auto key = [&](std::string_view framed) {
       const std::size_t at = out.offset() + 2;
@@ -130,7 +136,7 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
     std::size_t v0 = out.offset();
     if (!quoted(urn, &A::urn(env))) return fail(errc::invalid_utf8, "URN is not valid UTF-8");
     if (urn.empty()) return fail(errc::empty_urn, "a message needs a non-blank URN");
-    top.push_back({k, mark(v0)});
+    member(k, v0);
     if (auto r = data.check(); !r) return fail(r.error());
     if (!detail::valid_utf8(queue)) return fail(errc::invalid_utf8, "queue is not valid UTF-8");
 
@@ -140,12 +146,12 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
       quoted_uuid(&A::trace_id(env));
     else if (!quoted(trace, &A::trace_id(env)))
       return fail(errc::invalid_utf8, "trace_id is not valid UTF-8");
-    top.push_back({k, mark(v0)});
+    member(k, v0);
 
     k = key(",\"data\":");
     v0 = out.offset();
     if (auto r = data.write(out); !r) return fail(r.error());
-    top.push_back({k, mark(v0)});
+    data_index = member(k, v0);
 
     k = key(",\"meta\":");
     const std::size_t meta_at = out.offset();
@@ -164,17 +170,17 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
     out.commit(std::to_chars(d, d + 24, now).ptr);
     out.put('}');
     A::created_at(env) = now;
-    top.push_back({k, mark(meta_at)});
+    meta_index = member(k, meta_at);
 
     k = key(",\"attempts\":");
     v0 = out.offset();
     out.put('0');
-    top.push_back({k, mark(v0)});
+    attempts_index = member(k, v0);
     out.put('}');
   }  // the cursor gives the text its true size
   A::attempts(env) = 0;
   A::set_produced(env);
-  A::set_indices(env, 2, 3, 4, -1);  // job, trace_id, data, meta, attempts as written above
+  A::set_indices(env, data_index, meta_index, attempts_index, -1);
   A::set_pristine(env);
   last_size_hint = t.size();
   return env;
