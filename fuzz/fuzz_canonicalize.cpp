@@ -7,9 +7,15 @@
 //  - parsing the canonical text gives the same value as parsing x;
 //  - the writer's output is canonical (a fixed point of canonicalize()) and parses back to
 //    an equal value (doubles round-trip exactly);
+//  - json_reader::skip_value(), the iterative scanner decode() validates `data` with, and
+//    json_reader::walk(), which canonicalize() and parse_json() drive, accept exactly the
+//    same texts, report the same error at the same byte, and agree on whether a text is
+//    already canonical;
 //  - make() given the input as URN, queue and trace id (any bytes), and as data text, fails
 //    with a typed error or writes an envelope that decodes back to the same fields and data.
 #include "fuzz_check.hpp"
+
+#include "core/json_scanner.hpp"
 
 #include <babelqueue/babelqueue.hpp>
 
@@ -39,6 +45,42 @@ void check_made(const bq::result<bq::envelope>& made, std::string_view queue,
   if (!trace.empty()) FUZZ_CHECK(!made->trace_id().empty(), "make() lost the trace id");
 }
 
+// A walk() sink that takes every token: the reader alone decides validity.
+struct accept_all {
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number(const bq::detail::number_scan&) { return true; }
+  bool string(const bq::detail::string_scan&) { return true; }
+  bool key(const bq::detail::string_scan&) { return true; }
+  bool begin_object() { return true; }
+  bool end_object() { return true; }
+  bool begin_array() { return true; }
+  bool end_array() { return true; }
+};
+
+void check_scanners_agree(std::string_view text) {
+  constexpr std::size_t depth = 4096;
+  bq::detail::json_reader by_skip(text, depth);
+  bool skip_ok = by_skip.skip_value();
+  if (skip_ok) {
+    by_skip.skip_ws();
+    if (!by_skip.at_end()) skip_ok = by_skip.fail("trailing data");
+  }
+  bq::detail::json_reader by_walk(text, depth);
+  accept_all sink;
+  bool walk_ok = by_walk.walk(sink);
+  if (walk_ok) {
+    by_walk.skip_ws();
+    if (!by_walk.at_end()) walk_ok = by_walk.fail("trailing data");
+  }
+  FUZZ_CHECK(skip_ok == walk_ok, "skip_value() and walk() disagree on validity");
+  FUZZ_CHECK(by_skip.error() == by_walk.error(), "skip_value() and walk() report other errors");
+  if (skip_ok) {
+    FUZZ_CHECK(by_skip.canonical() == by_walk.canonical(),
+               "skip_value() and walk() disagree on the canonical form");
+  }
+}
+
 void check_make(std::string_view text) {
   bq::make_options options;
   options.queue = std::string(text.substr(0, text.size() / 2));
@@ -51,6 +93,7 @@ void check_make(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(bytes), size);
+  check_scanners_agree(text);
   check_make(text);
 
   auto canonical = bq::canonicalize(text);

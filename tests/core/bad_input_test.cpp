@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 using namespace babelqueue;
 
@@ -190,5 +192,45 @@ TEST(BadInput, NestingCapIsExactAndContainerKindsAreRestored) {
     auto deeper = decode(envelope_with_data(nested(cap - 1)), options);
     ASSERT_FALSE(deeper) << cap;
     EXPECT_NE(deeper.error().message.find("nesting"), std::string::npos) << cap;
+  }
+}
+
+namespace {
+
+// Every offset of compact JSON `text` between two tokens (outside strings and numbers).
+std::vector<std::size_t> token_boundaries(const std::string& text) {
+  std::vector<std::size_t> at;
+  bool in_string = false;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char before = i > 0 ? text[i - 1] : '\0';
+    const char after = i < text.size() ? text[i] : '\0';
+    const bool structural_near = std::string_view("{}[],:").find(before) != std::string_view::npos ||
+                                 std::string_view("{}[],:").find(after) != std::string_view::npos;
+    if (!in_string && (i == 0 || i == text.size() || structural_near)) at.push_back(i);
+    if (i < text.size() && text[i] == '"' && (i == 0 || text[i - 1] != '\\')) in_string = !in_string;
+  }
+  return at;
+}
+
+}  // namespace
+
+// The validator of `data` tests each token first and skips white space only when that test
+// fails: white space at every place RFC 8259 allows it is accepted (and canonicalised away),
+// and every other byte below ' ' at those places is rejected.
+TEST(BadInput, WhiteSpaceBetweenEveryTwoTokensOfData) {
+  const std::string compact =
+      R"({"a":[1,-2.5e3,"x\"y",{"b":null,"c":[true,false,[]],"d":{}}],"e":"é","f":[{}]})";
+  ASSERT_TRUE(decode(envelope_with_data(compact)));
+  for (std::size_t at : token_boundaries(compact)) {
+    for (const char* space : {" ", "\t", "\n", "\r", " \n\t "}) {
+      const std::string data = compact.substr(0, at) + space + compact.substr(at);
+      auto r = decode(envelope_with_data(data));
+      ASSERT_TRUE(r) << "white space at " << at << ": " << r.error().message;
+      EXPECT_EQ(r->data_text(), compact) << "white space at " << at;
+    }
+    for (const char control : {'\x01', '\x0b', '\x0c', '\x1f'}) {
+      const std::string data = compact.substr(0, at) + control + compact.substr(at);
+      expect_malformed(envelope_with_data(data), "a control byte between tokens");
+    }
   }
 }
