@@ -1,6 +1,7 @@
 // decode() / check() / encode(): the strict envelope gate (D3) and lossless re-emit (D4).
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
+#include "shared_helpers.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/text.hpp>
@@ -435,7 +436,7 @@ error_info scan_frame(std::string_view body, const decode_options& options, fram
   if (!(sv.kind == '0' && sv.num.text == "1")) {
     std::string_view v(sv.value_begin, static_cast<std::size_t>(sv.value_end - sv.value_begin));
     return {errc::unsupported_schema_version,
-            "meta.schema_version is " + std::string(v.substr(0, 40)) + " (this SDK reads 1)"};
+            detail::concat("meta.schema_version is ", v.substr(0, 40), " (this SDK reads 1)")};
   }
   // 4. data must be an object; `[]` reads as `{}`.
   if (data < 0) return {errc::invalid_data, "'data' is missing"};
@@ -500,7 +501,7 @@ std::string rebuild_canonical(const frame_scan& f, std::vector<std::string>& dro
   // Reported once per key even when it appears several times.
   auto drop_top = [&](const scanned_member& m) {
     if (m.id == k_timestamp) {
-      warn("/" + std::string(m.key_plain()), "forbidden by the envelope contract");
+      warn(detail::concat("/", m.key_plain()), "forbidden by the envelope contract");
       return true;
     }
     if (f.urn_from_job && m.id == k_urn) {
@@ -511,7 +512,7 @@ std::string rebuild_canonical(const frame_scan& f, std::vector<std::string>& dro
   };
   auto drop_meta = [&](const scanned_member& m) {
     if (m.id == k_max_retries || m.id == k_meta_attempts || m.id == k_source || m.id == k_ts) {
-      warn("/meta/" + std::string(m.key_plain()), "forbidden by the envelope contract");
+      warn(detail::concat("/meta/", m.key_plain()), "forbidden by the envelope contract");
       return true;
     }
     return false;

@@ -2,6 +2,7 @@
 // appends new text and re-points one span; nothing else is rewritten).
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
+#include "shared_helpers.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/dead_letter.hpp>
@@ -177,7 +178,7 @@ result<void> envelope::set_extension(std::string_view key, const json& value, bo
   if (!detail::valid_utf8(key)) return fail(errc::invalid_utf8, "extension key is not valid UTF-8");
   if (in_meta ? contains(meta_frame_keys, key) : contains(frame_keys, key)) {
     return fail(errc::invalid_argument,
-                "'" + std::string(key) + "' is an envelope field, not an extension");
+                detail::concat("'", key, "' is an envelope field, not an extension"));
   }
   std::string value_text;
   if (auto r = write_canonical_json(value, value_text); !r) return r;
