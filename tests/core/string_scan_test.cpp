@@ -26,6 +26,9 @@ const std::vector<piece>& pieces() {
       {"a", "a"}, {"Z", "Z"}, {" ", " "}, {"~", "~"}, {"/", "/"},
       {"\xC3\xA9", "\xC3\xA9"}, {"\xE2\x80\x94", "\xE2\x80\x94"}, {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
       {"\xEF\xBF\xBF", "\xEF\xBF\xBF"}, {"\xDF\xBF", "\xDF\xBF"},
+      // The lowest and highest second bytes the RFC 3629 ranges allow.
+      {"\xC2\x80", "\xC2\x80"}, {"\xE0\xA0\x80", "\xE0\xA0\x80"}, {"\xED\x9F\xBF", "\xED\x9F\xBF"},
+      {"\xF0\x90\x80\x80", "\xF0\x90\x80\x80"}, {"\xF4\x8F\xBF\xBF", "\xF4\x8F\xBF\xBF"},
       {"\xE2\x80\xA8", "\\u2028"}, {"\xE2\x80\xA9", "\\u2029"},  // raw: not canonical
       {"\\n", "\\n"}, {"\\\"", "\\\""}, {"\\\\", "\\\\"}, {"\\u001f", "\\u001f"}, {"\\u2028", "\\u2028"},
       {"\\/", "/"}, {"\\u00e9", "\xC3\xA9"}, {"\\u000A", "\\n"}, {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"},
@@ -34,6 +37,8 @@ const std::vector<piece>& pieces() {
       {"\x01", "", false}, {"\x1f", "", false}, {"\t", "", false},
       {"\xC3q", "", false}, {"\x80q", "", false}, {"\xC0\xAFq", "", false}, {"\xED\xA0\x80q", "", false},
       {"\xF4\x90\x80\x80q", "", false}, {"\xE2\x80q", "", false}, {"\xFFq", "", false}, {"\xF0\x9F\x98q", "", false},
+      {"\xE0\x9F\xBFq", "", false}, {"\xF0\x8F\xBF\xBFq", "", false}, {"\xC1\xBFq", "", false},
+      {"\xF5\x80\x80\x80q", "", false}, {"\xBFq", "", false},
   };
   return all;
 }

@@ -89,12 +89,16 @@ std::optional<std::string> written(const std::string& s, bool key, const std::st
   return out.substr(prefix.size());
 }
 
-std::string random_string(std::mt19937_64& rng, std::size_t n) {
+// `plain` of 1000 picks are ASCII letters, the rest specials (an invalid one now and then).
+std::string random_string(std::mt19937_64& rng, std::size_t n, int plain = 880) {
   static const std::string specials[] = {
       "\"", "\\", "\n", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "\xC3\xA9", "\xE2\x80\x94",
-      "\xE2\x80\xA8", "\xE2\x80\xA9", "\xF0\x9F\x98\x80", "\xEF\xBF\xBF", " ", "~"};
+      "\xE2\x80\xA8", "\xE2\x80\xA9", "\xF0\x9F\x98\x80", "\xEF\xBF\xBF", " ", "~",
+      // The lowest and highest second bytes the RFC 3629 ranges allow.
+      "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"};
   static const std::string invalid[] = {"\xC3", "\xE2\x80", "\x80", "\xC0\xAF", "\xED\xA0\x80",
-                                        "\xF4\x90\x80\x80", "\xFF"};
+                                        "\xF4\x90\x80\x80", "\xFF", "\xE0\x9F\xBF", "\xF0\x8F\xBF\xBF",
+                                        "\xC1\xBF", "\xF5\x80\x80\x80", "\xBF"};
   std::string s;
   // Mostly plain text, so the fast paths run and the specials land at every offset; an
   // invalid sequence now and then.
@@ -103,7 +107,7 @@ std::string random_string(std::mt19937_64& rng, std::size_t n) {
   std::uniform_int_distribution<std::size_t> bad(0, std::size(invalid) - 1);
   while (s.size() < n) {
     const int p = pick(rng);
-    if (p < 880) s += static_cast<char>('a' + p % 26);
+    if (p < plain) s += static_cast<char>('a' + p % 26);
     else if (p < 995) s += specials[special(rng)];
     else s += invalid[bad(rng)];
   }
@@ -111,12 +115,13 @@ std::string random_string(std::mt19937_64& rng, std::size_t n) {
   return s;
 }
 
-TEST(StringWriter, MatchesTheReferenceEscaperOnEveryLength) {
-  std::mt19937_64 rng(20261203);
-  std::size_t invalid = 0, total = 0;
-  for (std::size_t n = 0; n <= 80; ++n) {
-    for (int round = 0; round < 400; ++round) {
-      const std::string s = random_string(rng, n);
+// Writes `rounds` random strings (random_string(..., plain)) of every length in
+// [shortest, longest] and compares each with the reference escaper; counts the invalid ones.
+void expect_reference_output(std::mt19937_64& rng, std::size_t shortest, std::size_t longest,
+                             int rounds, int plain, std::size_t& invalid, std::size_t& total) {
+  for (std::size_t n = shortest; n <= longest; ++n) {
+    for (int round = 0; round < rounds; ++round) {
+      const std::string s = random_string(rng, n, plain);
       const bool key = round % 2 == 1;
       const auto expected = reference_escape(s, key);
       const auto got = written(s, key, round % 3 == 0 ? "" : "{\"k\":", static_cast<std::size_t>(round % 50));
@@ -128,8 +133,24 @@ TEST(StringWriter, MatchesTheReferenceEscaperOnEveryLength) {
       }
     }
   }
+}
+
+TEST(StringWriter, MatchesTheReferenceEscaperOnEveryLength) {
+  std::mt19937_64 rng(20261203);
+  std::size_t invalid = 0, total = 0;
+  expect_reference_output(rng, 0, 80, 400, 880, invalid, total);
   EXPECT_GT(invalid, total / 20);  // both outcomes were exercised
   EXPECT_LT(invalid, total / 2);
+}
+
+// Text where most characters are non-ASCII (Greek, Cyrillic, CJK, emoji): characters of 2 to
+// 4 bytes run across the 16-byte blocks at every offset, several per block.
+TEST(StringWriter, DenseNonAsciiMatchesTheReferenceEscaper) {
+  std::mt19937_64 rng(20261204);
+  std::size_t invalid = 0, total = 0;
+  expect_reference_output(rng, 14, 120, 300, 200, invalid, total);
+  EXPECT_GT(total - invalid, total / 5);  // valid text dominates many strings
+  EXPECT_GT(invalid, total / 20);
 }
 
 TEST(StringWriter, PlainStringsOfEveryLengthCopyExactly) {
