@@ -239,6 +239,21 @@ class sentinel_group {
     return 0;
   }
 
+  /// True when every Sentinel answers and reports the primary at `port`: the failover's
+  /// new configuration has reached them all.
+  bool all_report_primary(int port) const {
+    for (const auto& s : sentinels_) {
+      raw_client c(s->port());
+      if (!c.ok()) return false;
+      redisReply* r = c.run({"SENTINEL", "get-master-addr-by-name", cfg_.master});
+      const bool same = r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                        r->element[1]->str != nullptr && std::atoi(r->element[1]->str) == port;
+      if (r != nullptr) freeReplyObject(r);
+      if (!same) return false;
+    }
+    return true;
+  }
+
   /// The first element of `ROLE` on a data node ("master", "slave"; "" when unreachable).
   static std::string role(int port) {
     raw_client c(port);
