@@ -127,20 +127,26 @@ class json_reader {
       // Signed compare: "< 0x20" flags the controls and every byte >= 0x80 at once.
       const auto special = static_cast<unsigned>(_mm_movemask_epi8(
           _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
-      // The bits up to the first quote (all 16 when there is none).
-      const unsigned attention = special & (quote ^ (quote - 1));
-      if (attention != 0) {
-        q += __builtin_ctz(attention);
-        if (static_cast<unsigned char>(*q) < 0x80) return {q, false};  // an escape or a control
-        const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(q),
+      // The bits up to the first quote (all 16 when there is none). Each non-ASCII character
+      // among them is validated where it stands and its bytes' flags cleared, with no new
+      // load; one that runs past the block moves the scan to its end.
+      unsigned attention = special & (quote ^ (quote - 1));
+      const char* next = q + 16;
+      while (attention != 0) {
+        const char* at = q + __builtin_ctz(attention);
+        if (static_cast<unsigned char>(*at) < 0x80) return {at, false};  // an escape or a control
+        const std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(at),
                                                    reinterpret_cast<const unsigned char*>(end));
-        if (n == 0) return {q, false};  // the full scanner reports it
-        if (n == 3 && is_line_or_paragraph_separator(q)) canonical = false;
-        q += n;
-        continue;
+        if (n == 0) return {at, false};  // the full scanner reports it
+        if (n == 3 && is_line_or_paragraph_separator(at)) canonical = false;
+        if (at + n > next) {
+          next = at + n;
+          break;
+        }
+        attention &= ~0u << (at + n - q);
       }
-      if (quote != 0) return {q + __builtin_ctz(quote), true};
-      q += 16;
+      if (next == q + 16 && quote != 0) return {q + __builtin_ctz(quote), true};
+      q = next;
     }
 #else
     (void)end;
