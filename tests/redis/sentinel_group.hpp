@@ -239,6 +239,24 @@ class sentinel_group {
     return 0;
   }
 
+  /// The event lines (`+sdown`, `+odown`, `+switch-master`, `-role-change`, `+tilt`, …) of
+  /// every Sentinel's log, for a failing test to print: which Sentinel saw what, and when.
+  std::string sentinel_events() const {
+    std::string out;
+    for (std::size_t i = 0; i < sentinels_.size(); ++i) {
+      std::ifstream log(dir_ + "/s" + std::to_string(i) + "/sentinel.log");
+      for (std::string line; std::getline(log, line);) {
+        const auto mark = line.find_first_of("#*");
+        if (mark != std::string::npos && mark + 3 < line.size() && line[mark + 1] == ' ' &&
+            (line[mark + 2] == '+' || line[mark + 2] == '-')) {
+          out += "  sentinel " + std::to_string(i) + " (:" + std::to_string(sentinels_[i]->port()) +
+                 ") " + line.substr(line.find(' ') + 1) + '\n';  // the time on
+        }
+      }
+    }
+    return out;
+  }
+
   /// True when every Sentinel answers and reports the primary at `port`: the failover's
   /// new configuration has reached them all.
   bool all_report_primary(int port) const {

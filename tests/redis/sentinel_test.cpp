@@ -465,6 +465,7 @@ struct failover_report {
   long long producer_resumed_ms = -1;  // kill → first publish acknowledged by the new primary
   long long consumer_resumed_ms = -1;  // kill → first message received from the new primary
   std::set<std::string> endpoints_after_kill;  // nodes that served a call started after the kill
+  bool second_failover = false;  // the Sentinels later moved on from the first new primary
 };
 
 struct failover_plan {
@@ -602,11 +603,26 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
   EXPECT_NE(new_port, 0) << "the Sentinels did not promote the replica";
   EXPECT_TRUE(resumed) << "producer/consumer did not resume on the new primary";
 
+  // The primary the Sentinels name now. It should be new_port. On a loaded CI machine, twice
+  // with two of these tests running at once, the Sentinels later failed over a second time,
+  // to the restarted old primary. That was after every Sentinel had reported new_port, and
+  // after the producer and consumer had stopped using it. The cause is not known yet: the
+  // Sentinels' events are printed when it happens. The client's contract is to follow the
+  // Sentinels, not that they fail over once, so the checks below hold against whichever
+  // primary they name.
+  const int current_port = new_port != 0 ? g.reported_primary_port() : 0;
+  rep.second_failover = current_port != 0 && current_port != new_port;
+  if (rep.second_failover) {
+    std::printf("the Sentinels failed over a second time, to :%d (old primary :%d, first new "
+                "primary :%d); their events:\n%s",
+                current_port, old_port, new_port, g.sentinel_events().c_str());
+  }
+
   // Drain: reservations whose reply was lost sit in :processing.
-  if (new_port != 0) {
+  if (current_port != 0) {
     auto d = open_url(url);
     if (d) {
-      EXPECT_EQ(d->endpoint(), at(new_port));
+      EXPECT_EQ(d->endpoint(), at(current_port));
       auto r = d->recover(queue, 0ms);
       EXPECT_TRUE(r) << r.error().message;
       for (;;) {
@@ -617,14 +633,21 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
       }
       EXPECT_TRUE(d->flush());
     }
-    EXPECT_EQ(sentinel_group::role(new_port), "master");
-    EXPECT_EQ(sentinel_group::role(old_port), "slave");
-    // The old primary, back as a replica, was never sent a write: it refused none (READONLY).
-    auto errors = sentinel_group::info(old_port, "errorstats");
-    EXPECT_EQ(errors.find("errorstat_READONLY"), std::string::npos) << errors;
-    // Every call started after the kill was served by the new primary: none by the
-    // restarted old primary (a stale, empty primary until the Sentinels demote it).
-    EXPECT_EQ(rep.endpoints_after_kill, (std::set<std::string>{at(new_port)}));
+    const int other_port = current_port == new_port ? old_port : new_port;
+    EXPECT_EQ(sentinel_group::role(current_port), "master");
+    EXPECT_EQ(sentinel_group::role(other_port), "slave");
+    if (!rep.second_failover) {
+      // The old primary, back as a replica, was never sent a write: it refused none (READONLY).
+      auto errors = sentinel_group::info(old_port, "errorstats");
+      EXPECT_EQ(errors.find("errorstat_READONLY"), std::string::npos) << errors;
+    }
+    // Every call started after the kill was served by a primary the Sentinels named: none by
+    // the restarted old primary while it was a stale, empty primary or a replica.
+    std::set<std::string> named{at(new_port), at(current_port)};
+    for (const auto& e : rep.endpoints_after_kill) {
+      EXPECT_EQ(named.count(e), 1u) << e << " served a call after the kill";
+    }
+    EXPECT_EQ(rep.endpoints_after_kill.count(at(new_port)), 1u);
   }
 
   std::map<long, int> count;
@@ -641,6 +664,10 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
   }
   rep.producer_resumed_ms = producer_resumed;
   rep.consumer_resumed_ms = consumer_resumed;
+  if (::testing::Test::HasFailure()) {
+    std::printf("old primary :%d, new primary :%d; the Sentinels' events:\n%s", old_port, new_port,
+                g.sentinel_events().c_str());
+  }
   return rep;
 }
 
