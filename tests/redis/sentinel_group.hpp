@@ -224,17 +224,22 @@ class sentinel_group {
     return nodes_.at(i)->restart();
   }
 
+  /// The primary's port as Sentinel `i` reports it (0 = no answer).
+  int primary_port_of(std::size_t i) const {
+    raw_client c(sentinels_.at(i)->port());
+    if (!c.ok()) return 0;
+    redisReply* r = c.run({"SENTINEL", "get-master-addr-by-name", cfg_.master});
+    int port = 0;
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->str != nullptr)
+      port = std::atoi(r->element[1]->str);
+    if (r != nullptr) freeReplyObject(r);
+    return port;
+  }
+
   /// The primary's port as the first answering Sentinel reports it (0 = none answered).
   int reported_primary_port() const {
-    for (const auto& s : sentinels_) {
-      raw_client c(s->port());
-      if (!c.ok()) continue;
-      redisReply* r = c.run({"SENTINEL", "get-master-addr-by-name", cfg_.master});
-      int port = 0;
-      if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
-        port = std::atoi(r->element[1]->str);
-      if (r != nullptr) freeReplyObject(r);
-      if (port != 0) return port;
+    for (std::size_t i = 0; i < sentinels_.size(); ++i) {
+      if (const int port = primary_port_of(i); port != 0) return port;
     }
     return 0;
   }
@@ -260,14 +265,8 @@ class sentinel_group {
   /// True when every Sentinel answers and reports the primary at `port`: the failover's
   /// new configuration has reached them all.
   bool all_report_primary(int port) const {
-    for (const auto& s : sentinels_) {
-      raw_client c(s->port());
-      if (!c.ok()) return false;
-      redisReply* r = c.run({"SENTINEL", "get-master-addr-by-name", cfg_.master});
-      const bool same = r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                        r->element[1]->str != nullptr && std::atoi(r->element[1]->str) == port;
-      if (r != nullptr) freeReplyObject(r);
-      if (!same) return false;
+    for (std::size_t i = 0; i < sentinels_.size(); ++i) {
+      if (primary_port_of(i) != port) return false;
     }
     return true;
   }

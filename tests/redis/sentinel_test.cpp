@@ -580,11 +580,10 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
   rep.switch_ms = new_port != 0 ? ms_between(kill_at, steady::now()) : -1;
   if (new_port != 0) {
     // The old primary comes back only once every Sentinel has the new configuration. The
-    // first Sentinel to answer may be the only one that has it. A Sentinel that still has
-    // the old node as its primary sees it come back as a replica. Redis Sentinel treats a
-    // primary that claims to be a replica as down, and that started a second failover,
-    // which promoted the restarted, empty old primary (CI, sentinel_test.cpp:601 and 613,
-    // with two of these tests running at once).
+    // first Sentinel to answer may be the only one that has it, and Redis Sentinel treats a
+    // primary that claims to be a replica as down: a Sentinel still on the old configuration
+    // could start a second failover. (A candidate for the second failover seen in CI, not
+    // its cause: it happened again with this wait in place; see below.)
     EXPECT_TRUE(sentinel_group::poll([&] { return g.all_report_primary(new_port); }, 30s))
         << "the Sentinels did not all switch to the new primary";
     EXPECT_TRUE(g.restart_as_replica(0, new_port));  // from the thread that forked it
@@ -664,7 +663,7 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
   }
   rep.producer_resumed_ms = producer_resumed;
   rep.consumer_resumed_ms = consumer_resumed;
-  if (::testing::Test::HasFailure()) {
+  if (::testing::Test::HasFailure() && !rep.second_failover) {  // else printed above
     std::printf("old primary :%d, new primary :%d; the Sentinels' events:\n%s", old_port, new_port,
                 g.sentinel_events().c_str());
   }
