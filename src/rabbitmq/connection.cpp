@@ -1,5 +1,6 @@
 #include "rabbitmq/connection.hpp"
 
+#include "core/shared_helpers.hpp"
 #include "rabbitmq/fields.hpp"
 
 #include <amqp_framing.h>
@@ -33,7 +34,7 @@ timeval timeval_of(std::chrono::milliseconds d) {
   return tv;
 }
 
-std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) { return babelqueue::detail::concat("'", s, "'"); }
 
 }  // namespace
 

@@ -119,13 +119,20 @@ class LaravelPhpInterop : public LaravelInterop {
     all.insert(all.end(), args.begin(), args.end());
     return run_peer(BABELQUEUE_PHP, "laravel_peer.php", all);
   }
+  // The jobs for the peer's `push`, one per line, in a file removed with the test.
   std::string lines_file(const std::vector<std::string>& lines) {
-    auto path = std::filesystem::temp_directory_path() /
-                ("bq-laravel-" + std::to_string(::getpid()) + ".txt");
-    std::ofstream f(path, std::ios::binary);
+    lines_path_ = std::filesystem::temp_directory_path() /
+                  ("bq-laravel-" + std::to_string(::getpid()) + ".txt");
+    std::ofstream f(lines_path_, std::ios::binary);
     for (const auto& l : lines) f << l << '\n';
-    return path.string();
+    return lines_path_.string();
   }
+  void TearDown() override {
+    std::error_code ignored;
+    if (!lines_path_.empty()) std::filesystem::remove(lines_path_, ignored);
+    LaravelInterop::TearDown();
+  }
+  std::filesystem::path lines_path_;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include "support/files.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 namespace bqtest {
 
@@ -33,12 +35,21 @@ inline bool make_certificates(const std::string& dir, std::string& why) {
   return true;
 }
 
+/// One directory of throwaway certificates per test process, removed when the process ends
+/// (the servers that read them are stopped by their fixtures before that).
 inline std::string cert_dir() {
-  static const std::string dir = [] {
+  struct temp_dir {
+    std::string path;
+    ~temp_dir() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const temp_dir dir = [] {
     char tmpl[] = "/tmp/bq-redis-tls-XXXXXX";
-    return std::string(::mkdtemp(tmpl) != nullptr ? tmpl : "");
+    return temp_dir{::mkdtemp(tmpl) != nullptr ? tmpl : ""};
   }();
-  return dir;
+  return dir.path;
 }
 
 }  // namespace bqtest
