@@ -38,15 +38,16 @@
 //
 // Without --hop everything runs in the Proton event handlers on the main thread: no
 // cross-thread hop, the point of a ceiling. --hop 1 runs the container on a second thread and
-// drives it from the main thread the way the transport's amqp10::client does — every publish
+// drives it from the main thread the way the transport's amqp10::client did until 2026-12-05
+// (it now runs Proton's connection_driver on the caller's thread, no hop) — every publish
 // (or batch) and every settlement handed over through the connection's work_queue and waited
 // for on a condition variable, every message handed back through a locked queue — with none
 // of the transport's other work: it isolates what the thread hop itself costs. Only a count
 // crosses for a publish (the Proton thread sends the one prebuilt message); with --project 1
-// the messages are built on the main thread and handed over, as the transport does. With
+// the messages are built on the main thread and handed over, as that transport did. With
 // --async-ack 1 the consumer hands its settlements over without waiting for them (queued,
-// one wake-up per non-empty queue, applied in a run with one credit top-up): the change
-// docs/benchmarks-artemis.md proposes for the transport's ack().
+// one wake-up per non-empty queue, applied in a run with one credit top-up), as its later
+// versions did. Kept to show what a thread hop costs (docs/benchmarks-artemis.md).
 //
 // Prints the lines `babelqueue bench` prints ("publish: N msgs in T s = R msg/s",
 // "consume: ...", "consume-steady: first message after X s; then M msgs in T s = R msg/s").

@@ -4,9 +4,9 @@
 # credit (bench/artemis_ceiling.cpp, the ceiling of this client library; bar >= 80 %) and
 # (b) the Python SDK doing the same job (bench/peers/python_artemis_bench.py; bar >= 5x),
 # several interleaved rounds, ratios per round, medians at the end. Also the ceiling across a
-# thread hop (--hop 1: the transport's threading without its other work), which splits the
-# gap between the transport and the ceiling into "the hop" and "the rest", the same with
-# settlements handed over without waiting (--async-ack 1: the proposed ack()), the ceiling
+# thread hop (--hop 1: the threading of the transport's first versions, which ran Proton on a
+# thread of its own, without its other work: what a hop costs), the same with
+# settlements handed over without waiting (--async-ack 1: those versions' later ack()), the ceiling
 # projecting each message and reading each received one (--project 1 --read 1: the transport's
 # per-message work without the hop) and awaited non-durable publishes (--durable 0: what the
 # broker's journal costs; the Python SDK sends non-durable messages).

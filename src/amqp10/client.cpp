@@ -1,24 +1,28 @@
-// The Proton C++ layer (see client.hpp): a messaging_handler on the client's own thread,
-// and the caller-side waits. Everything named `*_` below without a lock comment is touched
-// only on the Proton thread; what sits under `m_` is shared with the caller.
+// The Proton C++ layer (see client.hpp): a messaging_handler driven by a
+// proton::io::connection_driver on the caller's own thread. Every member of `impl` is used
+// under `io_` — held by the caller for the whole of each call, and by the keeper thread
+// (with try_lock) for a short non-blocking pump while no call is in progress — except the
+// statistics (`stats_m_`) and the keeper's own flags (`keeper_m_`).
 #include "amqp10/client.hpp"
 
 #include "amqp10/conditions.hpp"
+#include "amqp10/tcp_socket.hpp"
 #include "core/reconnect_backoff.hpp"
 
 #include <babelqueue/uuid.hpp>
 
+#include <poll.h>
 #include <proton/binary.hpp>
 #include <proton/codec.h>
 #include <proton/condition.h>
 #include <proton/connection.hpp>
 #include <proton/connection_options.hpp>
-#include <proton/container.hpp>
 #include <proton/delivery.h>
 #include <proton/delivery.hpp>
 #include <proton/disposition.h>
 #include <proton/duration.hpp>
 #include <proton/error_condition.hpp>
+#include <proton/io/connection_driver.hpp>
 #include <proton/message_id.hpp>
 #include <proton/messaging_handler.hpp>
 #include <proton/receiver.hpp>
@@ -31,16 +35,15 @@
 #include <proton/ssl.hpp>
 #include <proton/target.hpp>
 #include <proton/target_options.hpp>
+#include <proton/timestamp.hpp>
 #include <proton/tracker.hpp>
 #include <proton/transport.hpp>
-#include <proton/work_queue.hpp>
 
 #include <algorithm>
-#include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -108,84 +111,50 @@ std::uint64_t tag_value(const proton::binary& b) {
 // A batch of messages for one address, from a caller waiting for all of them.
 struct send_op {
   std::vector<proton::message> messages;
-  std::size_t next = 0;             // Proton thread: the next message to send
-  std::size_t accepted = 0;         // Proton thread
-  bool done = false;                // under m_
-  bool abandoned = false;           // under m_: the caller stopped waiting
-  std::optional<error_info> error;  // under m_
+  std::size_t next = 0;  // the next message to send
+  std::size_t accepted = 0;
+  bool done = false;
+  bool abandoned = false;  // the caller stopped waiting
+  std::optional<error_info> error;
 };
+
+std::int64_t millis_of(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
 
 }  // namespace
 
 struct client::impl final : proton::messaging_handler {
   explicit impl(client_config c)
-      : config(std::move(c)), container_(*this), backoff_(config.backoff_min, config.backoff_max) {
-    container_.auto_stop(false);
-    // A quarter of the credit per run: the broker gets credit back while it still has some
-    // left to send with, so the stream does not stall waiting for the caller's batch.
-    settle_run_ = std::max<std::size_t>(1, config.prefetch / 4);
+      : config(std::move(c)), backoff_(config.backoff_min, config.backoff_max) {
+    // Half the credit per run: the broker gets credit back while it still has half of it to
+    // send with, so the stream does not stall on the caller's batch, and each write (a
+    // syscall, a frame the broker must read) carries many settlements. Measured on Artemis
+    // (docs/benchmarks-artemis.md): runs of 1 halve the consume rate, 1/4 of the credit costs
+    // about a tenth against 1/2 or 3/4.
+    settle_run_ = std::max<std::size_t>(1, config.prefetch / 2);
   }
 
-  // ---- shared with the caller (under m_) -------------------------------------------
   client_config config;
-  mutable std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> work_;
-  // Settlements waiting for the Proton thread: a plain vector, not work_, because there is
-  // one per consumed message (no std::function allocation each).
-  std::vector<std::pair<delivery_ref, settlement>> settles_;
-  proton::work_queue* work_queue_ = nullptr;  // the open connection's, else null
-  bool wake_pending_ = false;
-  bool connected_ = false;
-  // generation_ of the open connection, 0 while there is none. Atomic so that the caller's
-  // fast paths (a message already taken over, a settlement) check it without m_.
-  std::atomic<std::uint64_t> live_generation_{0};
-  int waiters_ = 0;                    // callers blocked in receive(): on_message wakes them
-  // A waiting receive() was notified and has not looked yet: the messages arriving meanwhile
-  // need no further notify (each is a futex syscall while the waiter has not woken up).
-  bool receive_notified_ = false;
-  bool closing_ = false;
-  bool stopped_ = false;
-  std::atomic<bool> closed_for_caller_{false};  // closing_ || stopped_, read without m_
-  bool run_finished_ = false;                // container_.run() returned for good
+  std::mutex io_;  // see the file comment
+
+  // ---- the connection -----------------------------------------------------------------
+  detail::tcp_socket socket_;
+  std::unique_ptr<proton::io::connection_driver> driver_;  // the open (or opening) connection
+  bool tcp_connecting_ = false;  // the socket's connect has not completed yet
+  proton::connection conn_;
+  // idle → connecting → (authorizing: the CBS token, when configured) → up
+  enum class state { idle, connecting, authorizing, up } state_ = state::idle;
+  std::uint64_t generation_ = 0;          // connections opened so far
+  std::uint64_t live_generation_ = 0;     // generation_ of the open connection, 0 while down
+  clock::time_point connect_deadline_{};  // of the connect in progress
+  std::int64_t next_tick_ms_ = 0;         // when Proton's transport wants its tick (0: never)
+  babelqueue::detail::reconnect_backoff backoff_;
   std::optional<error_info> connect_error_;  // why the last connect failed (cleared on open)
-  // One inbox per address received from. Slots are only added (by the caller, under m_) and
-  // live as long as the client, so both threads keep plain pointers to them; the caller
-  // reads the map without m_ (it is its only writer).
-  struct inbox_slot {
-    explicit inbox_slot(std::string a) : address(std::move(a)) {}
-    const std::string address;
-    std::vector<inbound> arrived;  // under m_: appended by the Proton thread
-    // Caller only: `arrived` taken over whole in one lock (swapped, so both vectors keep
-    // their capacity), handed out from `next` on without the lock.
-    std::vector<inbound> taken;
-    std::size_t next = 0;
-    proton::receiver link;  // Proton thread only: the attached receiver, else null
-  };
-  std::map<std::string, std::unique_ptr<inbox_slot>, std::less<>> inbox_;
-  // Messages the caller has read and handed back (client::recycle): on_message swaps each
-  // with the one Proton just decoded into, so Proton decodes the next delivery into a message
-  // whose buffers already exist — no pn_message_t built on this thread and freed on the
-  // caller's for every message.
-  std::vector<proton::message> spare_;
-  std::map<std::string, error_info, std::less<>> receiver_errors_;
-  std::map<std::string, bool, std::less<>> attached_;  // caller: receivers asked for
-  client_stats stats_;
+  bool closing_ = false;
+  bool closed_ = false;
 
-  // ---- caller only ----------------------------------------------------------------------
-  inbox_slot* last_slot_ = nullptr;  // the slot of the last receive() (one queue, usually)
-  std::size_t ready_ = 0;            // messages taken over and not handed out yet, all slots
-  // Settlements not handed to the Proton thread yet. Handing each one over wakes the Proton
-  // thread (an eventfd write, its epoll, a run, a socket write — and the broker reads one
-  // more small frame): they are handed over in runs instead, at the latest when the caller
-  // has no message left to hand out (it waits for the broker then), when settle_run_
-  // collected, or with the next posted work (close, a send). So a settlement waits only while
-  // the caller holds further messages of the same prefetch that it has not asked for yet.
-  std::vector<std::pair<delivery_ref, settlement>> unposted_settles_;
-  std::size_t settle_run_ = 1;
-  std::vector<proton::message> recycled_;  // handed to spare_ with the next lock taken
-
-  // ---- Proton thread only -------------------------------------------------------------
+  // ---- links and deliveries -----------------------------------------------------------
   struct out_link {
     proton::sender sender;
     bool open = false;
@@ -195,29 +164,41 @@ struct client::impl final : proton::messaging_handler {
     std::shared_ptr<send_op> op;
     std::string address;
   };
+  // One per address received from, made on its first receive() and kept for the client's
+  // life (held deliveries point at their slot).
+  struct inbox_slot {
+    explicit inbox_slot(std::string a) : address(std::move(a)) {}
+    const std::string address;
+    std::deque<inbound> inbox;  // delivered, not handed out yet
+    proton::receiver link;      // the attached receiver, else null
+    bool wanted = false;        // receive() asked for it (attached again after a reconnect)
+  };
   struct held_delivery {
     proton::delivery delivery;
     inbox_slot* slot;  // whose receiver gets the credit back
   };
-  proton::container container_;
-  std::thread thread_;
-  proton::connection conn_;
-  // idle → connecting → (authorizing: the CBS token, when configured) → up
-  enum class state { idle, connecting, authorizing, up } state_ = state::idle;
-  std::uint64_t generation_ = 0;          // connections opened so far
-  clock::time_point connect_deadline_{};  // of the connect in progress
-  bool tick_armed_ = false;
-  detail::reconnect_backoff backoff_;
   std::map<std::string, out_link, std::less<>> senders_;
-  // The receivers asked for, by address; each slot's `link` is its open receiver (null while
-  // detached or disconnected).
-  std::map<std::string, inbox_slot*, std::less<>> receivers_;
-  inbox_slot* last_rx_ = nullptr;  // the slot of the last message (one receiver, usually)
+  std::map<std::string, std::unique_ptr<inbox_slot>, std::less<>> slots_;
+  std::map<std::string, inbox_slot*, std::less<>> receivers_;  // the slots asked for
+  inbox_slot* last_slot_ = nullptr;  // the slot of the last receive() (one queue, usually)
+  inbox_slot* last_rx_ = nullptr;    // the slot of the last message (one receiver, usually)
+  std::map<std::string, error_info, std::less<>> receiver_errors_;
   std::unordered_map<std::uint64_t, flight> in_flight_;
   std::unordered_map<std::uint64_t, held_delivery> deliveries_;
-  std::vector<std::pair<delivery_ref, settlement>> settling_;  // the run being applied
   std::uint64_t next_tag_ = 0;
   std::uint64_t next_delivery_ = 0;
+  // Settlements applied to the engine and not written out yet. Each write is a syscall and
+  // one more small frame for the broker to read, so they go out in runs: at once when the
+  // caller holds no further message of that receiver (it waits for the broker next), else
+  // once settle_run_ collected, or with the next I/O (a receive() that finds nothing
+  // buffered, a send, the keeper).
+  std::size_t unflushed_settles_ = 0;
+  std::size_t settle_run_ = 1;
+  // Messages the caller has read and handed back (client::recycle): on_message swaps each
+  // with the one Proton just decoded into, so Proton decodes the next delivery into buffers
+  // that already exist.
+  std::vector<proton::message> spare_;
+
   // CBS (config.cbs): the $cbs links, the request awaiting its reply, the next renewal.
   proton::sender cbs_sender_;
   proton::receiver cbs_receiver_;
@@ -225,171 +206,61 @@ struct client::impl final : proton::messaging_handler {
   std::string cbs_request_id_;
   clock::time_point cbs_renew_at_{};
 
-  // ---- caller side ----------------------------------------------------------------------
+  mutable std::mutex stats_m_;
+  client_stats stats_;
 
-  void start() {
-    thread_ = std::thread([this] { run(); });
+  // ---- the keeper -----------------------------------------------------------------------
+  // Between calls nobody reads or writes the socket: during a long handler the broker's
+  // heartbeats would go unread and ours unsent (a broker drops a silent connection after its
+  // idle timeout), settlements unwritten, a CBS token unrenewed. The keeper pumps the
+  // connection once per period while no call holds io_ (try_lock); it never reconnects.
+  std::thread keeper_;
+  std::mutex keeper_m_;
+  std::condition_variable keeper_cv_;
+  bool keeper_stop_ = false;
+
+  std::chrono::milliseconds keeper_period() const {
+    using std::chrono::milliseconds;
+    if (config.idle_timeout.count() <= 0) return milliseconds(1000);
+    return std::clamp(config.idle_timeout / 4, milliseconds(50), milliseconds(1000));
   }
 
-  void run() {
-    for (;;) {
-      try {
-        container_.run();
-        std::lock_guard lk(m_);
-        run_finished_ = true;
-        cv_.notify_all();
-        return;
-      } catch (const std::exception& e) {
-        // A Proton exception escaped a handler (none should): fail what waits, keep going
-        // unless stopping.
-        std::lock_guard lk(m_);
-        if (stopped_) {
-          run_finished_ = true;
-          cv_.notify_all();
-          return;
-        }
-        connect_error_ = error_info(transport_errc::unavailable,
-                                    config.name + ": AMQP event loop error: " + e.what());
-        cv_.notify_all();
+  void start_keeper() {
+    keeper_ = std::thread([this] {
+      std::unique_lock k(keeper_m_);
+      while (!keeper_cv_.wait_for(k, keeper_period(), [this] { return keeper_stop_; })) {
+        std::unique_lock io(io_, std::try_to_lock);
+        if (!io.owns_lock() || closing_ || driver_ == nullptr) continue;  // a call pumps
+        guarded([&] { pump_once(clock::now()); });
       }
+    });
+  }
+
+  void stop_keeper() {
+    {
+      std::lock_guard k(keeper_m_);
+      keeper_stop_ = true;
     }
-  }
-
-  // Hands `fn` to the Proton thread. While connected it runs in the connection's context
-  // (its work queue), so that what it changes on the connection is written out at once;
-  // otherwise a container timer runs it. One wake-up per non-empty queue.
-  // Called by the caller only (as every post): the caller's unposted settlements go first,
-  // so that the Proton thread applies them before `fn` (a close must find them applied).
-  bool post(std::function<void()> fn) {
-    std::unique_lock lk(m_);
-    if (stopped_) return false;
-    hand_over_settles();
-    work_.push_back(std::move(fn));
-    wake(lk);
-    return true;
-  }
-
-  // Moves the caller's unposted settlements to settles_ (the caller holds m_); true when
-  // there were any.
-  bool hand_over_settles() {
-    if (unposted_settles_.empty()) return false;
-    if (settles_.empty()) {
-      settles_.swap(unposted_settles_);  // both keep their capacity
-    } else {
-      settles_.insert(settles_.end(), std::make_move_iterator(unposted_settles_.begin()),
-                      std::make_move_iterator(unposted_settles_.end()));
-      unposted_settles_.clear();
-    }
-    return true;
-  }
-
-  // Hands the caller's settlements to the Proton thread now (one lock, one wake-up).
-  bool post_settles() {
-    std::unique_lock lk(m_);
-    if (stopped_) return false;
-    if (hand_over_settles()) wake(lk);
-    return true;
-  }
-
-  // The next message the caller took over for `slot`, without m_; nullopt when none is
-  // left. Messages of a connection lost since are dropped (the broker redelivers them).
-  std::optional<inbound> take_ready(inbox_slot& slot) {
-    if (slot.next == slot.taken.size()) return std::nullopt;
-    if (slot.taken[slot.next].ref.connection != live_generation_.load()) {
-      ready_ -= slot.taken.size() - slot.next;
-      slot.taken.clear();
-      slot.next = 0;
-      return std::nullopt;
-    }
-    inbound in = std::move(slot.taken[slot.next]);
-    ++slot.next;
-    --ready_;
-    if (slot.next == slot.taken.size()) {
-      slot.taken.clear();
-      slot.next = 0;
-    }
-    return in;
-  }
-
-  // Takes over what arrived for `slot` (the caller holds m_ and has nothing left of it), and
-  // hands back the messages it recycled meanwhile.
-  void take_arrived(inbox_slot& slot) {
-    slot.taken.swap(slot.arrived);
-    ready_ += slot.taken.size();
-    hand_over_recycled();
-  }
-
-  // At most this many spare messages are kept (more can only pile up after a burst of
-  // several receivers' prefetch).
-  std::size_t spare_limit() const { return 2 * static_cast<std::size_t>(config.prefetch) + 16; }
-
-  void hand_over_recycled() {  // the caller holds m_
-    for (auto& m : recycled_) {
-      if (spare_.size() >= spare_limit()) break;
-      spare_.push_back(std::move(m));
-    }
-    recycled_.clear();
-  }
-
-  // The caller's slot for `address`, made on first use.
-  inbox_slot& caller_slot(std::string_view address) {
-    if (last_slot_ != nullptr && last_slot_->address == address) return *last_slot_;
-    auto it = inbox_.find(address);  // the caller is the map's only writer: no lock to read
-    if (it == inbox_.end()) {
-      std::lock_guard lk(m_);  // the Proton thread reads the map (do_attach, lost)
-      it = inbox_.emplace(std::string(address), std::make_unique<inbox_slot>(std::string(address)))
-               .first;
-    }
-    return *(last_slot_ = it->second.get());
-  }
-
-  // Makes the Proton thread drain (once per non-empty queue). `lk` holds m_.
-  void wake(std::unique_lock<std::mutex>& lk) {
-    if (wake_pending_) return;
-    wake_pending_ = true;
-    if (work_queue_ != nullptr && work_queue_->add([this] { drain(true); })) return;
-    lk.unlock();
-    container_.schedule(proton::duration::IMMEDIATE, [this] { drain(false); });
-  }
-
-  bool run_finished_now() const {
-    std::lock_guard lk(m_);
-    return run_finished_;
+    keeper_cv_.notify_all();
+    if (keeper_.joinable()) keeper_.join();
   }
 
   error_info closed_error() const {
     return error_info(transport_errc::closed, config.name + " transport is closed");
   }
 
-  // ---- Proton thread: work and connection ----------------------------------------------
-
-  // Runs the posted work. A timer (`in_connection` false) must not change a live
-  // connection — Proton writes only what a connection's own events change — so while up it
-  // hands the batch over to the connection's work queue.
-  void drain(bool in_connection) {
-    if (!in_connection && state_ == state::up && conn_) {
-      conn_.work_queue().add([this] { drain(true); });
-      return;
-    }
-    std::deque<std::function<void()>> batch;
-    {
-      std::lock_guard lk(m_);
-      batch.swap(work_);
-      settling_.swap(settles_);
-      wake_pending_ = false;
-    }
-    // Settlements first: a close() posted after them must find them applied.
-    for (const auto& [ref, how] : settling_) do_settle(ref, how);
-    settling_.clear();  // keeps its capacity for the next run
-    for (auto& fn : batch) {
-      try {
-        fn();
-      } catch (const std::exception& e) {
-        fail_everything(
-            error_info(transport_errc::unavailable, config.name + ": AMQP error: " + e.what()));
-      }
+  // Runs `fn`; a Proton exception escaping it (none should) drops the connection with its
+  // text, so that what waits fails typed instead of the exception reaching the caller.
+  template <class Fn>
+  void guarded(Fn&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      drop(error_info(transport_errc::unavailable, config.name + ": AMQP error: " + e.what()));
     }
   }
+
+  // ---- connecting ---------------------------------------------------------------------
 
   bool demand() const {
     if (!receivers_.empty()) return true;
@@ -399,66 +270,15 @@ struct client::impl final : proton::messaging_handler {
     return false;
   }
 
-  void ensure_connected() {
-    if (state_ != state::idle || closing()) return;
-    if (clock::now() < backoff_.next_attempt()) {
-      arm_tick();  // connects once the backoff pause is over
-      return;
-    }
-    connect();
+  bool fatal_connect_error() const {
+    return state_ == state::idle && connect_error_ &&
+           connect_error_->code == transport_errc::permission;
   }
 
-  // Proton 0.37 cannot cancel a scheduled timer, and container::run() does not return while
-  // one is pending: so no long timers. One short tick runs only while something waits on
-  // time — a connect in progress (its connect_timeout) or a reconnect pause — and stops
-  // re-arming once the client is closing.
-  static constexpr std::int64_t tick_interval_ms = 50;
-  static constexpr std::int64_t renew_tick_ms = 250;
-
-  void arm_tick(std::int64_t interval_ms = tick_interval_ms) {
-    if (tick_armed_ || closing()) return;
-    tick_armed_ = true;
-    container_.schedule(proton::duration(interval_ms), [this] {
-      tick_armed_ = false;
-      on_tick();
-    });
-  }
-
-  void on_tick() {
-    if (closing()) return;
-    const auto now = clock::now();
-    if ((state_ == state::connecting || state_ == state::authorizing) && now >= connect_deadline_) {
-      proton::connection stale = conn_;
-      lost(error_info(transport_errc::unavailable,
-                      config.name + ": no AMQP connection to " + config.host + ":" +
-                          std::to_string(config.port) + " within connect_timeout (" +
-                          std::to_string(config.connect_timeout.count()) + " ms)" +
-                          (state_ == state::authorizing ? ": no CBS put-token reply" : "")));
-      try {
-        stale.close();
-      } catch (const std::exception&) {  // already gone
-      }
-    }
-    if (state_ == state::up && config.cbs && cbs_request_id_.empty() && !cbs_want_send_ &&
-        now >= cbs_renew_at_) {
-      // A timer must not change the connection: the renewal runs in its context.
-      cbs_want_send_ = true;
-      conn_.work_queue().add([this] {
-        if (state_ == state::up && cbs_sender_) put_token();
-      });
-    }
-    if (state_ == state::idle && demand()) ensure_connected();
-    if (state_ == state::connecting || state_ == state::authorizing) arm_tick();
-    if (state_ == state::up && config.cbs) arm_tick(renew_tick_ms);  // waits for the renewal
-  }
-
-  bool closing() const {
-    std::lock_guard lk(m_);
-    return closing_;
-  }
-
-  void connect() {
+  proton::connection_options connection_options() {
     proton::connection_options co;
+    co.handler(*this);
+    co.container_id(uuid_v4());
     co.idle_timeout(proton::duration(config.idle_timeout.count()));
     co.sasl_enabled(true);
     if (!config.username.empty()) {
@@ -469,7 +289,8 @@ struct client::impl final : proton::messaging_handler {
     } else {
       co.sasl_allowed_mechs("ANONYMOUS");
     }
-    std::string vhost = config.virtual_host;
+    // The AMQP open hostname; Proton checks the server's TLS name against it too.
+    std::string vhost = config.virtual_host.empty() ? config.host : config.virtual_host;
     if (config.tls.enabled) {
       const auto mode =
           config.tls.verify ? proton::ssl::VERIFY_PEER_NAME : proton::ssl::ANONYMOUS_PEER;
@@ -482,40 +303,64 @@ struct client::impl final : proton::messaging_handler {
       } else {
         co.ssl_client_options(proton::ssl_client_options(mode));
       }
-      // Proton checks the server's name against the AMQP open hostname.
       if (!config.tls.server_name.empty()) vhost = config.tls.server_name;
     }
-    if (!vhost.empty()) co.virtual_host(vhost);
-    const std::string url = std::string(config.tls.enabled ? "amqps://" : "amqp://") + config.host +
-                            ":" + std::to_string(config.port);
+    co.virtual_host(vhost);
+    return co;
+  }
+
+  std::string endpoint() const {
+    return std::string(config.tls.enabled ? "amqps://" : "amqp://") + config.host + ":" +
+           std::to_string(config.port);
+  }
+
+  // Starts a connection: the socket's connect, and Proton's open (SASL, TLS) queued behind
+  // it. Its completion (on_connection_open) or failure comes through pump_once.
+  void connect() {
     state_ = state::connecting;
-    try {
-      conn_ = container_.connect(url, co);
-    } catch (const std::exception& e) {
+    connect_deadline_ = clock::now() + config.connect_timeout;
+    next_tick_ms_ = 0;
+    if (std::string why = socket_.start_connect(config.host, config.port); !why.empty()) {
       state_ = state::idle;
-      conn_ = proton::connection();
       connect_failed(error_info(transport_errc::unavailable,
-                                config.name + ": cannot connect to " + url + ": " + e.what()));
+                                config.name + ": cannot connect to " + endpoint() + ": " + why));
       return;
     }
-    connect_deadline_ = clock::now() + config.connect_timeout;
-    arm_tick();
+    tcp_connecting_ = true;
+    try {
+      driver_ = std::make_unique<proton::io::connection_driver>();
+      driver_->connect(connection_options());
+      conn_ = driver_->connection();
+    } catch (const std::exception& e) {
+      conn_ = proton::connection();
+      teardown();
+      state_ = state::idle;
+      connect_failed(error_info(transport_errc::unavailable, config.name + ": cannot connect to " +
+                                                                 endpoint() + ": " + e.what()));
+    }
   }
 
   void connect_failed(error_info why) {
     backoff_.failed();
     const bool fatal = why.code == transport_errc::permission;
-    {
-      std::lock_guard lk(m_);
-      connect_error_ = why;
-      cv_.notify_all();
-    }
-    if (fatal) {
-      // A refused login does not heal by retrying: fail what waits for this connection.
-      fail_queued_sends(why);
-    } else if (demand()) {
-      ensure_connected();
-    }
+    connect_error_ = std::move(why);
+    // A refused login does not heal by retrying: fail what waits for this connection.
+    if (fatal) fail_queued_sends(*connect_error_);
+  }
+
+  // The socket and the driver of a connection that is over (lost() let go of its Proton
+  // objects first: the driver frees them).
+  void teardown() {
+    socket_.close();
+    tcp_connecting_ = false;
+    driver_.reset();
+    next_tick_ms_ = 0;
+  }
+
+  // Ends the connection in progress (or open) for `why`, without waiting for the broker.
+  void drop(error_info why) {
+    if (state_ != state::idle) lost(std::move(why));
+    teardown();
   }
 
   // The connection is gone (or never came up): forget its links and deliveries, fail the
@@ -523,6 +368,7 @@ struct client::impl final : proton::messaging_handler {
   void lost(error_info why) {
     const bool was_up = state_ == state::up;
     state_ = state::idle;
+    live_generation_ = 0;
     conn_ = proton::connection();
     for (auto& [tag, f] : in_flight_) {
       complete(f.op, error_info(transport_errc::unavailable,
@@ -542,35 +388,198 @@ struct client::impl final : proton::messaging_handler {
         link.queue.pop_front();
       }
     }
-    for (auto& [address, slot] : receivers_) slot->link = proton::receiver();
+    // Unsettled: the broker redelivers them.
+    for (auto& [address, slot] : slots_) {
+      slot->link = proton::receiver();
+      slot->inbox.clear();
+    }
     deliveries_.clear();
+    unflushed_settles_ = 0;
     cbs_sender_ = proton::sender();
     cbs_receiver_ = proton::receiver();
     cbs_want_send_ = false;
     cbs_request_id_.clear();
-    {
-      std::lock_guard lk(m_);
-      connected_ = false;
-      live_generation_ = 0;  // what the caller took over of this connection is dropped too
-      work_queue_ = nullptr;
-      // unsettled: the broker redelivers them
-      for (auto& [address, slot] : inbox_) slot->arrived.clear();
-      // A drain handed to the dead connection's work queue may never run: a timer does it.
-      if (wake_pending_) {
-        container_.schedule(proton::duration::IMMEDIATE, [this] { drain(false); });
-      }
-    }
     if (was_up) {
       backoff_.succeeded();  // the first reconnect after a working connection is immediate
-      {
-        std::lock_guard lk(m_);
-        connect_error_ = why;
-        cv_.notify_all();
-      }
-      if (demand()) ensure_connected();
+      connect_error_ = std::move(why);
     } else {
       connect_failed(std::move(why));
     }
+  }
+
+  // ---- the I/O pump -------------------------------------------------------------------
+
+  // One round of I/O: dispatches Proton's events and writes what is pending, waits for the
+  // socket until `until` at the latest (not at all once it is past), reads what arrived,
+  // ticks the transport (heartbeats, the peer's idle timeout), dispatches and writes again.
+  void pump_once(clock::time_point until) {
+    if (driver_ == nullptr) return;
+    if (!tcp_connecting_ && !dispatch_and_write()) return;
+    const auto now = clock::now();
+    if ((state_ == state::connecting || state_ == state::authorizing) && now >= connect_deadline_) {
+      drop(error_info(transport_errc::unavailable,
+                      config.name + ": no AMQP connection to " + config.host + ":" +
+                          std::to_string(config.port) + " within connect_timeout (" +
+                          std::to_string(config.connect_timeout.count()) + " ms)" +
+                          (state_ == state::authorizing ? ": no CBS put-token reply" : "")));
+      return;
+    }
+    if (state_ == state::up && config.cbs && cbs_request_id_.empty() && !cbs_want_send_ &&
+        now >= cbs_renew_at_) {
+      put_token();
+      if (!dispatch_and_write()) return;
+    }
+    pollfd p{socket_.fd(), 0, 0};
+    if (tcp_connecting_) {
+      p.events = POLLOUT;
+    } else {
+      if (driver_->read_buffer().size > 0) p.events |= POLLIN;
+      if (driver_->write_buffer().size > 0) p.events |= POLLOUT;
+    }
+    auto wake = until;
+    if (state_ != state::up) wake = std::min(wake, connect_deadline_);
+    if (state_ == state::up && config.cbs) wake = std::min(wake, cbs_renew_at_);
+    std::int64_t wait_ms = std::max<std::int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count());
+    if (wake > now && wait_ms == 0) wait_ms = 1;  // under a millisecond left: round up
+    if (next_tick_ms_ > 0) {
+      wait_ms = std::min(wait_ms, std::max<std::int64_t>(0, next_tick_ms_ - millis_of(now)));
+    }
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(wait_ms, 60000)));
+    if (ready < 0 && errno != EINTR) {
+      disconnected("poll: " + std::string(std::strerror(errno)));
+      return;
+    }
+    if (tcp_connecting_) {
+      if ((p.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
+      if (std::string why = socket_.finish_connect(); !why.empty()) {
+        drop(error_info(transport_errc::unavailable,
+                        config.name + ": cannot connect to " + endpoint() + ": " + why));
+        return;
+      }
+      tcp_connecting_ = false;
+      dispatch_and_write();
+      return;
+    }
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !read_available()) return;
+    if (driver_ == nullptr) return;
+    next_tick_ms_ = driver_->tick(proton::timestamp(millis_of(clock::now()))).milliseconds();
+    dispatch_and_write();
+  }
+
+  // Reads what the socket has, a few buffers at most (the events of a large burst are
+  // dispatched before more is read). False when the connection ended.
+  bool read_available() {
+    for (int i = 0; i < 4; ++i) {
+      const auto buf = driver_->read_buffer();
+      if (buf.size == 0) return true;
+      const auto n = socket_.read_some(buf.data, buf.size);
+      if (n > 0) {
+        driver_->read_done(static_cast<std::size_t>(n));
+        if (static_cast<std::size_t>(n) < buf.size) return true;
+        continue;
+      }
+      if (n == -1) return true;
+      if (n == 0) {
+        driver_->read_close();  // its events are dispatched next
+        return true;
+      }
+      disconnected("read: " + socket_.error());
+      return false;
+    }
+    return true;
+  }
+
+  // Dispatches Proton's events and writes what they produced. False when the connection is
+  // over (it is then torn down).
+  bool dispatch_and_write() {
+    if (driver_ == nullptr) return false;
+    for (int i = 0; i < 8; ++i) {
+      if (!driver_->dispatch()) {
+        finished();
+        return false;
+      }
+      if (!write_pending()) return false;
+      if (!driver_->has_events()) break;
+    }
+    return true;
+  }
+
+  bool write_pending() {
+    for (;;) {
+      const auto buf = driver_->write_buffer();
+      if (buf.size == 0) {
+        unflushed_settles_ = 0;
+        return true;
+      }
+      const auto n = socket_.write_some(buf.data, buf.size);
+      if (n > 0) {
+        driver_->write_done(static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n == 0) return true;  // the socket is full: POLLOUT next round
+      disconnected("write: " + socket_.error());
+      return false;
+    }
+  }
+
+  // The socket failed: Proton reports it as a transport error (on_transport_error → lost).
+  void disconnected(const std::string& what) {
+    if (driver_ == nullptr) return;
+    driver_->disconnected(proton::error_condition("proton:io", what));
+    for (int i = 0; i < 16 && driver_->dispatch(); ++i) {
+    }
+    finished();
+  }
+
+  // The driver is done: its connection ended (lost() ran from its events, unless it ended in
+  // a way no event reported).
+  void finished() {
+    if (state_ != state::idle) {
+      lost(closing_ ? closed_error()
+                    : error_info(transport_errc::unavailable, config.name + ": connection closed"));
+    }
+    teardown();
+  }
+
+  // Pumps until `done()` or `deadline` (at least one round: a zero timeout still reads what
+  // is there), reconnecting on demand with the backoff schedule.
+  template <class Done>
+  bool run_until(clock::time_point deadline, Done done) {
+    for (bool first = true;; first = false) {
+      if (done()) return true;
+      const auto now = clock::now();
+      if (!first && now >= deadline) return false;
+      if (driver_ == nullptr) {
+        if (!demand() || fatal_connect_error() || closing_) return done();
+        if (now < backoff_.next_attempt()) {
+          if (now >= deadline) return false;
+          std::this_thread::sleep_until(std::min(deadline, backoff_.next_attempt()));
+          continue;
+        }
+        guarded([&] { connect(); });
+        continue;
+      }
+      guarded([&] { pump_once(deadline); });
+    }
+  }
+
+  // Writes out what the engine holds (settlements, credit) without waiting.
+  void flush() {
+    if (driver_ == nullptr || tcp_connecting_) return;
+    dispatch_and_write();
+  }
+
+  // ---- sending --------------------------------------------------------------------------
+
+  // (Two functions, not one taking an optional error: GCC 12's -O1 TSan build warns about
+  // moving an empty optional<error_info> in, -Wmaybe-uninitialized, a false positive.)
+  void succeed(const std::shared_ptr<send_op>& op) { op->done = true; }
+
+  void complete(const std::shared_ptr<send_op>& op, error_info error) {
+    if (op->done) return;
+    op->done = true;
+    op->error = std::move(error);
   }
 
   void fail_queued_sends(const error_info& why) {
@@ -578,25 +587,6 @@ struct client::impl final : proton::messaging_handler {
       for (auto& op : link.queue) complete(op, why);
       link.queue.clear();
     }
-  }
-
-  void fail_everything(const error_info& why) {
-    for (auto& [tag, f] : in_flight_) complete(f.op, why);
-    in_flight_.clear();
-    fail_queued_sends(why);
-  }
-
-  void complete(const std::shared_ptr<send_op>& op, std::optional<error_info> error) {
-    std::lock_guard lk(m_);
-    if (op->done) return;
-    op->done = true;
-    op->error = std::move(error);
-    cv_.notify_all();
-  }
-
-  bool abandoned(const send_op& op) const {
-    std::lock_guard lk(m_);
-    return op.abandoned || op.done;
   }
 
   std::vector<proton::symbol> capabilities() const { return config.link_capabilities; }
@@ -613,7 +603,7 @@ struct client::impl final : proton::messaging_handler {
     const std::string& address = slot.address;
     proton::receiver_options ro;
     ro.auto_accept(false);
-    ro.credit_window(0);  // credit is given back per settled message (see settle)
+    ro.credit_window(0);  // credit is given back per settled message (see do_settle)
     ro.delivery_mode(proton::delivery_mode::AT_LEAST_ONCE);
     ro.source(proton::source_options().address(address).capabilities(capabilities()));
     slot.link = conn_.open_receiver(address, ro);
@@ -625,7 +615,7 @@ struct client::impl final : proton::messaging_handler {
     if (!link.open || !link.sender) return;
     while (!link.queue.empty() && link.sender.credit() > 0) {
       auto op = link.queue.front();
-      if (op->next == 0 && abandoned(*op)) {
+      if (op->next == 0 && (op->abandoned || op->done)) {
         link.queue.pop_front();
         continue;
       }
@@ -638,34 +628,34 @@ struct client::impl final : proton::messaging_handler {
     }
   }
 
-  // ---- work items ----------------------------------------------------------------------
-
   void do_send(const std::string& address, const std::shared_ptr<send_op>& op) {
     auto& link = senders_[address];
     link.queue.push_back(op);
-    if (state_ != state::up) {
-      ensure_connected();
-      return;
-    }
+    if (state_ != state::up) return;  // run_until connects
     if (!link.sender) open_sender(address, link);
     pump(address, link);
   }
 
-  void do_attach(const std::string& address) {
-    inbox_slot*& slot = receivers_[address];
-    if (slot == nullptr) {
-      std::lock_guard lk(m_);
-      slot = inbox_.at(address).get();  // made by receive() before it posted this
+  // ---- receiving ----------------------------------------------------------------------
+
+  inbox_slot& slot_for(std::string_view address) {
+    if (last_slot_ != nullptr && last_slot_->address == address) return *last_slot_;
+    auto it = slots_.find(address);
+    if (it == slots_.end()) {
+      it = slots_.emplace(std::string(address), std::make_unique<inbox_slot>(std::string(address)))
+               .first;
     }
-    if (state_ != state::up) {
-      ensure_connected();
-      return;
-    }
-    if (!slot->link) open_receiver(*slot);
+    return *(last_slot_ = it->second.get());
   }
 
-  // Applies a settlement the caller already checked (see client::settle). A delivery of a
-  // connection lost since is gone from deliveries_: the broker redelivers it.
+  void attach(inbox_slot& slot) {
+    slot.wanted = true;
+    receivers_[slot.address] = &slot;
+    if (state_ == state::up && !slot.link) open_receiver(slot);
+  }
+
+  // Applies a settlement (the caller checked the generation). A delivery of a connection
+  // lost since is gone from deliveries_: the broker redelivers it.
   void do_settle(const delivery_ref& ref, const settlement& how) {
     if (ref.connection != generation_ || state_ != state::up) return;
     auto it = deliveries_.find(ref.id);
@@ -688,17 +678,8 @@ struct client::impl final : proton::messaging_handler {
         break;
     }
     if (slot->link) slot->link.add_credit(1);
-  }
-
-  void do_close() {
-    if (state_ != state::idle) {
-      try {
-        conn_.close();
-        return;  // on_transport_close stops the container
-      } catch (const std::exception&) {
-      }
-    }
-    container_.stop();
+    ++unflushed_settles_;
+    if (slot->inbox.empty() || unflushed_settles_ >= settle_run_) flush();
   }
 
   // ---- Proton events -------------------------------------------------------------------
@@ -715,18 +696,15 @@ struct client::impl final : proton::messaging_handler {
     became_up(c);
   }
 
-  void became_up(proton::connection& c) {
+  void became_up(proton::connection&) {
     state_ = state::up;
     ++generation_;
+    live_generation_ = generation_;
     backoff_.succeeded();
+    connect_error_.reset();
     {
-      std::lock_guard lk(m_);
-      connected_ = true;
-      live_generation_ = generation_;
-      work_queue_ = &c.work_queue();
-      connect_error_.reset();
+      std::lock_guard lk(stats_m_);
       ++stats_.connects;
-      cv_.notify_all();
     }
     for (auto& [address, slot] : receivers_) open_receiver(*slot);
     for (auto& [address, link] : senders_) {
@@ -804,7 +782,7 @@ struct client::impl final : proton::messaging_handler {
     }
     if (status == 200 || status == 202) {
       {
-        std::lock_guard lk(m_);
+        std::lock_guard lk(stats_m_);
         ++stats_.tokens_put;
       }
       cbs_renew_at_ = clock::now() + config.cbs->renew_every;
@@ -812,7 +790,6 @@ struct client::impl final : proton::messaging_handler {
         proton::connection c = conn_;
         became_up(c);
       }
-      arm_tick(renew_tick_ms);
       return;
     }
     cbs_failed(error_info(
@@ -863,10 +840,10 @@ struct client::impl final : proton::messaging_handler {
     auto f = take_flight(t);
     if (!f) return;
     {
-      std::lock_guard lk(m_);
+      std::lock_guard lk(stats_m_);
       ++stats_.accepted;
     }
-    if (++f->op->accepted == f->op->messages.size()) complete(f->op, std::nullopt);
+    if (++f->op->accepted == f->op->messages.size()) succeed(f->op);
   }
 
   void on_tracker_reject(proton::tracker& t) override {
@@ -906,22 +883,17 @@ struct client::impl final : proton::messaging_handler {
     }
     const std::uint64_t id = ++next_delivery_;
     deliveries_.emplace(id, held_delivery{d, slot});
-    std::unique_lock lk(m_);
-    ++stats_.delivered;
-    inbound& in = slot->arrived.emplace_back();
+    {
+      std::lock_guard lk(stats_m_);
+      ++stats_.delivered;
+    }
+    inbound& in = slot->inbox.emplace_back();
     if (!spare_.empty()) {
       swap(in.message, spare_.back());  // the spare's buffers go to Proton below
       spare_.pop_back();
     }
     swap(in.message, m);
     in.ref = delivery_ref{id, generation_};
-    if (waiters_ > 0 && !receive_notified_) {
-      receive_notified_ = true;
-      // Notified after unlocking: a waiter woken while m_ is still held only blocks on m_
-      // again (two more futex calls and a context switch per wake-up).
-      lk.unlock();
-      cv_.notify_all();
-    }
   }
 
   // The slot whose open receiver is `r`; null for a link no longer (or never) ours.
@@ -952,12 +924,10 @@ struct client::impl final : proton::messaging_handler {
     } else {
       if (auto it = receivers_.find(address); it != receivers_.end()) {
         it->second->link = proton::receiver();
+        it->second->wanted = false;  // the next receive() attaches it again
         receivers_.erase(it);
       }
-      std::lock_guard lk(m_);
       receiver_errors_[address] = why;
-      attached_.erase(address);
-      cv_.notify_all();
     }
   }
 
@@ -974,7 +944,7 @@ struct client::impl final : proton::messaging_handler {
   void on_sender_close(proton::sender& s) override {
     const std::string address = s.target().address();
     auto it = senders_.find(address);
-    if (it != senders_.end() && it->second.sender == s && !closing()) {
+    if (it != senders_.end() && it->second.sender == s && !closing_) {
       link_failed(address, true,
                   proton::error_condition("amqp:link:detach-forced", "the broker closed the link"));
     }
@@ -993,7 +963,7 @@ struct client::impl final : proton::messaging_handler {
   void on_receiver_close(proton::receiver& r) override {
     const std::string address = r.source().address();
     auto it = receivers_.find(address);
-    if (it != receivers_.end() && it->second->link == r && !closing()) {
+    if (it != receivers_.end() && it->second->link == r && !closing_) {
       link_failed(address, false,
                   proton::error_condition("amqp:link:detach-forced", "the broker closed the link"));
     }
@@ -1012,11 +982,7 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void on_transport_close(proton::transport& t) override {
-    if (closing()) {
-      container_.stop();
-      return;
-    }
-    if (!current(t.connection())) return;
+    if (closing_ || !current(t.connection())) return;
     lost(error_info(transport_errc::unavailable, config.name + ": connection closed"));
   }
 
@@ -1032,41 +998,46 @@ client::~client() {
 
 result<std::unique_ptr<client>> client::open(client_config config) {
   auto i = std::make_unique<impl>(std::move(config));
-  const auto deadline = clock::now() + i->config.connect_timeout;
   impl* p = i.get();
   std::unique_ptr<client> c(new client(std::move(i)));
-  p->start();
-  p->post([p] { p->ensure_connected(); });
-  std::unique_lock lk(p->m_);
-  p->cv_.wait_until(lk, deadline, [p] { return p->connected_ || p->connect_error_.has_value(); });
-  if (p->connected_) return c;
-  error_info why = p->connect_error_.value_or(error_info(
-      transport_errc::unavailable, p->config.name + ": no AMQP connection to " + p->config.host +
-                                       ":" + std::to_string(p->config.port) +
-                                       " within connect_timeout"));
-  lk.unlock();
-  (void)c->close(clock::now() + std::chrono::milliseconds(500));
-  return fail(std::move(why));
+  {
+    std::lock_guard io(p->io_);
+    const auto deadline = clock::now() + p->config.connect_timeout;
+    p->guarded([p] { p->connect(); });
+    // Pumped by hand: the connection itself is the demand here.
+    while (p->state_ != impl::state::up && p->driver_ != nullptr && clock::now() < deadline) {
+      p->guarded([&] { p->pump_once(deadline); });
+    }
+    if (p->state_ != impl::state::up) {
+      error_info why = p->connect_error_.value_or(error_info(
+          transport_errc::unavailable, p->config.name + ": no AMQP connection to " +
+                                           p->config.host + ":" + std::to_string(p->config.port) +
+                                           " within connect_timeout"));
+      p->drop(why);
+      p->closed_ = true;
+      return fail(std::move(why));
+    }
+  }
+  p->start_keeper();
+  return c;
 }
 
 result<void> client::send(std::string_view address, std::vector<proton::message> messages,
                           clock::time_point deadline) {
   if (messages.empty()) return {};
+  impl* p = impl_.get();
+  std::lock_guard io(p->io_);
+  if (p->closed_ || p->closing_) return fail(p->closed_error());
   auto op = std::make_shared<send_op>();
   op->messages = std::move(messages);
-  impl* p = impl_.get();
-  if (!p->post([p, op, a = std::string(address)] { p->do_send(a, op); })) {
-    return fail(p->closed_error());
-  }
-  std::unique_lock lk(p->m_);
-  p->cv_.wait_until(lk, deadline, [&] { return op->done || p->stopped_; });
+  p->guarded([&] { p->do_send(std::string(address), op); });
+  p->run_until(deadline, [&] { return op->done; });
   if (op->done) {
     if (op->error) return fail(*op->error);
     return {};
   }
   op->abandoned = true;
-  if (p->stopped_) return fail(p->closed_error());
-  if (!p->connected_ && p->connect_error_) {
+  if (p->state_ != impl::state::up && p->connect_error_) {
     error_info why = *p->connect_error_;
     why.message += " (gave up at operation_timeout)";
     return fail(std::move(why));
@@ -1079,106 +1050,79 @@ result<void> client::send(std::string_view address, std::vector<proton::message>
 result<std::optional<inbound>> client::receive(std::string_view address,
                                                clock::time_point deadline) {
   impl* p = impl_.get();
-  if (p->closed_for_caller_.load()) return fail(p->closed_error());
-  auto& slot = p->caller_slot(address);
-  if (auto in = p->take_ready(slot)) return in;  // the common case: no lock, no wake-up
-  std::unique_lock lk(p->m_);
-  if (p->stopped_ || p->closing_) return fail(p->closed_error());
-  // About to take more (or to wait for more): what the caller settled goes to the Proton
-  // thread in the same lock, so the broker gets the credit back before the caller waits.
-  if (p->hand_over_settles()) p->wake(lk);
-  if (!slot.arrived.empty()) {
-    p->take_arrived(slot);
-    lk.unlock();
-    return p->take_ready(slot);
-  }
-  if (auto e = p->receiver_errors_.find(address); e != p->receiver_errors_.end()) {
+  std::lock_guard io(p->io_);
+  if (p->closed_ || p->closing_) return fail(p->closed_error());
+  auto& slot = p->slot_for(address);
+  auto take = [&slot] {
+    std::optional<inbound> in(std::move(slot.inbox.front()));
+    slot.inbox.pop_front();
+    return in;
+  };
+  if (!slot.inbox.empty()) return take();  // the common case: no I/O
+  auto refusal = [&]() -> std::optional<error_info> {
+    auto e = p->receiver_errors_.find(address);
+    if (e == p->receiver_errors_.end()) return std::nullopt;
     error_info why = std::move(e->second);
     p->receiver_errors_.erase(e);
-    return fail(std::move(why));
-  }
-  const bool attached = p->attached_.count(address) != 0;
-  if (!attached || !p->connected_) {
-    p->attached_[std::string(address)] = true;
-    lk.unlock();
-    p->post([p, a = std::string(address)] { p->do_attach(a); });
-    lk.lock();
-  }
-  ++p->waiters_;
-  p->cv_.wait_until(lk, deadline, [&] {
-    p->receive_notified_ = false;  // awake and looking: the next arrival notifies again
-    return !slot.arrived.empty() || p->stopped_ || p->receiver_errors_.count(address) != 0 ||
-           (!p->connected_ && p->connect_error_ &&
-            p->connect_error_->code == transport_errc::permission);
+    return why;
+  };
+  if (auto why = refusal()) return fail(std::move(*why));
+  if (!slot.wanted) p->guarded([&] { p->attach(slot); });
+  p->run_until(deadline, [&] {
+    return !slot.inbox.empty() || p->receiver_errors_.count(address) != 0 ||
+           p->fatal_connect_error();
   });
-  --p->waiters_;
-  if (!slot.arrived.empty()) {
-    p->take_arrived(slot);
-    lk.unlock();
-    return p->take_ready(slot);
-  }
-  if (p->stopped_) return fail(p->closed_error());
-  if (auto e = p->receiver_errors_.find(address); e != p->receiver_errors_.end()) {
-    error_info why = std::move(e->second);
-    p->receiver_errors_.erase(e);
-    return fail(std::move(why));
-  }
-  if (!p->connected_ && p->connect_error_) return fail(*p->connect_error_);
+  if (!slot.inbox.empty()) return take();
+  if (auto why = refusal()) return fail(std::move(*why));
+  if (p->state_ != impl::state::up && p->connect_error_) return fail(*p->connect_error_);
   return std::optional<inbound>();
 }
 
 result<void> client::settle(const delivery_ref& ref, const settlement& how) {
   impl* p = impl_.get();
-  if (p->closed_for_caller_.load()) return fail(p->closed_error());
-  if (ref.connection != p->live_generation_.load()) {
+  std::lock_guard io(p->io_);
+  if (p->closed_ || p->closing_) return fail(p->closed_error());
+  if (ref.connection != p->live_generation_) {
     return fail(transport_errc::unavailable,
                 p->config.name + ": the connection this message arrived on was lost; " +
                     "the broker delivers it again");
   }
-  // Not waited for: a settlement from an at-least-once receiver gets no reply from the broker,
-  // so waiting would only wait for the Proton thread (a thread round trip per message — most
-  // of the consume cost, docs/benchmarks-artemis.md). Settlements are applied in order, in
-  // runs; one lost with its connection before it went out is redelivered (at-least-once).
-  // Handed over at once only when the caller has nothing more to hand out (see
-  // unposted_settles_), else with the next run.
-  p->unposted_settles_.emplace_back(ref, how);
-  if (p->ready_ == 0 || p->unposted_settles_.size() >= p->settle_run_) {
-    if (!p->post_settles()) return fail(p->closed_error());
-  }
+  // No broker reply to wait for: an at-least-once receiver's settlement is done once
+  // written, in runs (see unflushed_settles_).
+  p->guarded([&] { p->do_settle(ref, how); });
   return {};
 }
 
 result<void> client::close(clock::time_point deadline) {
   impl* p = impl_.get();
-  {
-    std::lock_guard lk(p->m_);
-    if (p->closing_) return {};
-    p->closing_ = true;
-    p->closed_for_caller_ = true;
+  p->stop_keeper();
+  std::lock_guard io(p->io_);
+  if (p->closed_ || p->closing_) return {};
+  p->closing_ = true;
+  if (p->driver_ != nullptr) {
+    // Unsettled deliveries go back to the broker with the connection.
+    p->guarded([&] {
+      if (p->state_ != impl::state::idle && p->conn_) p->conn_.close();
+      while (p->driver_ != nullptr && clock::now() < deadline) p->pump_once(deadline);
+    });
+    if (p->state_ != impl::state::idle) p->lost(p->closed_error());
+    p->teardown();
   }
-  p->post([p] { p->do_close(); });
-  {
-    std::lock_guard lk(p->m_);
-    p->stopped_ = true;  // no more work is accepted; waiting calls return `closed`
-    p->cv_.notify_all();
-  }
-  // The Proton thread ends once the connection is closed; past the deadline, stop it.
-  {
-    std::unique_lock lk(p->m_);
-    p->cv_.wait_until(lk, deadline, [p] { return p->run_finished_; });
-  }
-  if (!p->run_finished_now()) p->container_.stop();
-  if (p->thread_.joinable()) p->thread_.join();
+  p->fail_queued_sends(p->closed_error());
+  p->closed_ = true;
   return {};
 }
 
 void client::recycle(proton::message&& m) {
   impl* p = impl_.get();
-  if (p->recycled_.size() < p->spare_limit()) p->recycled_.push_back(std::move(m));
+  std::lock_guard io(p->io_);
+  if (p->spare_.size() < 2 * static_cast<std::size_t>(p->config.prefetch) + 16) {
+    p->spare_.push_back(std::move(m));
+  }
 }
 
 client_stats client::stats() const {
-  std::lock_guard lk(impl_->m_);
+  std::lock_guard lk(impl_->stats_m_);
   return impl_->stats_;
 }
 

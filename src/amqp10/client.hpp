@@ -1,14 +1,17 @@
 #pragma once
 // The AMQP 1.0 layer the Artemis (and Azure Service Bus) bindings share, on Qpid Proton C++
-// 0.37: one connection driven by Proton's event loop on a thread owned by the client,
-// behind blocking calls that the transport seam needs — a confirmed send, a receive with a
-// timeout, and settlement of what was received.
+// 0.37: one connection behind the blocking calls the transport seam needs — a confirmed
+// send, a receive with a timeout, and settlement of what was received.
 //
-// Why a thread: Proton C++'s container only runs inside container::run(); it cannot be
-// pumped from the caller's thread with a timeout. Every Proton object (connection, links,
-// deliveries, trackers) lives and dies on that thread: callers hand it work through a
-// queue (one container::schedule wake-up per non-empty queue) and wait on a condition
-// variable; what crosses threads is plain data (proton::message values, numeric ids).
+// The connection runs on proton::io::connection_driver — Proton's AMQP engine over a socket
+// this client owns (tcp_socket.hpp; SASL and TLS stay in Proton's transport) — pumped on the
+// caller's thread inside each call: a receive() that finds a message buffered does no I/O,
+// one that finds none reads (and writes what is pending) until a message arrives or its
+// deadline; a send() writes and reads until the broker accepted. No hand-off to another
+// thread on the message path (a Proton container would need one: it only runs inside
+// container::run()). While no call is in progress a keeper thread pumps the connection now
+// and then without waiting (try_lock), so heartbeats, settlements and CBS renewals go out
+// during a long handler.
 //
 // Credit is manual: each receiver starts with `prefetch` credit and gets one back for each
 // message settled, so at most `prefetch` unsettled messages per address are held — a slow
@@ -17,10 +20,10 @@
 // Connection loss fails the sends in flight (unavailable, "unconfirmed"); unsent work waits
 // for a reconnect within its caller's deadline. Deliveries of a lost connection can no
 // longer be settled (the broker redelivers them). Reconnects happen only on demand (a send,
-// a receive, or attached receivers) with the shared backoff schedule.
+// a receive, or attached receivers) with the shared backoff schedule, never by the keeper.
 //
 // Thread-safety: a client is used by one caller thread at a time (the transport contract);
-// internally it synchronises with its Proton thread.
+// it synchronises internally with its keeper (one mutex, held for the whole of each call).
 
 #include <babelqueue/result.hpp>
 
@@ -54,7 +57,7 @@ struct cbs_config {
   /// The token's audience: `sb://<namespace host>/` (namespace policy) or `.../<entity>`.
   std::string audience;
   std::string token_type = "servicebus.windows.net:sastoken";
-  /// Makes a fresh token; called on the Proton thread (pure: e.g. an HMAC).
+  /// Makes a fresh token; called while the connection is pumped (pure: e.g. an HMAC).
   std::function<result<std::string>()> make_token;
   std::chrono::milliseconds renew_every{std::chrono::minutes(45)};
 };
@@ -121,7 +124,7 @@ class client {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// Starts the Proton thread and connects once: transport_errc::unavailable when the
+  /// Connects once (and starts the keeper): transport_errc::unavailable when the
   /// broker cannot be reached before connect_timeout, transport_errc::permission for a
   /// refused login.
   static result<std::unique_ptr<client>> open(client_config config);
@@ -142,11 +145,11 @@ class client {
   /// into its buffers (optional: a message not handed back is simply freed).
   void recycle(proton::message&& m);
 
-  /// Settles a received delivery without waiting: the Proton thread applies settlements in
-  /// order (an at-least-once receiver's settlement has no broker reply), in runs — handed over
-  /// at once when the caller has no further received message to hand out, else with the next
-  /// run (a quarter of `prefetch`), the next receive() that finds nothing taken over, or
-  /// the next send / close. transport_errc::unavailable when its connection was lost, closed
+  /// Settles a received delivery without waiting for the broker (an at-least-once
+  /// receiver's settlement has no reply): applied to the engine at once and written out in
+  /// runs — at once when no further message of that address is buffered, else when half of
+  /// `prefetch` collected, or with the next I/O (a receive() that finds nothing buffered, a
+  /// send, the keeper). transport_errc::unavailable when its connection was lost, closed
   /// after close().
   result<void> settle(const delivery_ref& ref, const settlement& how);
   result<void> settle(const delivery_ref& ref, outcome how) {
@@ -154,7 +157,7 @@ class client {
   }
 
   /// Closes the connection (unsettled deliveries go back to the broker) and stops the
-  /// Proton thread, waiting at most until `deadline`. Every later call fails with
+  /// keeper, waiting at most until `deadline`. Every later call fails with
   /// transport_errc::closed.
   result<void> close(clock::time_point deadline);
 

@@ -3,6 +3,7 @@
 // stock MULTICAST defaults, peers' body shapes, settlement misuse, batches, close, and the
 // `durable` option on every publish path.
 #include "artemis/artemis_fixture.hpp"
+#include "support/files.hpp"
 
 #include <babelqueue/bindings/artemis.hpp>
 
@@ -13,6 +14,12 @@
 #include <proton/symbol.hpp>
 #include <proton/timestamp.hpp>
 #include <proton/value.hpp>
+
+#include <cstdio>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
 
 using namespace std::chrono_literals;
 using babelqueue::transport_errc;
@@ -314,6 +321,67 @@ TEST_F(ArtemisTransport, UnsettledMessagesGoBackToTheQueueWhenTheTransportCloses
   ASSERT_TRUE(again && again->has_value());
   EXPECT_EQ((*again)->body, body);
   ASSERT_TRUE(t->ack(**again));
+}
+
+namespace {
+
+// The broker's own counters for `queue` (`artemis queue stat` through the services script's
+// control command): {message count, messages acked}, or {-1, -1} when it has no such queue.
+std::pair<long, long> broker_queue_stat(const std::string& ctl, const std::string& queue) {
+  const std::string cmd =
+      ctl + " queue-stat --queueName " + babelqueue::test::shell_quote(queue) + " 2>&1";
+  std::string out;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+    ::pclose(f);
+  }
+  // |NAME|ADDRESS|CONSUMER COUNT|MESSAGE COUNT|MESSAGES ADDED|DELIVERING COUNT|MESSAGES ACKED|
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, '|');)
+      cells.push_back(babelqueue::test::trim(cell));
+    if (cells.size() > 7 && cells[1] == queue) {
+      return {std::stol(cells[4]), std::stol(cells[7])};
+    }
+  }
+  return {-1, -1};
+}
+
+}  // namespace
+
+// Between calls the keeper pumps the connection: a settlement that waited for its run (another
+// message of the receiver was buffered) reaches the broker while the caller is busy elsewhere.
+// Without the keeper it would wait for the caller's next call (checked: this test fails then).
+TEST_F(ArtemisTransport, TheKeeperPumpsTheConnectionWhileTheCallerIsBusy) {
+  const std::string ctl = bqtest::env_or_empty("BABELQUEUE_ARTEMIS_CTL");
+  if (ctl.empty()) GTEST_SKIP() << "needs BABELQUEUE_ARTEMIS_CTL (scripts/services.sh)";
+  auto t = open("idle_timeout=2s");  // the keeper pumps every quarter of it
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->publish(queue_, envelope_text(1)));
+  auto first = t->receive(queue_, 5s);
+  ASSERT_TRUE(first && first->has_value());
+  const auto delivered = t->stats().delivered;
+  ASSERT_TRUE(t->publish(queue_, envelope_text(2)));
+  // The second message is buffered before the first is settled (the publish's own pump may
+  // already have read it; else the keeper does).
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  while (t->stats().delivered == delivered && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(t->stats().delivered, delivered + 1);
+  // Settled while the second is buffered: not written by ack() (it waits for its run), so only
+  // the keeper can bring it to the broker during the second below (no call meanwhile).
+  ASSERT_TRUE(t->ack(**first));
+  std::this_thread::sleep_for(1s);
+  auto [count, acked] = broker_queue_stat(ctl, queue_);
+  EXPECT_EQ(acked, 1) << "the broker has the settlement without another call";
+  EXPECT_EQ(count, 1) << "only the second message is left";
+  auto second = t->receive(queue_, 5s);
+  ASSERT_TRUE(second && second->has_value());
+  ASSERT_TRUE(t->ack(**second));
 }
 
 TEST_F(ArtemisTransport, ReceiveWaitsAtMostItsTimeout) {

@@ -44,8 +44,9 @@
 /// moves the message to Artemis's own `DLQ` address without the `dead_letter` block).
 ///
 /// ## Connection loss
-/// One AMQP connection per instance, driven by Proton's event loop on one thread owned by
-/// the instance (callers never see it). A lost connection fails the publishes it had in
+/// One AMQP connection per instance, driven by Proton's connection engine on the calling
+/// thread inside each call (no hand-off to another thread), and by a keeper thread while no
+/// call is in progress (heartbeats, settlements not yet written). A lost connection fails the publishes it had in
 /// flight (unavailable, "unconfirmed"); messages received on it and not yet settled cannot
 /// be settled any more (ack/release: unavailable — the broker redelivers them). The next
 /// publish or receive reconnects with exponential backoff (`reconnect_backoff_min`…`_max`,
@@ -60,7 +61,7 @@
 /// fields; unknown keys are transport_errc::invalid_argument.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract); use one
-/// instance per thread (the App does). Its Proton thread is internal and synchronised.
+/// instance per thread (the App does). Its keeper thread is internal and synchronised.
 
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>

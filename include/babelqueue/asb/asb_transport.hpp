@@ -48,7 +48,7 @@
 /// what that does and does not prove.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract); use one
-/// instance per thread (the App does). Its Proton thread is internal and synchronised.
+/// instance per thread (the App does). Its keeper thread is internal and synchronised.
 
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
