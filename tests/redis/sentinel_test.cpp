@@ -602,19 +602,21 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
   EXPECT_NE(new_port, 0) << "the Sentinels did not promote the replica";
   EXPECT_TRUE(resumed) << "producer/consumer did not resume on the new primary";
 
-  // The primary the Sentinels name now. It should be new_port. On a loaded CI machine, twice
-  // with two of these tests running at once, the Sentinels later failed over a second time,
-  // to the restarted old primary. That was after every Sentinel had reported new_port, and
-  // after the producer and consumer had stopped using it. The cause is not known yet: the
-  // Sentinels' events are printed when it happens. The client's contract is to follow the
-  // Sentinels, not that they fail over once, so the checks below hold against whichever
-  // primary they name.
+  // The primary the Sentinels name now. It should be new_port. On a loaded CI machine the
+  // Sentinels sometimes failed over a second time, to the restarted old primary, after every
+  // Sentinel had reported new_port. Their events (printed when it happens) showed why once:
+  // the new primary answered no PING for ~1.1 s about a second after its promotion (on a
+  // 2-core machine that was also building; down-after-milliseconds is 1000 here), so one
+  // Sentinel saw it down, the others agreed, and it failed over again. The client's contract
+  // is to follow the Sentinels, not that they fail over once, so the checks below hold
+  // against whichever primary they name.
   const int current_port = new_port != 0 ? g.reported_primary_port() : 0;
   rep.second_failover = current_port != 0 && current_port != new_port;
   if (rep.second_failover) {
-    std::printf("the Sentinels failed over a second time, to :%d (old primary :%d, first new "
-                "primary :%d); their events:\n%s",
-                current_port, old_port, new_port, g.sentinel_events().c_str());
+    std::printf(
+        "the Sentinels failed over a second time, to :%d (old primary :%d, first new "
+        "primary :%d); their events:\n%s",
+        current_port, old_port, new_port, g.sentinel_events().c_str());
   }
 
   // Drain: reservations whose reply was lost sit in :processing.
@@ -634,7 +636,12 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
     }
     const int other_port = current_port == new_port ? old_port : new_port;
     EXPECT_EQ(sentinel_group::role(current_port), "master");
-    EXPECT_EQ(sentinel_group::role(other_port), "slave");
+    // After a second failover the primary they demoted still says "master" for a while: a
+    // Sentinel turns it into a replica (+convert-to-slave) only after it has reported the
+    // wrong role for some seconds (about 10 s in Sentinel logs), so this waits for it.
+    EXPECT_TRUE(
+        sentinel_group::poll([&] { return sentinel_group::role(other_port) == "slave"; }, 30s))
+        << ":" << other_port << " is still " << sentinel_group::role(other_port);
     if (!rep.second_failover) {
       // The old primary, back as a replica, was never sent a write: it refused none (READONLY).
       auto errors = sentinel_group::info(old_port, "errorstats");
