@@ -275,8 +275,8 @@ fi
 #                     in-memory broker all workers share (the memory tests carry this label)
 #           rabbitmq  every connection runs a heartbeat keeper thread beside its user
 #                     (src/rabbitmq/connection.cpp)
-#           artemis, asb  the AMQP 1.0 client (src/amqp10/client.cpp) runs a Qpid Proton
-#                     container thread that the caller's thread hands work to
+#           artemis, asb  the AMQP 1.0 client (src/amqp10/client.cpp) runs a keeper thread
+#                     that pumps the connection between the caller's calls (one mutex)
 #           pulsar    the Pulsar client library runs threads of its own (I/O, listeners) and
 #                     the transport shares a log sink and counters across instances; its
 #                     unit tests (clients opened and closed) run here, the suites that talk to
