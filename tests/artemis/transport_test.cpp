@@ -330,12 +330,7 @@ namespace {
 std::pair<long, long> broker_queue_stat(const std::string& ctl, const std::string& queue) {
   const std::string cmd =
       ctl + " queue-stat --queueName " + babelqueue::test::shell_quote(queue) + " 2>&1";
-  std::string out;
-  if (FILE* f = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
-    ::pclose(f);
-  }
+  const std::string out = babelqueue::test::run_command(cmd).out;
   // |NAME|ADDRESS|CONSUMER COUNT|MESSAGE COUNT|MESSAGES ADDED|DELIVERING COUNT|MESSAGES ACKED|
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {

@@ -1,6 +1,8 @@
 #pragma once
 // Runs a child process through the shell for the CLI and interop tests: captures stdout,
 // stderr (via a temp file) and the exit code. Test-only helper.
+#include "support/files.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,8 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <string>
-
-#include "support/files.hpp"
 
 namespace gdpr_test {
 
@@ -41,13 +41,10 @@ inline run_result run(const std::string& command) {
   run_result r;
   const std::string dir = make_temp_dir();
   const std::string err_file = dir + "/stderr";
-  FILE* pipe = popen((command + " </dev/null 2>" + shell_quote(err_file)).c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto done =
+      babelqueue::test::run_command(command + " </dev/null 2>" + shell_quote(err_file));
+  r.out = done.out;
+  r.exit_code = done.exit_code;
   r.err = read_file(err_file);
   std::remove(err_file.c_str());
   rmdir(dir.c_str());

@@ -31,12 +31,7 @@ inline std::vector<json> run_peer(const std::string& python, const std::string& 
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " 2>&1";
   std::vector<json> lines;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return lines;
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int rc = ::pclose(p);
+  const auto [out, rc] = babelqueue::test::run_command(cmd);
   std::istringstream in(out);
   std::string line;
   while (std::getline(in, line)) {
@@ -61,10 +56,10 @@ struct test_case {
 /// The payload set: the conformance fixture's unicode-and-numbers `data`, a 20-digit integer
 /// and INT64_MIN, U+2028/U+2029, and a message with out-of-band headers.
 inline std::vector<test_case> cases() {
-  auto fixture = babelqueue::parse_json(babelqueue::test::read_file(
-                                            std::string(BABELQUEUE_CONFORMANCE_DIR) +
-                                            "/fixtures/unicode-and-numbers.json"))
-                     .value();
+  auto fixture =
+      babelqueue::parse_json(babelqueue::test::read_file(std::string(BABELQUEUE_CONFORMANCE_DIR) +
+                                                         "/fixtures/unicode-and-numbers.json"))
+          .value();
   std::vector<test_case> v;
   v.push_back(
       {"urn:babel:interop:unicode", fixture["data"], fixture["trace_id"].get<std::string>(), {}});

@@ -2,13 +2,15 @@
 // Small helpers the test suites share: whole-file reads, shell quoting for popen/system
 // command lines, and finding the Python peer (the PyPI `babelqueue` SDK in the venv that
 // scripts/setup-python-peer.sh makes). Header-only; tests/ is on every test's include path.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <unistd.h>
 
 namespace babelqueue::test {
 
@@ -54,6 +56,25 @@ inline std::string peer_python() {
     if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p;
   }
   return {};
+}
+
+/// What a shell command printed on its standard output, and how it ended.
+struct command_result {
+  std::string out;
+  int exit_code = -1;  ///< its exit status; -1 when it did not start or did not exit normally
+};
+
+/// Runs `command` (a shell command line, already quoted) and reads its standard output.
+inline command_result run_command(const std::string& command) {
+  command_result r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) r.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace babelqueue::test
