@@ -7,6 +7,7 @@
 
 #include "amqp10/conditions.hpp"
 #include "amqp10/tcp_socket.hpp"
+#include "core/keeper_thread.hpp"
 #include "core/reconnect_backoff.hpp"
 
 #include <babelqueue/uuid.hpp>
@@ -41,7 +42,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -214,10 +214,7 @@ struct client::impl final : proton::messaging_handler {
   // heartbeats would go unread and ours unsent (a broker drops a silent connection after its
   // idle timeout), settlements unwritten, a CBS token unrenewed. The keeper pumps the
   // connection once per period while no call holds io_ (try_lock); it never reconnects.
-  std::thread keeper_;
-  std::mutex keeper_m_;
-  std::condition_variable keeper_cv_;
-  bool keeper_stop_ = false;
+  babelqueue::detail::keeper_thread keeper_;
 
   std::chrono::milliseconds keeper_period() const {
     using std::chrono::milliseconds;
@@ -226,24 +223,14 @@ struct client::impl final : proton::messaging_handler {
   }
 
   void start_keeper() {
-    keeper_ = std::thread([this] {
-      std::unique_lock k(keeper_m_);
-      while (!keeper_cv_.wait_for(k, keeper_period(), [this] { return keeper_stop_; })) {
-        std::unique_lock io(io_, std::try_to_lock);
-        if (!io.owns_lock() || closing_ || driver_ == nullptr) continue;  // a call pumps
-        guarded([&] { pump_once(clock::now()); });
-      }
+    keeper_.start(keeper_period(), [this] {
+      std::unique_lock io(io_, std::try_to_lock);
+      if (!io.owns_lock() || closing_ || driver_ == nullptr) return;  // a call pumps
+      guarded([&] { pump_once(clock::now()); });
     });
   }
 
-  void stop_keeper() {
-    {
-      std::lock_guard k(keeper_m_);
-      keeper_stop_ = true;
-    }
-    keeper_cv_.notify_all();
-    if (keeper_.joinable()) keeper_.join();
-  }
+  void stop_keeper() { keeper_.stop(); }
 
   error_info closed_error() const {
     return error_info(transport_errc::closed, config.name + " transport is closed");

@@ -39,37 +39,29 @@ std::string in_quotes(std::string_view s) { return babelqueue::detail::concat("'
 }  // namespace
 
 connection::connection(const options& opts) : opts_(opts) {
-  if (opts_.heartbeat.count() > 0) keeper_ = std::thread([this] { keep_alive(); });
+  if (opts_.heartbeat.count() > 0) {
+    const auto period = std::max<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(opts_.heartbeat) / 2,
+        std::chrono::milliseconds(500));
+    keeper_.start(period, [this] { keep_alive(); });
+  }
 }
 
 connection::~connection() {
-  if (keeper_.joinable()) {
-    {
-      std::lock_guard<std::mutex> g(keeper_mutex_);
-      keeper_stop_ = true;
-    }
-    keeper_wake_.notify_all();
-    keeper_.join();
-  }
+  keeper_.stop();
   std::lock_guard<std::mutex> g(mutex_);
   drop();
 }
 
 void connection::keep_alive() {
-  const auto period = std::max<std::chrono::milliseconds>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(opts_.heartbeat) / 2,
-      std::chrono::milliseconds(500));
-  std::unique_lock<std::mutex> k(keeper_mutex_);
-  while (!keeper_wake_.wait_for(k, period, [this] { return keeper_stop_; })) {
-    std::unique_lock<std::mutex> l(mutex_, std::try_to_lock);
-    // A call in progress is inside rabbitmq-c, which services heartbeats itself.
-    if (!l.owns_lock() || state_ == nullptr) continue;
-    amqp_frame_t beat{};
-    beat.frame_type = AMQP_FRAME_HEARTBEAT;
-    beat.channel = 0;
-    // A failed send means a broken socket: the next call of the transport sees it.
-    if (amqp_send_frame(state_, &beat) == AMQP_STATUS_OK) ++stats_.heartbeats_sent;
-  }
+  std::unique_lock<std::mutex> l(mutex_, std::try_to_lock);
+  // A call in progress is inside rabbitmq-c, which services heartbeats itself.
+  if (!l.owns_lock() || state_ == nullptr) return;
+  amqp_frame_t beat{};
+  beat.frame_type = AMQP_FRAME_HEARTBEAT;
+  beat.channel = 0;
+  // A failed send means a broken socket: the next call of the transport sees it.
+  if (amqp_send_frame(state_, &beat) == AMQP_STATUS_OK) ++stats_.heartbeats_sent;
 }
 
 // --- connect / close ---------------------------------------------------------------------

@@ -16,6 +16,7 @@
 // Thread-safety: every member except the keeper is called with lock() held, by the one
 // thread using the transport; the keeper only ever takes the lock with try_lock.
 
+#include "core/keeper_thread.hpp"
 #include "rabbitmq/failure.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
@@ -25,7 +26,6 @@
 #include <amqp.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -34,7 +34,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 
 namespace babelqueue::inline v1::rabbitmq::detail {
 
@@ -112,6 +111,7 @@ class connection {
   /// Reads the content (header + body frames) following a method on `channel` into
   /// `into` (nullptr: read and discard, e.g. a returned message).
   result<void> read_content(amqp_channel_t channel, delivery* into);
+  /// The keeper's tick: one heartbeat frame when no call is in progress.
   void keep_alive();
 
   const options& opts_;
@@ -130,10 +130,7 @@ class connection {
   std::map<std::string, consumer, std::less<>> consumers_;
   amqp_channel_t next_channel_ = 2;
 
-  std::mutex keeper_mutex_;
-  std::condition_variable keeper_wake_;
-  bool keeper_stop_ = false;
-  std::thread keeper_;
+  babelqueue::detail::keeper_thread keeper_;  // last: stopped before the rest is destroyed
 };
 
 }  // namespace babelqueue::inline v1::rabbitmq::detail
