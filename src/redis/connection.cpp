@@ -82,7 +82,9 @@ class handshake final : public operation {
 }  // namespace
 
 connection::connection(const options& opts, script_set scripts)
-    : opts_(opts), scripts_(std::move(scripts)), rng_(std::random_device{}()) {
+    : opts_(opts),
+      scripts_(std::move(scripts)),
+      backoff_(opts.reconnect_backoff_min, opts.reconnect_backoff_max) {
   if (!opts_.sentinels.empty()) sentinel_ = std::make_unique<sentinel_locator>(opts_);
 }
 
@@ -104,16 +106,15 @@ void connection::drop(std::string why) {
   }
   current_timeout_ = std::chrono::milliseconds(-1);
   last_error_ = std::move(why);
-  // The first reconnect after losing a working connection is immediate: the server may
-  // already be back (or only this socket was cut). Backoff applies to failed connects.
-  if (backoff_.count() == 0) next_attempt_ = clock::now();
+  // The first reconnect after losing a working connection is immediate (backoff_.succeeded()
+  // made the next attempt due); the backoff applies to failed connects.
 }
 
 result<void> connection::ensure(clock::time_point deadline) {
   while (ctx_ == nullptr) {
     auto now = clock::now();
-    if (now < next_attempt_) {
-      if (next_attempt_ >= deadline) {
+    if (const auto next_attempt = backoff_.next_attempt(); now < next_attempt) {
+      if (next_attempt >= deadline) {
         // Use up the caller's time rather than failing at once, so that a loop around
         // receive()/publish() cannot spin during an outage.
         std::this_thread::sleep_until(deadline);
@@ -123,11 +124,11 @@ result<void> connection::ensure(clock::time_point deadline) {
             "redis at " + endpoint() + " is unavailable (" + last_error_ +
                 "); next reconnect attempt in " +
                 std::to_string(
-                    std::chrono::duration_cast<std::chrono::milliseconds>(next_attempt_ - now)
+                    std::chrono::duration_cast<std::chrono::milliseconds>(next_attempt - now)
                         .count()) +
                 " ms"));
       }
-      std::this_thread::sleep_until(next_attempt_);
+      std::this_thread::sleep_until(next_attempt);
       now = clock::now();
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
@@ -135,19 +136,14 @@ result<void> connection::ensure(clock::time_point deadline) {
     // ms).
     auto budget = std::min(std::max(left, std::chrono::milliseconds(10)), opts_.connect_timeout);
     if (auto r = try_connect(budget, deadline); r) {
-      backoff_ = std::chrono::milliseconds(0);
+      backoff_.succeeded();
       if (ever_connected_) ++reconnects;
       ever_connected_ = true;
       return {};
     } else if (is_permanent(r.error())) {
       return r;  // AUTH/SELECT refused, unusable TLS files: retrying cannot help
     }
-    // Exponential backoff with jitter in [0.5, 1.5) of the current step.
-    backoff_ = backoff_.count() == 0 ? opts_.reconnect_backoff_min
-                                     : std::min(backoff_ * 2, opts_.reconnect_backoff_max);
-    std::uniform_real_distribution<double> jitter(0.5, 1.5);
-    next_attempt_ = clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(
-                                       static_cast<double>(backoff_.count()) * jitter(rng_)));
+    backoff_.failed();
     if (clock::now() >= deadline) {
       return fail(redis_error(fault::unreachable, "redis at " + endpoint() + " is unavailable",
                               last_error_));

@@ -7,6 +7,7 @@
 //
 // Thread-safety: not thread-safe; owned by one redis_transport (one thread at a time).
 
+#include "core/reconnect_backoff.hpp"
 #include "redis/operation.hpp"
 #include "redis/request.hpp"
 #include "redis/sentinel.hpp"
@@ -18,7 +19,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -95,10 +95,8 @@ class connection {
   redisContext* ctx_ = nullptr;
   std::chrono::milliseconds current_timeout_{-1};
   bool ever_connected_ = false;
-  clock::time_point next_attempt_{};
-  std::chrono::milliseconds backoff_{0};
+  babelqueue::detail::reconnect_backoff backoff_;  // the schedule every networked binding shares
   std::string last_error_;
-  std::minstd_rand rng_;
   request setup_;           // the handshake's and script reload's commands
   std::vector<char> rbuf_;  // socket read buffer
   std::unique_ptr<tls_client> tls_;     // rediss://: made on the first connect, then reused
