@@ -16,7 +16,7 @@
 // amqp_consume_message + basic.ack. Prints the lines `babelqueue bench` prints
 // ("publish: N msgs in T s = R msg/s", "consume: ...").
 #include "bench_payloads.hpp"
-#include "rabbitmq/fields.hpp"
+#include "rabbitmq/message.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
 #include <babelqueue/codec.hpp>
@@ -64,7 +64,7 @@ amqp_bytes_t bytes_of(std::string_view s) {
 }
 
 // The transport's property projection of `body`, built ONCE (the transport projects per
-// message): the same wire structs the transport sends (src/rabbitmq/fields.hpp).
+// message): the same wire structs the transport sends (src/rabbitmq/message.hpp).
 struct fixed_properties {
   explicit fixed_properties(const std::string& body) : src(rb::project(body)), wire(src) {}
   rb::properties src;

@@ -1,4 +1,4 @@
-// Fuzz target: the read side of an AMQP 0-9-1 headers table (src/rabbitmq/fields.cpp) — the
+// Fuzz target: the read side of an AMQP 0-9-1 headers table (src/rabbitmq/message.cpp) — the
 // table another SDK's client wrote (pika, amqplib, php-amqplib, amqp091-go...). The input
 // is an encoded field table; rabbitmq-c's amqp_decode_table() turns it into what a delivery
 // carries, then read_headers() maps it.
@@ -11,7 +11,7 @@
 //    body (bindings::rabbitmq::project) and encoded by rabbitmq-c, read back the same after
 //    sanitising (blank names/values dropped), and `x-attempts` comes from the body.
 #include "fuzz_check.hpp"
-#include "rabbitmq/fields.hpp"
+#include "rabbitmq/message.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
 

@@ -1,4 +1,4 @@
-// Fuzz target: the read side of a Kafka record's headers (src/kafka/record_headers.hpp) —
+// Fuzz target: the read side of a Kafka record's headers (src/kafka/message.hpp) —
 // the headers another SDK's producer wrote — and the bq- projection of the write side
 // (bindings/kafka.hpp). The input is a header list: repeated `<u8 name length><name><u16le
 // value length><value>` entries (a truncated entry ends the list).
@@ -12,7 +12,7 @@
 //    body, read back the same after sanitising (blank names/values dropped), and the
 //    contract headers then come from the body.
 #include "fuzz_check.hpp"
-#include "kafka/record_headers.hpp"
+#include "kafka/message.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
 

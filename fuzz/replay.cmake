@@ -94,10 +94,10 @@ babelqueue_fuzz_target(redis_unframe REQUIRES core
 # clang < 18 (CWG 2061) define the option parser outside v1, where nothing linked to it.)
 babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL sqlite redis
   SEEDS corpus-url DICTS url.dict SHARE 50)
-# The read side of an AMQP 0-9-1 headers table (src/rabbitmq/fields.cpp) and its round trip.
+# The read side of an AMQP 0-9-1 headers table (src/rabbitmq/message.cpp) and its round trip.
 babelqueue_fuzz_target(amqp_headers REQUIRES rabbitmq
   SEEDS corpus-amqp_headers SHARE 50)
-# The read side of a Kafka record's headers (src/kafka/record_headers.hpp) and its round trip.
+# The read side of a Kafka record's headers (src/kafka/message.hpp) and its round trip.
 babelqueue_fuzz_target(kafka_headers REQUIRES kafka
   SEEDS corpus-kafka_headers SHARE 50)
 # The read side of a Pulsar message's properties (header-only bindings/pulsar.hpp, core only)

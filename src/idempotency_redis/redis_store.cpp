@@ -2,7 +2,7 @@
 // of the redis transport's connection engines, one store_operation per call.
 #include "idempotency_redis/store_operation.hpp"
 #include "redis/engine.hpp"
-#include "redis/validate.hpp"
+#include "redis/options.hpp"
 
 #include <babelqueue/idempotency/error.hpp>
 #include <babelqueue/idempotency/redis_store.hpp>

@@ -1,6 +1,6 @@
 // A consumer-group member with process-then-commit (consumer.hpp).
 #include "kafka/consumer.hpp"
-#include "kafka/record_headers.hpp"
+#include "kafka/message.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
 

@@ -1,7 +1,7 @@
 #include "rabbitmq/connection.hpp"
 
 #include "core/shared_helpers.hpp"
-#include "rabbitmq/fields.hpp"
+#include "rabbitmq/message.hpp"
 
 #include <amqp_framing.h>
 #include <amqp_ssl_socket.h>

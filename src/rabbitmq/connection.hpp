@@ -17,7 +17,7 @@
 // thread using the transport; the keeper only ever takes the lock with try_lock.
 
 #include "core/keeper_thread.hpp"
-#include "rabbitmq/failure.hpp"
+#include "rabbitmq/errors.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
 #include <babelqueue/headers.hpp>

@@ -2,7 +2,7 @@
 
 #include "redis/cluster_slot.hpp"
 #include "redis/engine.hpp"
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 
 #include <hiredis/hiredis.h>
 

@@ -1,7 +1,7 @@
 #include "redis/cluster_topology.hpp"
 
 #include "redis/cluster_slot.hpp"
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 
 #include <hiredis/hiredis.h>
 

@@ -1,6 +1,6 @@
 #include "redis/connection.hpp"
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/socket_io.hpp"
 
 #include <hiredis/hiredis.h>

@@ -1,6 +1,6 @@
 #include "redis/engine.hpp"
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 
 #include <hiredis/hiredis.h>
 

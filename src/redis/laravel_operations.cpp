@@ -1,6 +1,6 @@
 #include "redis/laravel_operations.hpp"
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/laravel_scripts.hpp"
 
 #include <hiredis/hiredis.h>

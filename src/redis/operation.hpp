@@ -17,7 +17,7 @@
 //
 // Thread-safety: an operation is used by one thread, for one call of the transport.
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/request.hpp"
 
 #include <babelqueue/error.hpp>

@@ -1,6 +1,6 @@
 #include "redis/operations.hpp"
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/scripts.hpp"
 
 #include <babelqueue/bindings/redis.hpp>

@@ -1,7 +1,7 @@
 // redis:// URL → options (1:1 with the query keys; see redis_transport.hpp), and the one
-// validation of options (validate.hpp) shared with redis_transport::open().
+// validation of options (options.hpp) shared with redis_transport::open().
 #include "redis/sentinel_options.hpp"
-#include "redis/validate.hpp"
+#include "redis/options.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>

@@ -1,10 +1,10 @@
 // The redis:// transport: D6 owned layout, tracked reservations, pipelined acks, recover().
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
 #include "redis/router.hpp"
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/laravel_operations.hpp"
 #include "redis/operations.hpp"
-#include "redis/validate.hpp"
+#include "redis/options.hpp"
 #include "redis/wait_replicas.hpp"
 #include "runtime/binding_support.hpp"
 

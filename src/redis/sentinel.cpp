@@ -1,7 +1,7 @@
 #include "redis/sentinel.hpp"
 
 #include "redis/connection.hpp"
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 
 #include <hiredis/hiredis.h>
 

@@ -1,6 +1,6 @@
 #include "redis/tls.hpp"
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/socket_io.hpp"
 
 #include <arpa/inet.h>

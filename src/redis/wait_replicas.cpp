@@ -1,6 +1,6 @@
 #include "redis/wait_replicas.hpp"
 
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 
 #include <hiredis/hiredis.h>
 

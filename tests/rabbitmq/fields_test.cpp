@@ -1,7 +1,7 @@
 // The headers table of a received delivery → babelqueue::headers and x-attempts, without a
 // broker: every AMQP field kind a peer may write (wire-core §8), built as rabbitmq-c hands it
 // over.
-#include "rabbitmq/fields.hpp"
+#include "rabbitmq/message.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The sans-I/O half of the round-trip engine, without a server: requests are RESP bytes,
 // operations compose commands and read meaning into replies that are parsed here from RESP
 // text by hiredis' reader — no socket anywhere.
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 #include "redis/operations.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>

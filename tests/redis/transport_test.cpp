@@ -311,7 +311,7 @@ TEST_F(RedisTransport, OptionsFromUrl) {
   }
 }
 
-// One validation (src/redis/validate.hpp) for options from a URL and options built in code:
+// One validation (src/redis/options.hpp) for options from a URL and options built in code:
 // the same rule refuses both, with the same error, before any connection is tried.
 TEST(RedisOptions, InvalidOptionsAreRefusedAlikeDirectlyAndThroughTheUrl) {
   using babelqueue::redis::options;

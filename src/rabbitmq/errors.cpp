@@ -1,5 +1,5 @@
 // rabbitmq-c statuses and AMQP reply codes → transport_errc (docs/errors.md "amqp://").
-#include "rabbitmq/failure.hpp"
+#include "rabbitmq/errors.hpp"
 
 #include <amqp_framing.h>
 

@@ -1,5 +1,5 @@
 // Redis, socket and TLS failures → transport_errc (docs/errors.md, table "redis / rediss").
-#include "redis/failure.hpp"
+#include "redis/errors.hpp"
 
 namespace babelqueue::inline v1::redis::detail {
 

@@ -2,7 +2,7 @@
 // The one place where a Redis, socket or TLS failure becomes an error_info. Every site in
 // src/redis that reports such a failure names what happened (a `fault`) and lets
 // redis_error() choose the code, so a change of the error model (codes, categories, a
-// `permission` code for a refused AUTH) is a change of failure.cpp alone.
+// `permission` code for a refused AUTH) is a change of errors.cpp alone.
 //
 // Errors that are not broker failures — a misused API (empty queue name, a message not
 // received by this transport), an unsupported delay, a bad option value — are

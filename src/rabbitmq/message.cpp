@@ -1,4 +1,4 @@
-#include "rabbitmq/fields.hpp"
+#include "rabbitmq/message.hpp"
 
 #include <charconv>
 #include <limits>
