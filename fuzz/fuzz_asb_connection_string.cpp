@@ -1,5 +1,5 @@
 // Fuzz target: the Azure Service Bus connection-string parser and the SAS token
-// (include/babelqueue/amqp10/connection_string.hpp, sas_token.hpp; target
+// (include/babelqueue/asb/connection_string.hpp, sas_token.hpp; target
 // babelqueue::amqp10). The input is a connection string, as a user or an environment
 // variable hands it over.
 //
@@ -16,8 +16,8 @@
 //    non-empty), its `sr=` value percent-decodes back to the input.
 #include "fuzz_check.hpp"
 
-#include <babelqueue/amqp10/connection_string.hpp>
-#include <babelqueue/amqp10/sas_token.hpp>
+#include <babelqueue/asb/connection_string.hpp>
+#include <babelqueue/asb/sas_token.hpp>
 #include <babelqueue/error.hpp>
 #include <babelqueue/text.hpp>
 

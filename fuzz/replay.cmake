@@ -120,7 +120,7 @@ babelqueue_fuzz_target(gdpr_unprotect REQUIRES gdpr
   SEEDS corpus-gdpr_unprotect DICTS json.dict gdpr_unprotect.dict SHARE 50)
 # The Azure Service Bus connection-string parser and SAS token (src/amqp10/, in
 # babelqueue::amqp10): a small input space, so a quarter of the time.
-babelqueue_fuzz_target(asb_connection_string REQUIRES amqp10
+babelqueue_fuzz_target(asb_connection_string REQUIRES asb
   SEEDS corpus-asb_connection_string DICTS asb_connection_string.dict SHARE 25)
 # What an SQS server answers (src/sqs/api.cpp: ReceiveMessage parser, error code) through
 # the binding, and the request JSON string writer.

@@ -6,7 +6,7 @@
 #include "asb/options.hpp"
 #include "runtime/binding_support.hpp"
 
-#include <babelqueue/amqp10/sas_token.hpp>
+#include <babelqueue/asb/sas_token.hpp>
 #include <babelqueue/asb/asb_transport.hpp>
 #include <babelqueue/bindings/asb.hpp>
 

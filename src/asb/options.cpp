@@ -3,7 +3,7 @@
 
 #include "runtime/binding_support.hpp"
 
-#include <babelqueue/amqp10/connection_string.hpp>
+#include <babelqueue/asb/connection_string.hpp>
 
 namespace babelqueue::inline v1::asb {
 

@@ -1,7 +1,7 @@
 // The Azure Service Bus credentials helpers (babelqueue::amqp10): the SAS token against the
 // Python azure-servicebus generator, and the connection-string parser.
-#include <babelqueue/amqp10/connection_string.hpp>
-#include <babelqueue/amqp10/sas_token.hpp>
+#include <babelqueue/asb/connection_string.hpp>
+#include <babelqueue/asb/sas_token.hpp>
 
 #include <gtest/gtest.h>
 

@@ -99,7 +99,7 @@ struct options {
 /// malformed values or missing credentials.
 result<options> options_from_url(const broker_url& url);
 
-/// Reads options from a Service Bus connection string (amqp10/connection_string.hpp).
+/// Reads options from a Service Bus connection string (asb/connection_string.hpp).
 result<options> options_from_connection_string(std::string_view connection_string);
 
 /// The `sb://` URL of a connection string (secrets percent-encoded), for app("sb://...").

@@ -1,6 +1,9 @@
 // Install-tree consumer of babelqueue::asb: the header, the connection string → URL → options
-// path and the scheme registration link from the installed package alone (no broker).
+// path, the scheme registration and the SAS token link from the installed package alone
+// (Proton found through the installed FindProton.cmake, OpenSSL through its own package; no
+// broker).
 #include <babelqueue/asb/asb_transport.hpp>
+#include <babelqueue/asb/sas_token.hpp>
 
 #include <iostream>
 
@@ -13,6 +16,9 @@ int main() {
   if (!parsed) return 1;
   auto o = babelqueue::asb::options_from_url(*parsed);
   if (!o || o->key != "a+b/c=" || o->port != 5671) return 1;
+  auto token = babelqueue::amqp10::make_sas_token("sb://ns.servicebus.windows.net/q", "name", "key",
+                                                  std::chrono::system_clock::now());
+  if (!token || token->rfind("SharedAccessSignature ", 0) != 0) return 1;
   std::cout << "consumer-asb-ok\n";
   return 0;
 }

@@ -1,5 +1,5 @@
 #pragma once
-/// @file amqp10/auth_error.hpp
+/// @file asb/auth_error.hpp
 /// @brief The error codes of the Azure Service Bus credentials helpers — the SAS token
 /// (sas_token.hpp) and the connection-string parser (connection_string.hpp) — in the
 /// "babelqueue.amqp10.auth" category.

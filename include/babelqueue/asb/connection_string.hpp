@@ -1,5 +1,5 @@
 #pragma once
-/// @file amqp10/connection_string.hpp
+/// @file asb/connection_string.hpp
 /// @brief The Azure Service Bus connection string (wire-brokers §2.6):
 ///
 ///     Endpoint=sb://<ns>.servicebus.windows.net/;SharedAccessKeyName=<policy>;
@@ -30,7 +30,7 @@
 /// Part of the component `babelqueue::amqp10` (src/amqp10/).
 /// @note Thread-safety: pure and thread-safe.
 
-#include <babelqueue/amqp10/auth_error.hpp>
+#include <babelqueue/asb/auth_error.hpp>
 #include <babelqueue/result.hpp>
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The "babelqueue.amqp10.auth" error category.
-#include <babelqueue/amqp10/auth_error.hpp>
+#include <babelqueue/asb/auth_error.hpp>
 
 namespace babelqueue {
 inline namespace v1 {

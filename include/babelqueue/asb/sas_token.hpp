@@ -1,5 +1,5 @@
 #pragma once
-/// @file amqp10/sas_token.hpp
+/// @file asb/sas_token.hpp
 /// @brief The Azure Service Bus Shared Access Signature token (wire-brokers §2.6): what the
 /// CBS `put-token` request carries (type `servicebus.windows.net:sastoken`).
 ///
@@ -25,7 +25,7 @@
 /// Part of the component `babelqueue::amqp10` (src/amqp10/; OpenSSL libcrypto).
 /// @note Thread-safety: pure and thread-safe (OpenSSL 3's one-shot HMAC is).
 
-#include <babelqueue/amqp10/auth_error.hpp>
+#include <babelqueue/asb/auth_error.hpp>
 #include <babelqueue/result.hpp>
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // The Azure Service Bus connection-string parser (grammar in connection_string.hpp).
-#include <babelqueue/amqp10/connection_string.hpp>
+#include <babelqueue/asb/connection_string.hpp>
 #include <babelqueue/text.hpp>
 
 #include <array>

@@ -1,5 +1,5 @@
 // The Azure Service Bus SAS token (see sas_token.hpp for the format and its provenance).
-#include <babelqueue/amqp10/sas_token.hpp>
+#include <babelqueue/asb/sas_token.hpp>
 
 #include <openssl/err.h>
 #include <openssl/evp.h>
