@@ -1,6 +1,6 @@
 // Fuzz target: the Azure Service Bus connection-string parser and the SAS token
 // (include/babelqueue/asb/connection_string.hpp, sas_token.hpp; target
-// babelqueue::amqp10). The input is a connection string, as a user or an environment
+// babelqueue::asb). The input is a connection string, as a user or an environment
 // variable hands it over.
 //
 // Invariants:
@@ -30,14 +30,14 @@
 
 namespace {
 
-namespace amqp10 = babelqueue::amqp10;
+namespace asb = babelqueue::asb;
 
 bool trimmed_value(const std::optional<std::string>& v) {
   if (!v) return true;
   return !v->empty() && babelqueue::trim_ascii(*v) == *v && v->find(';') == std::string::npos;
 }
 
-std::string serialise(const amqp10::connection_string& cs) {
+std::string serialise(const asb::connection_string& cs) {
   std::string out = "Endpoint=" + cs.endpoint;
   const auto add = [&](const char* key, const std::optional<std::string>& v) {
     if (v) out += std::string(";") + key + "=" + *v;
@@ -77,7 +77,7 @@ std::optional<std::string> unquote_plus(std::string_view in) {
 }
 
 bool token_charset(std::string_view token) {
-  for (char c : token.substr(amqp10::sas_token_prefix.size())) {
+  for (char c : token.substr(asb::sas_token_prefix.size())) {
     const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
                     c == '_' || c == '.' || c == '-' || c == '~' || c == '%' || c == '+' ||
                     c == '&' || c == '=';
@@ -90,11 +90,11 @@ const std::chrono::system_clock::time_point k_expiry{std::chrono::seconds(174913
 
 void check_token_of_text(std::string_view text) {
   if (text.empty()) return;
-  auto token = amqp10::make_sas_token(text, "p", "k", k_expiry);
+  auto token = asb::make_sas_token(text, "p", "k", k_expiry);
   FUZZ_CHECK(token.has_value(), "make_sas_token() refused a non-empty URI");
-  FUZZ_CHECK(token->rfind(amqp10::sas_token_prefix, 0) == 0, "token prefix");
+  FUZZ_CHECK(token->rfind(asb::sas_token_prefix, 0) == 0, "token prefix");
   FUZZ_CHECK(token_charset(*token), "token has a character outside the format");
-  const std::string_view body = std::string_view(*token).substr(amqp10::sas_token_prefix.size());
+  const std::string_view body = std::string_view(*token).substr(asb::sas_token_prefix.size());
   FUZZ_CHECK(body.rfind("sr=", 0) == 0, "token does not start with sr=");
   const auto amp = body.find('&');
   FUZZ_CHECK(amp != std::string_view::npos, "token has no &");
@@ -108,15 +108,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   const std::string_view text(reinterpret_cast<const char*>(bytes), size);
   check_token_of_text(text.substr(0, 512));
 
-  auto parsed = amqp10::parse_connection_string(text);
+  auto parsed = asb::parse_connection_string(text);
   if (!parsed) {
-    FUZZ_CHECK(parsed.code().category() == amqp10::auth_category(), "error category");
+    FUZZ_CHECK(parsed.code().category() == asb::auth_category(), "error category");
     FUZZ_CHECK(parsed.code() == babelqueue::condition::invalid_argument, "error condition");
     const std::string& path = parsed.error().path;
     FUZZ_CHECK(path.size() <= 43, "error path longer than a shortened key");
     return 0;
   }
-  const amqp10::connection_string& cs = *parsed;
+  const asb::connection_string& cs = *parsed;
   FUZZ_CHECK(!cs.host.empty(), "no host");
   FUZZ_CHECK(cs.endpoint.find("://") != std::string::npos, "endpoint without ://");
   FUZZ_CHECK(!cs.endpoint.empty() && cs.endpoint.back() != '/', "endpoint ends with /");
@@ -130,15 +130,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
              "a value is empty, untrimmed or holds ';'");
 
   const std::string again_text = serialise(cs);
-  auto again = amqp10::parse_connection_string(again_text);
+  auto again = asb::parse_connection_string(again_text);
   FUZZ_CHECK(again.has_value(), "a re-serialised connection string does not parse");
   FUZZ_CHECK(*again == cs, "a re-serialised connection string parses to other fields");
 
   if (cs.shared_access_key) {
     const std::string audience = "sb://" + cs.host + "/" + cs.entity_path.value_or("");
-    auto a = amqp10::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key,
+    auto a = asb::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key,
                                     k_expiry);
-    auto b = amqp10::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key,
+    auto b = asb::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key,
                                     k_expiry);
     FUZZ_CHECK(a.has_value() && b.has_value(), "make_sas_token() refused parsed credentials");
     FUZZ_CHECK(*a == *b, "make_sas_token() is not deterministic");

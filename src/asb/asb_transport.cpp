@@ -37,7 +37,7 @@ amqp10::client_config client_config_of(const options& o) {
   } else {
     cbs.make_token = [audience, name = o.key_name, key = o.key,
                       ttl = o.token_ttl]() -> result<std::string> {
-      return amqp10::make_sas_token(audience, name, key, std::chrono::system_clock::now() + ttl);
+      return make_sas_token(audience, name, key, std::chrono::system_clock::now() + ttl);
     };
     cbs.renew_every = o.token_ttl * 3 / 4;
   }

@@ -1,14 +1,14 @@
-// The "babelqueue.amqp10.auth" error category.
+// The "babelqueue.asb.auth" error category.
 #include <babelqueue/asb/auth_error.hpp>
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 namespace {
 
 class auth_category_impl final : public babelqueue::error_category_base {
  public:
-  const char* name() const noexcept override { return "babelqueue.amqp10.auth"; }
+  const char* name() const noexcept override { return "babelqueue.asb.auth"; }
   std::string_view reason(int value) const noexcept override {
     switch (static_cast<auth_errc>(value)) {
       case auth_errc::ok:
@@ -57,6 +57,6 @@ const std::error_category& auth_category() noexcept {
   return instance;
 }
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue

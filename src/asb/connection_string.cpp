@@ -9,7 +9,7 @@
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 namespace {
 
 enum key_index : std::size_t {
@@ -217,6 +217,6 @@ result<connection_string> parse_connection_string(std::string_view text) {
   return out;
 }
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue

@@ -104,7 +104,7 @@ result<options> options_from_url(const broker_url& url) {
 }
 
 result<options> options_from_connection_string(std::string_view text) {
-  auto cs = amqp10::parse_connection_string(text);
+  auto cs = parse_connection_string(text);
   if (!cs) return fail(cs.error());
   options o;
   o.host = cs->host;

@@ -11,7 +11,7 @@
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 namespace {
 
 // Python's urllib.parse.quote_plus(s) with its default safe='': RFC 3986 unreserved bytes
@@ -89,6 +89,6 @@ result<std::string> make_sas_token(std::string_view resource_uri, std::string_vi
   return token;
 }
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue

@@ -1,4 +1,4 @@
-// The Azure Service Bus credentials helpers (babelqueue::amqp10): the SAS token against the
+// The Azure Service Bus credentials helpers (babelqueue::asb): the SAS token against the
 // Python azure-servicebus generator, and the connection-string parser.
 #include <babelqueue/asb/connection_string.hpp>
 #include <babelqueue/asb/sas_token.hpp>
@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-namespace amqp10 = babelqueue::amqp10;
-using amqp10::auth_errc;
+namespace asb = babelqueue::asb;
+using asb::auth_errc;
 
 namespace {
 
@@ -58,7 +58,7 @@ constexpr sas_case k_python_tokens[] = {
 
 TEST(AsbSasToken, MatchesThePythonAzureServiceBusGenerator) {
   for (const auto& c : k_python_tokens) {
-    auto token = amqp10::make_sas_token(c.uri, c.key_name, c.key, at(c.expiry));
+    auto token = asb::make_sas_token(c.uri, c.key_name, c.key, at(c.expiry));
     ASSERT_TRUE(token) << token.error().message;
     EXPECT_EQ(*token, c.token) << c.uri;
   }
@@ -72,7 +72,7 @@ TEST(AsbSasToken, KeyNameIsPercentEncodedOnceUnlikePython) {
   // for the key name "my policy+%": it quote_plus()es the name and then urlencode()s it
   // again. The service URL-decodes once, so that names the policy "my+policy%2B%25"; this
   // SDK encodes once, as .NET does. sr, sig and se are the same.
-  auto token = amqp10::make_sas_token("sb://ns.servicebus.windows.net/q", "my policy+%", "key",
+  auto token = asb::make_sas_token("sb://ns.servicebus.windows.net/q", "my policy+%", "key",
                                       at(1749136327));
   ASSERT_TRUE(token);
   EXPECT_EQ(*token,
@@ -83,30 +83,30 @@ TEST(AsbSasToken, KeyNameIsPercentEncodedOnceUnlikePython) {
 
 TEST(AsbSasToken, ExpiryIsTruncatedToWholeSeconds) {
   const auto base = at(1749136327);
-  auto a = amqp10::make_sas_token("sb://h/q", "p", "k", base);
-  auto b = amqp10::make_sas_token("sb://h/q", "p", "k", base + std::chrono::milliseconds(999));
+  auto a = asb::make_sas_token("sb://h/q", "p", "k", base);
+  auto b = asb::make_sas_token("sb://h/q", "p", "k", base + std::chrono::milliseconds(999));
   ASSERT_TRUE(a && b);
   EXPECT_EQ(*a, *b);
   EXPECT_NE(a->find("&se=1749136327&"), std::string::npos);
-  EXPECT_EQ(a->rfind(amqp10::sas_token_prefix, 0), 0U);
+  EXPECT_EQ(a->rfind(asb::sas_token_prefix, 0), 0U);
 }
 
 TEST(AsbSasToken, RefusesUnusableArguments) {
   const auto expiry = at(1749136327);
-  for (const auto& r : {amqp10::make_sas_token("", "p", "k", expiry),
-                        amqp10::make_sas_token("sb://h/q", "", "k", expiry),
-                        amqp10::make_sas_token("sb://h/q", "p", "", expiry),
-                        amqp10::make_sas_token("sb://h/q", "p", "k", at(-1))}) {
+  for (const auto& r : {asb::make_sas_token("", "p", "k", expiry),
+                        asb::make_sas_token("sb://h/q", "", "k", expiry),
+                        asb::make_sas_token("sb://h/q", "p", "", expiry),
+                        asb::make_sas_token("sb://h/q", "p", "k", at(-1))}) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.code(), auth_errc::invalid_argument);
     EXPECT_EQ(r.code(), babelqueue::condition::invalid_argument);
     EXPECT_EQ(r.error().reason(), "invalid_argument");
   }
-  EXPECT_TRUE(amqp10::make_sas_token("sb://h/q", "p", "k", at(0)));
+  EXPECT_TRUE(asb::make_sas_token("sb://h/q", "p", "k", at(0)));
 }
 
 TEST(AsbConnectionString, ParsesAKeyConnectionString) {
-  auto cs = amqp10::parse_connection_string(
+  auto cs = asb::parse_connection_string(
       "Endpoint=sb://contoso.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;"
       "SharedAccessKey=2zR8LtjTq4JrXbyYv0mKp6WcN1sHdF9eA3uQ7oIxGkM=;EntityPath=orders");
   ASSERT_TRUE(cs) << cs.error().message;
@@ -122,7 +122,7 @@ TEST(AsbConnectionString, ParsesAKeyConnectionString) {
 }
 
 TEST(AsbConnectionString, ParsesTheEmulatorAndSignatureForms) {
-  auto emulator = amqp10::parse_connection_string(
+  auto emulator = asb::parse_connection_string(
       "Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;"
       "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;");
   ASSERT_TRUE(emulator) << emulator.error().message;
@@ -132,7 +132,7 @@ TEST(AsbConnectionString, ParsesTheEmulatorAndSignatureForms) {
 
   const std::string token =
       "SharedAccessSignature sr=sb%3A%2F%2Fns.servicebus.windows.net%2Fq&sig=abc%3D&se=1&skn=p";
-  auto sas = amqp10::parse_connection_string(
+  auto sas = asb::parse_connection_string(
       "Endpoint=amqps://ns.servicebus.windows.net:5671;"
       "SharedAccessSignature=" +
       token);
@@ -144,7 +144,7 @@ TEST(AsbConnectionString, ParsesTheEmulatorAndSignatureForms) {
 }
 
 TEST(AsbConnectionString, KeysAreCaseInsensitiveAndWhiteSpaceIsTrimmed) {
-  auto cs = amqp10::parse_connection_string(
+  auto cs = asb::parse_connection_string(
       "  endpoint = sb://[::1]:5672/ ;;  sharedaccesskeyname=p ; SHAREDACCESSKEY= k== ;"
       "usedevelopmentemulator=FALSE ; ");
   ASSERT_TRUE(cs) << cs.error().message;
@@ -186,7 +186,7 @@ TEST(AsbConnectionString, TypedErrorsNameTheKey) {
        auth_errc::invalid_value, "UseDevelopmentEmulator"},
   };
   for (const auto& c : cases) {
-    auto r = amqp10::parse_connection_string(c.text);
+    auto r = asb::parse_connection_string(c.text);
     ASSERT_FALSE(r) << c.text;
     EXPECT_EQ(r.code(), c.code) << c.text << ": " << r.error().message;
     EXPECT_EQ(r.error().path, c.path) << c.text;
@@ -196,12 +196,12 @@ TEST(AsbConnectionString, TypedErrorsNameTheKey) {
        {"contoso.servicebus.windows.net", "://h", "sb://", "sb:///", "sb://h/orders", "sb://h?x=1",
         "sb://u:p@h", "sb://h:0", "sb://h:65536", "sb://h:", "sb://h:+1", "sb://[::1",
         "sb://[::1]x", "s b://h", "sb://h h"}) {
-    auto r = amqp10::parse_connection_string("Endpoint=" + std::string(endpoint) + creds);
+    auto r = asb::parse_connection_string("Endpoint=" + std::string(endpoint) + creds);
     ASSERT_FALSE(r) << endpoint;
     EXPECT_EQ(r.code(), auth_errc::invalid_value) << endpoint;
     EXPECT_EQ(r.error().path, "Endpoint") << endpoint;
   }
-  EXPECT_EQ(amqp10::reason(auth_errc::duplicate_key), "duplicate_key");
+  EXPECT_EQ(asb::reason(auth_errc::duplicate_key), "duplicate_key");
 }
 
 TEST(AsbConnectionString, ErrorsNeverCarryValues) {
@@ -212,7 +212,7 @@ TEST(AsbConnectionString, ErrorsNeverCarryValues) {
         "Endpoint=sb://h;SharedAccessKeyName=p;SharedAccessKey=" + secret +
             ";SharedAccessSignature=" + secret,
         "Endpoint=sb://" + secret + "/x;SharedAccessKeyName=p;SharedAccessKey=k"}) {
-    auto r = amqp10::parse_connection_string(text);
+    auto r = asb::parse_connection_string(text);
     ASSERT_FALSE(r) << text;
     EXPECT_EQ(r.error().message.find(secret), std::string::npos) << r.error().message;
     EXPECT_EQ(r.error().path.find(secret), std::string::npos) << r.error().path;

@@ -2,7 +2,7 @@
 /// @file asb/auth_error.hpp
 /// @brief The error codes of the Azure Service Bus credentials helpers — the SAS token
 /// (sas_token.hpp) and the connection-string parser (connection_string.hpp) — in the
-/// "babelqueue.amqp10.auth" category.
+/// "babelqueue.asb.auth" category.
 ///
 /// A caller (the ASB transport, a CLI) must tell "the connection string lacks a key" from "it
 /// names a key twice" or "it has a key we do not know", so each has its own code; every one
@@ -22,7 +22,7 @@
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 
 enum class auth_errc : int {
   ok = 0,
@@ -36,18 +36,18 @@ enum class auth_errc : int {
   conflicting_keys = 8,  ///< SharedAccessSignature together with SharedAccessKey(Name)
 };
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue
 
 template <>
-struct std::is_error_code_enum<babelqueue::amqp10::auth_errc> : std::true_type {};
+struct std::is_error_code_enum<babelqueue::asb::auth_errc> : std::true_type {};
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 
-/// The category of auth_errc values ("babelqueue.amqp10.auth").
+/// The category of auth_errc values ("babelqueue.asb.auth").
 const std::error_category& auth_category() noexcept;
 
 inline std::error_code make_error_code(auth_errc e) noexcept {
@@ -59,6 +59,6 @@ inline std::string_view reason(auth_errc e) noexcept {
   return babelqueue::reason(make_error_code(e));
 }
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue

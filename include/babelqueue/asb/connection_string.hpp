@@ -27,7 +27,7 @@
 ///    transport's decision, not the parser's.
 /// Error messages name keys, never values (a value may be a secret).
 ///
-/// Part of the component `babelqueue::amqp10` (src/amqp10/).
+/// Part of the component `babelqueue::asb` (src/asb/).
 /// @note Thread-safety: pure and thread-safe.
 
 #include <babelqueue/asb/auth_error.hpp>
@@ -40,7 +40,7 @@
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 
 /// A parsed connection string. Values are verbatim (trimmed of ASCII white space).
 struct connection_string {
@@ -66,6 +66,6 @@ struct connection_string {
 /// `error_info::path` = the key concerned (empty for malformed).
 result<connection_string> parse_connection_string(std::string_view text);
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue

@@ -22,7 +22,7 @@
 /// only the single encoding names the policy right; this follows .NET. The two agree for
 /// every key name made of unreserved bytes only, such as `RootManageSharedAccessKey`.
 ///
-/// Part of the component `babelqueue::amqp10` (src/amqp10/; OpenSSL libcrypto).
+/// Part of the component `babelqueue::asb` (src/asb/; OpenSSL libcrypto).
 /// @note Thread-safety: pure and thread-safe (OpenSSL 3's one-shot HMAC is).
 
 #include <babelqueue/asb/auth_error.hpp>
@@ -34,7 +34,7 @@
 
 namespace babelqueue {
 inline namespace v1 {
-namespace amqp10 {
+namespace asb {
 
 /// The literal that starts every token.
 inline constexpr std::string_view sas_token_prefix = "SharedAccessSignature ";
@@ -48,6 +48,6 @@ result<std::string> make_sas_token(std::string_view resource_uri, std::string_vi
                                    std::string_view key,
                                    std::chrono::system_clock::time_point expiry);
 
-}  // namespace amqp10
+}  // namespace asb
 }  // namespace v1
 }  // namespace babelqueue

@@ -16,7 +16,7 @@ int main() {
   if (!parsed) return 1;
   auto o = babelqueue::asb::options_from_url(*parsed);
   if (!o || o->key != "a+b/c=" || o->port != 5671) return 1;
-  auto token = babelqueue::amqp10::make_sas_token("sb://ns.servicebus.windows.net/q", "name", "key",
+  auto token = babelqueue::asb::make_sas_token("sb://ns.servicebus.windows.net/q", "name", "key",
                                                   std::chrono::system_clock::now());
   if (!token || token->rfind("SharedAccessSignature ", 0) != 0) return 1;
   std::cout << "consumer-asb-ok\n";
