@@ -1,5 +1,6 @@
 // The idempotency seen-set with claims in SQLite (idempotency/sqlite_store.hpp).
 #include "core/sql_identifier.hpp"
+#include "core/sqlite_support.hpp"
 
 #include <babelqueue/idempotency/error.hpp>
 #include <babelqueue/idempotency/sqlite_store.hpp>
@@ -19,13 +20,12 @@ inline namespace v1 {
 namespace idempotency {
 namespace {
 
+namespace sqlite = babelqueue::detail::sqlite_support;
+
 // A SQLite failure as an idempotency error: a busy/locked database or I/O is transient.
 babelqueue::failure db_error(sqlite3* db, int rc, const std::string& what) {
-  const int primary = rc & 0xff;
-  const bool transient = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
-                         primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN;
-  const char* text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return fail(transient ? errc::unavailable : errc::backend,
+  const std::string text = sqlite::native_text(db, rc);
+  return fail(sqlite::transient(rc) ? errc::unavailable : errc::backend,
               "idempotency sqlite: " + what + ": " + text, native_error{"sqlite", rc, text});
 }
 
@@ -147,20 +147,17 @@ struct sqlite_store::impl {
       sqlite3_bind_null(upsert, 3);
     }
     bind_text(drop, 1, id);
-    if (const int rc = sqlite3_exec(conn, "SAVEPOINT bq_idempotency", nullptr, nullptr, nullptr);
-        rc != SQLITE_OK) {
+    if (const int rc = sqlite::savepoint_begin(conn, "bq_idempotency"); rc != SQLITE_OK) {
       return db_error(conn, rc, "remember");
     }
     for (sqlite3_stmt* s : {upsert, drop}) {
       if (const int rc = sqlite3_step(s); rc != SQLITE_DONE) {
         auto failed = db_error(conn, rc, "remember");
-        sqlite3_exec(conn, "ROLLBACK TO bq_idempotency; RELEASE bq_idempotency", nullptr, nullptr,
-                     nullptr);
+        sqlite::savepoint_rollback(conn, "bq_idempotency");
         return failed;
       }
     }
-    if (const int rc = sqlite3_exec(conn, "RELEASE bq_idempotency", nullptr, nullptr, nullptr);
-        rc != SQLITE_OK) {
+    if (const int rc = sqlite::savepoint_release(conn, "bq_idempotency"); rc != SQLITE_OK) {
       return db_error(conn, rc, "remember");
     }
     if (auto it = tokens.find(id); it != tokens.end()) tokens.erase(it);
@@ -191,19 +188,13 @@ result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path
                                                          sqlite_store_options options) {
   if (auto r = check_options(options); !r) return failure{r.error()};
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  std::string failed_step;
+  // WAL: readers (seen) do not wait for the writers (remember, claim) of other workers.
+  const int rc = sqlite::open_store(path, options.busy_timeout, &db, &failed_step);
   auto state = std::make_unique<impl>();
   state->db = db;
   state->owned = true;  // closed by ~impl even when the open failed (SQLite's rule)
-  if (rc != SQLITE_OK) return db_error(db, rc, "open '" + path + "'");
-  sqlite3_busy_timeout(db, static_cast<int>(options.busy_timeout.count()));
-  // WAL: readers (seen) do not wait for the writers (remember, claim) of other workers.
-  if (const int w = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
-      w != SQLITE_OK) {
-    return db_error(db, w, "set WAL");
-  }
+  if (rc != SQLITE_OK) return db_error(db, rc, failed_step);
   state->options = std::move(options);
   return std::unique_ptr<sqlite_store>(new sqlite_store(std::move(state)));
 }

@@ -1,5 +1,6 @@
 // The outbox in SQLite (outbox/sqlite_store.hpp).
 #include "core/sql_identifier.hpp"
+#include "core/sqlite_support.hpp"
 
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/sqlite_store.hpp>
@@ -18,16 +19,15 @@ inline namespace v1 {
 namespace outbox {
 namespace {
 
+namespace sqlite = babelqueue::detail::sqlite_support;
+
 constexpr std::size_t max_error_bytes = 500;
 
 // A SQLite failure as an outbox error: a busy/locked database or I/O is transient.
 babelqueue::failure db_error(sqlite3* db, int rc, const std::string& what) {
-  const int primary = rc & 0xff;
-  const bool transient = primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
-                         primary == SQLITE_IOERR || primary == SQLITE_CANTOPEN;
-  const char* text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return fail(transient ? errc::unavailable : errc::backend, "outbox sqlite: " + what + ": " + text,
-              native_error{"sqlite", rc, text});
+  const std::string text = sqlite::native_text(db, rc);
+  return fail(sqlite::transient(rc) ? errc::unavailable : errc::backend,
+              "outbox sqlite: " + what + ": " + text, native_error{"sqlite", rc, text});
 }
 
 std::string utc_now() {
@@ -44,12 +44,6 @@ struct stmt {
   sqlite3_stmt* s = nullptr;
   ~stmt() { sqlite3_finalize(s); }
 };
-
-std::string column_text(sqlite3_stmt* s, int col) {
-  const auto* p = static_cast<const char*>(sqlite3_column_blob(s, col));
-  const int n = sqlite3_column_bytes(s, col);
-  return p == nullptr ? std::string() : std::string(p, static_cast<std::size_t>(n));
-}
 
 // Row ids are the table's integer keys as text; anything else names no row.
 bool parse_id(std::string_view id, sqlite3_int64& out) {
@@ -98,12 +92,12 @@ struct sqlite_store::impl {
       if (rc != SQLITE_ROW) return db_error(db, rc, "read rows");
       record r;
       r.id = std::to_string(sqlite3_column_int64(st.s, 0));
-      r.queue = column_text(st.s, 1);
-      r.body = column_text(st.s, 2);
-      r.status = parse_status(column_text(st.s, 3)).value_or(row_status::pending);
+      r.queue = sqlite::column_bytes(st.s, 1);
+      r.body = sqlite::column_bytes(st.s, 2);
+      r.status = parse_status(sqlite::column_bytes(st.s, 3)).value_or(row_status::pending);
       r.attempts = sqlite3_column_int64(st.s, 4);
-      r.last_error = column_text(st.s, 5);
-      r.created_at = column_text(st.s, 6);
+      r.last_error = sqlite::column_bytes(st.s, 5);
+      r.created_at = sqlite::column_bytes(st.s, 6);
       out.push_back(std::move(r));
     }
     return out;
@@ -118,8 +112,7 @@ struct sqlite_store::impl {
     // One savepoint for the whole list: one commit (one sync) per pass instead of one per
     // row, and all-or-nothing. A SAVEPOINT nests inside a transaction the caller of an
     // adopted connection has open, where BEGIN would fail.
-    if (const int rc = sqlite3_exec(db, "SAVEPOINT bq_outbox_update", nullptr, nullptr, nullptr);
-        rc != SQLITE_OK) {
+    if (const int rc = sqlite::savepoint_begin(db, "bq_outbox_update"); rc != SQLITE_OK) {
       return db_error(db, rc, what);
     }
     std::size_t changed = 0;
@@ -131,14 +124,12 @@ struct sqlite_store::impl {
       if (stamp != nullptr) sqlite3_bind_text(st.s, 2, stamp->c_str(), -1, SQLITE_TRANSIENT);
       if (const int rc = sqlite3_step(st.s); rc != SQLITE_DONE) {
         auto failed = db_error(db, rc, what);
-        sqlite3_exec(db, "ROLLBACK TO bq_outbox_update; RELEASE bq_outbox_update", nullptr, nullptr,
-                     nullptr);
+        sqlite::savepoint_rollback(db, "bq_outbox_update");
         return failed;
       }
       changed += static_cast<std::size_t>(sqlite3_changes(db));
     }
-    if (const int rc = sqlite3_exec(db, "RELEASE bq_outbox_update", nullptr, nullptr, nullptr);
-        rc != SQLITE_OK) {
+    if (const int rc = sqlite::savepoint_release(db, "bq_outbox_update"); rc != SQLITE_OK) {
       return db_error(db, rc, what);
     }
     return changed;
@@ -154,19 +145,13 @@ result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path
     return fail(errc::invalid_argument, "outbox sqlite: unsafe table name '" + options.table + "'");
   }
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  std::string failed_step;
+  // WAL lets the business writers and the relay work side by side.
+  const int rc = sqlite::open_store(path, options.busy_timeout, &db, &failed_step);
   auto state = std::make_unique<impl>();
   state->db = db;
   state->owned = true;  // closed by ~impl even when the open failed (SQLite's rule)
-  if (rc != SQLITE_OK) return db_error(db, rc, "open '" + path + "'");
-  sqlite3_busy_timeout(db, static_cast<int>(options.busy_timeout.count()));
-  // WAL lets the business writers and the relay work side by side.
-  if (const int w = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
-      w != SQLITE_OK) {
-    return db_error(db, w, "set WAL");
-  }
+  if (rc != SQLITE_OK) return db_error(db, rc, failed_step);
   state->options = std::move(options);
   return std::unique_ptr<sqlite_store>(new sqlite_store(std::move(state)));
 }

@@ -1,5 +1,7 @@
 #include "sqlite/db.hpp"
 
+#include "core/sqlite_support.hpp"
+
 #include <sqlite3.h>
 
 #include <utility>
@@ -7,9 +9,7 @@
 namespace babelqueue::inline v1::sqlite::detail {
 
 error_info sqlite_error(sqlite3* db, int rc, std::string_view what) {
-  // sqlite3_errmsg() describes the most recent failure on `db`, which is more precise
-  // than sqlite3_errstr(rc) (it names the file or constraint); fall back when no handle.
-  std::string native_text = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string native_text = babelqueue::detail::sqlite_support::native_text(db, rc);
   std::string message(what);
   message += ": ";
   message += native_text;
@@ -164,11 +164,7 @@ bool statement::column_is_null(int index) const noexcept {
   return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
 }
 std::string statement::column_bytes(int index) const {
-  // Call blob() before bytes(): that order returns the stored bytes with no conversion.
-  const void* data = sqlite3_column_blob(stmt_, index);
-  const int size = sqlite3_column_bytes(stmt_, index);
-  if (data == nullptr || size <= 0) return {};
-  return {static_cast<const char*>(data), static_cast<std::size_t>(size)};
+  return babelqueue::detail::sqlite_support::column_bytes(stmt_, index);
 }
 
 }  // namespace babelqueue::inline v1::sqlite::detail

@@ -1,6 +1,7 @@
 #pragma once
 // Thin RAII layer over the SQLite C API: one connection, prepared statements, and the
 // mapping of SQLite result codes onto babelqueue's typed errors. Private to babelqueue::sqlite.
+// What it shares with the idempotency and outbox SQLite stores is core/sqlite_support.hpp.
 //
 // Thread-safety: a `connection` (and every `statement` prepared on it) is used by one
 // thread at a time; nothing here locks.
