@@ -6,6 +6,7 @@
 
 #include "pulsar/client_log.hpp"
 #include "pulsar/errors.hpp"
+#include "pulsar/message.hpp"
 #include "pulsar/options.hpp"
 #include "runtime/binding_support.hpp"
 
@@ -30,7 +31,9 @@ namespace babelqueue::inline v1::pulsar {
 namespace bp = bindings::pulsar;
 namespace pc = ::pulsar;
 using clock = std::chrono::steady_clock;
+using detail::build_message;
 using detail::pulsar_error;
+using detail::set_delay;
 
 namespace {
 
@@ -220,35 +223,6 @@ result<std::unique_ptr<pulsar_transport>> pulsar_transport::open(options opts) {
 std::string pulsar_transport::topic_of(std::string_view queue) const {
   return bp::topic_name(queue, opts_.tenant, opts_.namespace_);
 }
-
-namespace {
-
-// A native delay and its `bq-delay` mirror (ms).
-void set_delay(pc::MessageBuilder& b, std::chrono::milliseconds delay) {
-  b.setDeliverAfter(delay);
-  b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
-}
-
-// Builds a message: the payload, the bq- projection, the event time, and a native delay.
-pc::Message build_message(std::string_view body, const headers& hdrs,
-                          std::chrono::milliseconds delay) {
-  pc::MessageBuilder b;
-  b.setContent(body.data(), body.size());
-  // Two scratch strings serve every property (setProperty copies them into the metadata).
-  std::string name, value;
-  const auto created = bp::project_each(body, hdrs, [&](std::string_view n, std::string_view v) {
-    name.assign(n);
-    value.assign(v);
-    b.setProperty(name, value);
-  });
-  if (created && *created > 0) b.setEventTimestamp(static_cast<std::uint64_t>(*created));
-  if (delay.count() > 0) {
-    set_delay(b, delay);
-  }
-  return b.build();
-}
-
-}  // namespace
 
 // Each message is built right before its send, so the client's I/O thread and the broker
 // work while the caller builds the next (building all first left them idle, and held every
