@@ -1,11 +1,13 @@
 #pragma once
 // What the producer and the consumers share: librdkafka handles owned by unique_ptr, the
 // configuration built from kafka::options (librdkafka validates each property: a typo fails
-// with its own message), the log callback into options::log, and the one mapping of a
-// librdkafka error code to an error_info (docs/errors.md "kafka://").
+// with its own message) and the log callback into options::log; the one mapping of a
+// librdkafka error code to an error_info is errors.hpp (docs/errors.md "kafka://").
 //
 // Thread-safety: pure functions; the log callback runs on librdkafka's threads and only
 // calls options::log (which must be thread-safe) or writes one line to stderr.
+#include "kafka/errors.hpp"
+
 #include <babelqueue/error.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
 
@@ -62,9 +64,6 @@ result<void> set_property(rd_kafka_conf_t* conf, const std::string& name,
 
 /// Creates the client (taking `conf` on success).
 result<handle_ptr> create_client(rd_kafka_type_t type, conf_ptr conf);
-
-/// A librdkafka error seen while doing `context`, as an error_info with the native code.
-error_info kafka_error(rd_kafka_resp_err_t err, std::string context);
 
 /// Creates those of `topics` that do not exist (broker-default partitions and replication),
 /// so that a new subscription is assigned them at once; refusals are ignored.
