@@ -1,6 +1,7 @@
 #pragma once
-// Thin RAII layer over the SQLite C API: one connection, prepared statements, and the
-// mapping of SQLite result codes onto babelqueue's typed errors. Private to babelqueue::sqlite.
+// Thin RAII layer over the SQLite C API: one connection and prepared statements; their
+// failures go through errors.hpp (SQLite result codes -> typed errors). Private to
+// babelqueue::sqlite.
 // What it shares with the idempotency and outbox SQLite stores is core/sqlite_support.hpp.
 //
 // Thread-safety: a `connection` (and every `statement` prepared on it) is used by one
@@ -17,10 +18,6 @@ struct sqlite3;
 struct sqlite3_stmt;
 
 namespace babelqueue::inline v1::sqlite::detail {
-
-/// Turns a failed SQLite call into a typed error with SQLite's code and text kept in
-/// error_info::native; the mapping is the "sqlite" table of docs/errors.md.
-error_info sqlite_error(sqlite3* db, int rc, std::string_view what);
 
 class statement;
 
