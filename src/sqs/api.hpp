@@ -6,6 +6,7 @@
 // typed error, never an exception on the caller's thread). Not thread-safe (one per
 // transport instance).
 #include "sqs/credentials.hpp"
+#include "sqs/errors.hpp"
 #include "sqs/http.hpp"
 
 #include <babelqueue/bindings/sqs.hpp>
@@ -115,10 +116,6 @@ class api {
   http_client http_;
   std::int64_t requests_ = 0;
 };
-
-/// Maps an SQS error (HTTP status, JSON `__type` / `code`, `x-amzn-query-error`) onto a
-/// transport_errc. Exposed for tests.
-transport_errc errc_of_sqs_error(long status, std::string_view code);
 
 /// The error code of an SQS error response: the JSON `__type` after its last '#' (or its
 /// `code`), else the legacy code from `x-amzn-query-error` (before ';'). Exposed for tests.
