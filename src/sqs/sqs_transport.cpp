@@ -2,7 +2,7 @@
 // projection of bindings/sqs.hpp. See sqs_transport.hpp for the guarantees.
 #include "runtime/binding_support.hpp"
 #include "sqs/api.hpp"
-#include "sqs/json_text.hpp"
+#include "sqs/message.hpp"
 #include "sqs/options.hpp"
 
 #include <babelqueue/bindings/sqs.hpp>
@@ -20,6 +20,9 @@ namespace babelqueue::inline v1::sqs {
 namespace bs = bindings::sqs;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+using detail::attributes_size;
+using detail::check_message;
+using detail::deduplication_id;
 
 namespace {
 
@@ -38,24 +41,6 @@ int seconds_up(milliseconds d, int max) {
   if (d.count() <= 0) return 0;
   const auto s = (d.count() + 999) / 1000;
   return static_cast<int>(std::min<std::int64_t>(s, max));
-}
-
-std::size_t attributes_size(const std::vector<bs::attribute>& attributes) {
-  std::size_t n = 0;
-  for (const auto& a : attributes) n += a.name.size() + a.data_type.size() + a.string_value.size();
-  return n;
-}
-
-// The FIFO deduplication id: meta.id, as the spec says, for a first publish; `<meta.id>:<n>`
-// for a copy carrying attempts n > 0 — the App's retry republishes the same meta.id within
-// SQS's 5-minute deduplication window, and SQS would silently drop it as a duplicate.
-std::string deduplication_id(std::string_view body, std::string id) {
-  if (id.empty()) return id;
-  if (auto env = decode(body); env && env->attempts() > 0) {
-    std::string with = id + ":" + std::to_string(env->attempts());
-    if (with.size() <= bs::max_fifo_id) return with;
-  }
-  return id;
 }
 
 }  // namespace
@@ -128,32 +113,6 @@ result<std::string> sqs_transport::queue_url(std::string_view queue) {
   impl_->urls.emplace(std::string(queue), url);
   return url;
 }
-
-namespace {
-
-// What publish and publish_each check before any call: the body's characters and size.
-result<void> check_message(std::string_view body, const std::vector<bs::attribute>& attributes,
-                           std::int64_t max_bytes) {
-  if (auto why = detail::sqs_text_problem(body)) {
-    return fail(transport_errc::invalid_argument, "sqs: the body cannot be sent to SQS: " + *why);
-  }
-  for (const auto& a : attributes) {
-    if (auto why = detail::sqs_text_problem(a.string_value)) {
-      return fail(transport_errc::invalid_argument,
-                  "sqs: header '" + a.name + "' cannot be sent to SQS: " + *why);
-    }
-  }
-  const std::size_t size = body.size() + attributes_size(attributes);
-  if (size > static_cast<std::size_t>(max_bytes)) {
-    return fail(transport_errc::too_large,
-                "sqs: the message is " + std::to_string(size) +
-                    " bytes (body and attributes), more than max_message_bytes " +
-                    std::to_string(max_bytes));
-  }
-  return {};
-}
-
-}  // namespace
 
 result<void> sqs_transport::publish(std::string_view queue, std::string_view body,
                                     const headers& hdrs) {

@@ -1,0 +1,31 @@
+#pragma once
+// What the transport checks and derives from a message before SQS is asked to take it: the
+// characters and size of the body and its attributes (the projection of bindings/sqs.hpp),
+// and the FIFO deduplication id.
+//
+// Thread-safety: pure functions.
+#include <babelqueue/bindings/sqs.hpp>
+#include <babelqueue/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace babelqueue::inline v1::sqs::detail {
+
+/// The bytes the attributes add to a message (names, data types, values).
+std::size_t attributes_size(const std::vector<bindings::sqs::attribute>& attributes);
+
+/// The FIFO deduplication id: meta.id, as the spec says, for a first publish; `<meta.id>:<n>`
+/// for a copy carrying attempts n > 0 — the App's retry republishes the same meta.id within
+/// SQS's 5-minute deduplication window, and SQS would silently drop it as a duplicate.
+std::string deduplication_id(std::string_view body, std::string id);
+
+/// What publish and publish_each check before any call: the body's characters and size.
+result<void> check_message(std::string_view body,
+                           const std::vector<bindings::sqs::attribute>& attributes,
+                           std::int64_t max_bytes);
+
+}  // namespace babelqueue::inline v1::sqs::detail
