@@ -1,5 +1,7 @@
 #pragma once
-// The read side of a consumed record's headers (what another SDK's producer wrote:
+// A record's headers both ways. The write side: the `bq-` projection of an envelope (and its
+// out-of-band headers) as librdkafka's header list (message.cpp). The read side of a
+// consumed record's headers (what another SDK's producer wrote:
 // confluent-kafka, kafkajs, Sarama/kafka-go, the Java client...), as a pure function: the
 // out-of-band headers a handler sees (the six contract headers left out: they are derived
 // from the body), the `bq-attempts` count and the schema-version gate. The consumer feeds it
@@ -9,6 +11,8 @@
 #include <babelqueue/bindings/kafka.hpp>
 #include <babelqueue/headers.hpp>
 
+#include <librdkafka/rdkafka.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +21,11 @@
 #include <vector>
 
 namespace babelqueue::inline v1::kafka::detail {
+
+/// The bq- projection of `body` (+ `oob`) written into a new librdkafka header list; sets
+/// `timestamp_ms` to the record's timestamp (the envelope's creation, 0 on the retry tier).
+rd_kafka_headers_t* projected_headers(std::string_view body, const headers& oob,
+                                      std::int64_t& timestamp_ms);
 
 struct received_headers {
   headers out_of_band;                                // first value wins for a repeated name
