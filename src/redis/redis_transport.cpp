@@ -3,6 +3,7 @@
 #include "redis/router.hpp"
 #include "redis/errors.hpp"
 #include "redis/laravel_operations.hpp"
+#include "redis/message.hpp"
 #include "redis/operations.hpp"
 #include "redis/options.hpp"
 #include "redis/wait_replicas.hpp"
@@ -19,6 +20,8 @@ namespace babelqueue::inline v1::redis {
 
 namespace binding = babelqueue::bindings::redis;
 using detail::clock;
+using detail::deliver;
+using detail::framed_value;
 using namespace std::chrono_literals;
 
 namespace {
@@ -35,33 +38,6 @@ babelqueue::failure closed_error() {
 clock::time_point bounded(clock::time_point deadline, std::chrono::milliseconds command_timeout) {
   auto now = clock::now();
   return std::min(now + command_timeout, std::max(deadline, now + 1ms));
-}
-
-// The value to store for a body with (non-empty) headers. A body that is not valid UTF-8
-// (a poison message being dead-lettered as its original bytes) cannot travel inside the JSON
-// frame; it is stored bare — its exact bytes matter more than the informational headers —
-// and this is the only case where headers are dropped.
-result<std::string> framed_value(std::string_view body, const headers& hdrs) {
-  auto v = binding::stored_value(body, hdrs);
-  if (!v && v.code() == errc::invalid_utf8) {
-    auto bare = binding::stored_value(body);
-    if (bare) return bare;
-  }
-  return v;
-}
-
-received_message deliver(reservation_ptr res, bool laravel) {
-  received_message m;
-  if (laravel) {
-    m.body = res->job;  // the job as popped; `raw` (its :reserved member) is only the handle
-  } else {
-    auto un = binding::unframe(res->raw);
-    m.body = std::move(un.body);
-    m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
-  }
-  m.queue = res->queue;
-  m.handle = std::shared_ptr<void>(res, res.get());
-  return m;
 }
 
 babelqueue::failure no_headers_in_laravel_mode() {
