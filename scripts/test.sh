@@ -275,7 +275,7 @@ fi
 #                     in-memory broker all workers share (the memory tests carry this label)
 #           rabbitmq  every connection runs a heartbeat keeper thread beside its user
 #                     (src/rabbitmq/connection.cpp)
-#           artemis, asb  the AMQP 1.0 client (src/amqp10/client.cpp) runs a keeper thread
+#           artemis, asb  the AMQP 1.0 client (src/amqp10/client_impl.hpp) runs a keeper thread
 #                     that pumps the connection between the caller's calls (one mutex)
 #           pulsar    the Pulsar client library runs threads of its own (I/O, listeners) and
 #                     the transport shares a log sink and counters across instances; its
