@@ -135,7 +135,8 @@ struct latencies {
   }
 };
 
-// What the transport's amqp10::client sets on its connection (client_connection.cpp connection_options()).
+// What the transport's amqp10::client sets on its connection (client_connection.cpp,
+// connection_options()).
 proton::connection_options connection_options_of(const ba::options& o) {
   proton::connection_options co;
   co.idle_timeout(proton::duration(o.idle_timeout.count()));
