@@ -375,7 +375,8 @@ client::impl::inbox_slot* client::impl::slot_of(const proton::receiver& r) {
   return nullptr;
 }
 
-void client::impl::link_failed(const std::string& address, bool sender, const proton::error_condition& c) {
+void client::impl::link_failed(const std::string& address, bool sender,
+                               const proton::error_condition& c) {
   error_info why = from_condition(c, config.name,
                                   (sender ? "sending to '" : "receiving from '") + address + "'");
   if (sender) {
