@@ -307,6 +307,9 @@ struct client::impl final : proton::messaging_handler {
 
   // A token the broker (or the token maker) refused: the connection cannot be used.
   void cbs_failed(error_info why);
+
+  // ---- link and delivery events ---------------------------------------------------------
+
   void on_sender_open(proton::sender& s) override;
   void on_sendable(proton::sender& s) override;
   std::optional<flight> take_flight(const proton::tracker& t);
