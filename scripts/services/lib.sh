@@ -32,18 +32,20 @@ alive_pid() {
   echo "$pid"
 }
 
-# stop_pid FILE PATTERN [SECONDS] [GROUP]: SIGTERM (to the process group when GROUP is set),
-# wait up to SECONDS (default 10), then SIGKILL.
+# stop_pid FILE PATTERN [SECONDS] [GROUP] [SIGNAL]: SIGNAL (default TERM), wait up to SECONDS
+# (default 10), then SIGKILL; both to the process group when GROUP is `group`, only the
+# SIGKILL when it is `kill-group`.
 stop_pid() {
   local pid target i
   pid=$(alive_pid "$1" "$2") || return 0
   target=$pid
-  [[ -n "${4:-}" ]] && target=-$pid
-  kill -TERM -- "$target" 2>/dev/null || true
+  [[ ${4:-} == group ]] && target=-$pid
+  kill -"${5:-TERM}" -- "$target" 2>/dev/null || true
   for ((i = 0; i < ${3:-10} * 10; i++)); do
     alive_pid "$1" "$2" >/dev/null || return 0
     sleep 0.1
   done
+  [[ ${4:-} == kill-group ]] && target=-$pid
   kill -KILL -- "$target" 2>/dev/null || true
 }
 

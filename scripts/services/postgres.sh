@@ -88,16 +88,7 @@ postgres_alive() {
 }
 # SIGINT is PostgreSQL's fast shutdown (SIGTERM, a smart shutdown, would wait for every
 # client to disconnect); SIGKILL to the process group after 30 s.
-postgres_stop() {
-  local dir=$1 pid i
-  pid=$(alive_pid "$dir/postgres.pid" "$pg_pattern") || return 0
-  kill -INT "$pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do
-    alive_pid "$dir/postgres.pid" "$pg_pattern" >/dev/null || return 0
-    sleep 0.1
-  done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-}
+postgres_stop() { stop_pid "$1/postgres.pid" "$pg_pattern" 30 kill-group INT; }
 
 # After a SIGKILL (kill, kill-restart): wait until the killed postmaster is reaped too. Its
 # zombie still answers kill(pid, 0), and a postmaster started meanwhile would take the
