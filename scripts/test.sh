@@ -122,17 +122,19 @@ build_preset() {
 
 # lint_check <name> <started-at> <log> <command...>: one lint check, counted as one test.
 lint_check() {
-  local name=$1 t=$2 log=$3 rc=0
+  local name=$1 t=$2 log=$3 rc=0 last
   shift 3
   "$@" >"$log" 2>&1 || rc=$?
+  last=$(tail -n 1 "$log")
+  last=${last#tidy: }
   if ((rc == 0)); then
     passed=$((passed + 1))
-    note lint "$t" "$name: $(tail -n 1 "$log")"
+    note lint "$t" "$name: $last"
   else
     head -n 40 "$log"
     failed=$((failed + 1))
-    failed_tests+=("lint: $name ($(tail -n 1 "$log"))")
-    note lint "$t" "$name FAILED: $(tail -n 1 "$log") (see $log)"
+    failed_tests+=("lint: $name ($last)")
+    note lint "$t" "$name FAILED: $last (see $log)"
   fi
 }
 
@@ -532,7 +534,7 @@ for ((i = 0; i < ${#ordered[@]}; i++)); do
 done
 services_stop
 
-if ((${#failed_tests[@]} > 0)); then
+if ((${#failed_tests[@]} > 0)) && compgen -G "$logs/ctest-*.log" >/dev/null; then
   echo
   echo "== first failed assertions (whole output: build/test-logs/ctest-<phase>.log) =="
   grep -h -A 5 -E ': Failure$|Exception thrown|\*\*\*Timeout|\*\*\*Exception' "$logs"/ctest-*.log |
@@ -544,7 +546,7 @@ echo "== summary (elapsed per phase) =="
 printf '%s\n' "${report[@]}"
 echo "total  $((SECONDS - total_start))s"
 if ((${#failed_tests[@]} > 0)); then
-  echo "failed tests (their output: build/test-logs/ctest-<phase>.log):"
+  echo "failed tests (their output: build/test-logs/ctest-<phase>.log, lint-*.log):"
   printf '  %s\n' "${failed_tests[@]}"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
