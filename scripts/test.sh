@@ -141,8 +141,9 @@ lint_check() {
 # format_check: clang-format --dry-run -Werror over the repository's C++ files (.clang-format);
 # the last line counts the files that fail and says how to fix them.
 format_check() {
-  local bad=() total rc=0
+  local bad=() total
   command -v clang-format >/dev/null || { echo "clang-format is not installed (deps phase)"; return 1; }
+  git rev-parse --git-dir >/dev/null 2>&1 || { echo "not a git checkout: no file list"; return 1; }
   total=$(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cc' | wc -l)
   # The failing files' names, one a line; each batch prints its own at once, so that parallel
   # batches cannot interleave their lines.
