@@ -169,7 +169,7 @@ artemis_stop() {
   stop_pid "$1/artemis.pid" "$artemis_class" 30 group
 }
 
-# broker_ctl's hooks: the CBS responder is started once the broker is ready (a running one is
+# control.sh's hooks: the CBS responder is started once the broker is ready (a running one is
 # kept) and stopped with the broker (artemis_stop) or right after a SIGKILL of it.
 artemis_helpers_start() {
   if cbs_alive "$1"; then
@@ -180,7 +180,6 @@ artemis_helpers_start() {
   fi
 }
 artemis_helpers_stop() { cbs_stop "$1"; }
-
 
 # BABELQUEUE_ARTEMIS_CTL, on the broker of this run directory: control.sh's actions, and
 # queue-stat [ARGS] (`artemis queue stat` as admin, ARGS e.g. --queueName NAME or --json).
