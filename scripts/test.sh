@@ -2,6 +2,10 @@
 # Runs every test of babelqueue-cpp on a fresh Debian bookworm machine (this is what
 # .ci/run runs):
 #   deps     apt packages (scripts/install-deps.sh) and the Python peer venv
+#   lint     clang-format --dry-run -Werror over every C++ file of the repository (right after
+#            deps), and clang-tidy (scripts/tidy.sh --changed) over the .cpp files changed since
+#            the base commit in .ci/lint-base (after vendor, on the dev preset's compile
+#            database); each of the two counts as one test
 #   vendor   (with any build phase) the Pulsar C++ client and opentelemetry-cpp, each built
 #            once into a cached prefix by scripts/vendor.sh
 #   dev      `dev` preset (Debug, -Werror): build + every CTest test (unit, conformance,
@@ -23,13 +27,15 @@
 # on every exit path.
 # BABELQUEUE_REQUIRE_SERVICES=1 is exported: a test whose server URL is missing fails.
 # Ends with the line `N passed, N failed, N skipped` (all CTest tests of all phases plus one per fuzz
-# target; a configure/build failure counts as one failure) and exits non-zero on any failure.
+# target and one per lint check; a configure/build failure counts as one failure) and exits
+# non-zero on any failure.
 #
 # Environment:
 #   BABELQUEUE_SHARED_DIR   the shared folder holding conformance/ (default <repo>/../shared)
 #   BABELQUEUE_JOBS         build and test parallelism (default nproc)
 #   BABELQUEUE_FUZZ_SECONDS seconds per fuzz target (default 60)
-#   BABELQUEUE_PHASES       phases to run (default "deps dev asan tsan fuzz")
+#   BABELQUEUE_PHASES       phases to run (default "deps lint dev asan tsan fuzz")
+#   BABELQUEUE_LINT_BASE    the base commit of lint's tidy check (default: .ci/lint-base)
 #   BABELQUEUE_SERVICES     test servers to start (default "rabbitmq redis redis-cluster kafka
 #                           artemis sqs pulsar postgres";
 #                           "" for none)
@@ -43,7 +49,7 @@ shared=$(cd "$shared" 2>/dev/null && pwd || echo "$shared")
 conformance=$shared/conformance
 jobs=${BABELQUEUE_JOBS:-$(nproc)}
 fuzz_seconds=${BABELQUEUE_FUZZ_SECONDS:-60}
-phases=" ${BABELQUEUE_PHASES:-deps dev asan tsan fuzz} "
+phases=" ${BABELQUEUE_PHASES:-deps lint dev asan tsan fuzz} "
 logs=$repo/build/test-logs
 mkdir -p "$logs"
 
@@ -114,6 +120,49 @@ build_preset() {
   fi
 }
 
+# lint_check <name> <started-at> <log> <command...>: one lint check, counted as one test.
+lint_check() {
+  local name=$1 t=$2 log=$3 rc=0 last
+  shift 3
+  "$@" >"$log" 2>&1 || rc=$?
+  last=$(tail -n 1 "$log")
+  last=${last#tidy: }
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+    note lint "$t" "$name: $last"
+  else
+    head -n 40 "$log"
+    failed=$((failed + 1))
+    failed_tests+=("lint: $name ($last)")
+    note lint "$t" "$name FAILED: $last (see $log)"
+  fi
+}
+
+# format_check: clang-format --dry-run -Werror over the repository's C++ files (.clang-format);
+# the last line counts the files that fail and says how to fix them.
+format_check() {
+  local bad=() total
+  command -v clang-format >/dev/null || { echo "clang-format is not installed (deps phase)"; return 1; }
+  git rev-parse --git-dir >/dev/null 2>&1 || { echo "not a git checkout: no file list"; return 1; }
+  total=$(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cc' | wc -l)
+  # The failing files' names, one a line; each batch prints its own at once, so that parallel
+  # batches cannot interleave their lines.
+  mapfile -t bad < <(git ls-files -z -- '*.cpp' '*.hpp' '*.h' '*.cc' |
+    xargs -0 -P "$jobs" -n 50 sh -c 'clang-format --dry-run -Werror "$@" 2>&1 |
+      sed -nE "s/^([^:]+):[0-9]+:[0-9]+: error: .*/\1/p" | sort -u' sh || echo "xargs: exit $?")
+  if ((${#bad[@]} == 0)); then
+    echo "$total C++ files clang-formatted"
+    return 0
+  fi
+  for f in "${bad[@]:0:3}"; do
+    clang-format --dry-run -Werror "$f" 2>&1 | head -n 6 || true
+  done
+  printf '  %s\n' "${bad[@]:0:30}"
+  echo "${#bad[@]} of $total C++ files are not clang-formatted (fix: git ls-files -z --" \
+    "'*.cpp' '*.hpp' '*.h' '*.cc' | xargs -0 clang-format -i)"
+  return 1
+}
+
 if [[ ! -f "$conformance/manifest.json" ]]; then
   echo "ERROR: conformance suite not found at $conformance" >&2
   echo "       set BABELQUEUE_SHARED_DIR to the folder that holds conformance/" >&2
@@ -139,6 +188,12 @@ if wanted deps; then
   fi
 elif [[ -f build/peer-python.txt && -z "${BABELQUEUE_PEER_PYTHON:-}" ]]; then
   export BABELQUEUE_PEER_PYTHON=$(cat build/peer-python.txt)
+fi
+
+# -- lint (format) ----------------------------------------------------------------------
+# Seconds, and it needs nothing built: first, so that a formatting slip shows at once.
+if wanted lint; then
+  lint_check clang-format "$SECONDS" "$logs/lint-format.log" format_check
 fi
 
 # -- services (background) -------------------------------------------------------------
@@ -235,6 +290,16 @@ if wanted dev || wanted asan || wanted tsan || wanted fuzz; then
   vendor_prefix otel BABELQUEUE_OTEL_PREFIX "opentelemetry-cpp"
 fi
 
+# -- lint (tidy) ------------------------------------------------------------------------
+# After vendor, so that the dev preset's compile database (configured by tidy.sh when there
+# is none; dev reuses it) has the Pulsar and OpenTelemetry components too. Before dev's
+# build: clang-tidy and the compiler would fight over the same cores. Its cost is about
+# 30 s per changed file on 2 cores (tidy.sh --changed says which files and why).
+if wanted lint; then
+  lint_check clang-tidy "$SECONDS" "$logs/lint-tidy.log" \
+    env BABELQUEUE_JOBS="$jobs" BABELQUEUE_SHARED_DIR="$shared" bash scripts/tidy.sh --changed
+fi
+
 # -- dev, asan, tsan, fuzz ------------------------------------------------------------------
 # Each phase builds its tree, then runs its tests. A phase's tests mostly wait (on servers,
 # timeouts, the Python peer), so while they run the NEXT phase's build starts in the
@@ -244,7 +309,8 @@ fi
 # so it runs alone, after tsan's tests, with the servers stopped.
 #
 # The sanitizer trees build only the test executables their tests need (ctest-targets.py
-# on the dev tree's test list); keep these in step with the test presets (CMakePresets.json).
+# on the dev tree's test list), selected by the filters of the test presets, read from
+# CMakePresets.json (preset_filter below): the one place to change them.
 #   asan: every test except the labels below: install trees, benchmarks, the CLI suites,
 #         the examples, the cross-SDK interop suites (they repeat dev coverage) and the live
 #         broker suites (label live; each transport's unit tests stay), and by name the three
@@ -296,17 +362,38 @@ fi
 #                     them), so the suites that start clients carry label no-tsan; what the
 #                     label kept, kafka_unit_tests, is single-threaded parsing
 #         Label no-tsan stays excluded for that reason.
-asan_excluded='^(interop|install|bench|cli|examples|live)$'
+# preset_filter <test preset> <include|exclude> <label|name>: that regular expression of the
+# test preset's filter in CMakePresets.json (following `inherits`), "" when it has none.
+preset_filter() {
+  python3 - "$repo/CMakePresets.json" "$@" <<'PY'
+import json, sys
+path, name, kind, key = sys.argv[1:5]
+presets = {p["name"]: p for p in json.load(open(path)).get("testPresets", [])}
+todo = [name]
+while todo:
+    p = presets[todo.pop(0)]
+    value = p.get("filter", {}).get(kind, {}).get(key)
+    if value is not None:
+        print(value)
+        break
+    inherits = p.get("inherits", [])
+    todo += [inherits] if isinstance(inherits, str) else inherits
+PY
+}
+asan_excluded=$(preset_filter asan exclude label)
+asan_excluded_names=$(preset_filter asan exclude name)
 asan_cxx=${BABELQUEUE_ASAN_CXX:-clang++-14}
-tsan_labels='^(runtime|rabbitmq|artemis|asb|pulsar|idempotency|outbox)$'
-tsan_excluded='^(interop|install|bench|cli|no-tsan)$'
+tsan_labels=$(preset_filter tsan include label)
+tsan_excluded=$(preset_filter tsan exclude label)
+tsan_excluded_names=$(preset_filter tsan exclude name)
 
-# phase_targets <label-regex> <excluded-regex>: the targets whose executables run those
-# tests of the dev tree ("" when there is no dev tree: build everything).
+# phase_targets <label-regex> <excluded-regex> [<excluded-name-regex>]: the targets whose
+# executables run those tests of the dev tree ("" when there is no dev tree: build
+# everything).
 phase_targets() {
   [[ -f build/dev/CTestTestfile.cmake ]] || return 0
   ctest --test-dir build/dev --show-only=json-v1 |
-    python3 scripts/ctest-targets.py "$1" build/dev --exclude "$2"
+    python3 scripts/ctest-targets.py "$1" build/dev --exclude "$2" --exclude-name "${3:-}"
 }
 
 declare -A build_started build_result skip_why
@@ -327,7 +414,7 @@ build_start() {
   build_started[$phase]=$SECONDS
   case $phase in
     asan)
-      targets=$(phase_targets '.*' "$asan_excluded")
+      targets=$(phase_targets '.*' "$asan_excluded" "$asan_excluded_names")
       # An empty list builds everything, the fuzzers included.
       [[ -n $targets ]] && wanted fuzz && targets+=" babelqueue_fuzzers"
       extra=("${asan_extra[@]}")
@@ -335,7 +422,8 @@ build_start() {
     tsan)
       n=0
       if [[ -f build/dev/CTestTestfile.cmake ]]; then
-        n=$(ctest --test-dir build/dev -N -L "$tsan_labels" -LE "$tsan_excluded" 2>/dev/null |
+        n=$(ctest --test-dir build/dev -N -L "$tsan_labels" -LE "$tsan_excluded" \
+          ${tsan_excluded_names:+-E "$tsan_excluded_names"} 2>/dev/null |
           sed -nE 's/^Total Tests: ([0-9]+)/\1/p')
       fi
       if ((${n:-0} == 0)); then
@@ -343,7 +431,7 @@ build_start() {
         skip_why[$phase]="no test carries a label matching $tsan_labels"
         return
       fi
-      targets=$(phase_targets "$tsan_labels" "$tsan_excluded")
+      targets=$(phase_targets "$tsan_labels" "$tsan_excluded" "$tsan_excluded_names")
       ;;
     fuzz)
       # The asan phase of this run built the fuzzers (or failed to): nothing to build.
@@ -447,7 +535,7 @@ for ((i = 0; i < ${#ordered[@]}; i++)); do
 done
 services_stop
 
-if ((${#failed_tests[@]} > 0)); then
+if ((${#failed_tests[@]} > 0)) && compgen -G "$logs/ctest-*.log" >/dev/null; then
   echo
   echo "== first failed assertions (whole output: build/test-logs/ctest-<phase>.log) =="
   grep -h -A 5 -E ': Failure$|Exception thrown|\*\*\*Timeout|\*\*\*Exception' "$logs"/ctest-*.log |
@@ -459,7 +547,7 @@ echo "== summary (elapsed per phase) =="
 printf '%s\n' "${report[@]}"
 echo "total  $((SECONDS - total_start))s"
 if ((${#failed_tests[@]} > 0)); then
-  echo "failed tests (their output: build/test-logs/ctest-<phase>.log):"
+  echo "failed tests (their output: build/test-logs/ctest-<phase>.log, lint-*.log):"
   printf '  %s\n' "${failed_tests[@]}"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
