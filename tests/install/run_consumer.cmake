@@ -3,6 +3,8 @@
 #                   check that no installed text file names the staging, build or source dir.
 #   STEP=cmake      configure + build + run consumer/ with find_package(babelqueue CONFIG).
 #   STEP=pkgconfig  compile consumer/main.cpp with the flags of `pkg-config babelqueue-core`.
+#   STEP=typed      build + run examples/typed_orders.cpp through typed_consumer/ (generated
+#                   message types from the installed CLI, babelqueue_generate_messages()).
 # Everything happens under WORK_DIR (wiped first); nothing touches the network.
 cmake_minimum_required(VERSION 3.25)
 
@@ -100,6 +102,35 @@ elseif(STEP STREQUAL "cmake")
               "the ${component} component is installed but the consumer did not build it")
     endif()
   endforeach()
+
+elseif(STEP STREQUAL "typed")
+  # examples/typed_orders.cpp with types generated at build time by the installed CLI.
+  set(build ${WORK_DIR}/typed-consumer)
+  file(REMOVE_RECURSE ${build})
+  set(generator_args "")
+  if(CMAKE_GENERATOR_NAME)
+    set(generator_args -G ${CMAKE_GENERATOR_NAME})
+  endif()
+  run(${CMAKE_COMMAND} -S ${CONSUMER_DIR}/../typed_consumer -B ${build} ${generator_args}
+      -DCMAKE_CXX_COMPILER=${CXX}
+      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+      -DCMAKE_PREFIX_PATH=${prefix}
+      -DEXAMPLES_DIR=${SOURCE_DIR}/examples
+      -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
+      -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON)
+  # The generator must be the CLI of the moved install tree.
+  string(REGEX MATCH "babelqueue CLI: ([^\n]*)" _ "${run_output}")
+  string(FIND "${CMAKE_MATCH_1}" "${prefix}/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "babelqueue_generate_messages used '${CMAKE_MATCH_1}', not ${prefix}\n${run_output}")
+  endif()
+  run(${CMAKE_COMMAND} --build ${build})
+  run(${build}/typed_orders)
+  string(FIND "${run_output}" "typed-orders-ok" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "typed_orders printed an unexpected result:\n${run_output}")
+  endif()
+  message(STATUS "typed_orders says: ${run_output}")
 
 elseif(STEP STREQUAL "pkgconfig")
   find_program(PKG_CONFIG pkg-config REQUIRED)
