@@ -102,6 +102,8 @@ class emitter {
   // `root_head` (static members of a root struct) goes first in the body.
   std::string object_struct(const json& s, const std::string& name, int depth,
                             const std::string& root_head);
+  // The root struct of a schema that is not an object with properties.
+  std::string value_struct(const json& s, const std::string& name, const std::string& root_head);
 
  private:
   mapped map(const json& s, const std::string& hint, scope& sc);
@@ -268,15 +270,23 @@ std::string emitter::object_struct(const json& s, const std::string& name, int d
   return out;
 }
 
-// The struct of a root schema that is not an object schema: the whole data as JSON.
-std::string opaque_struct(const std::string& name, const std::string& root_head) {
-  return "struct " + name + " {\n" + root_head +
-         "  /// The schema's root is not `type: object`: the whole `data` as JSON.\n"
-         "  babelqueue::json value{};\n\n"
-         "  friend bool operator==(const " + name + "&, const " + name + "&) = default;\n"
-         "  friend void to_json(babelqueue::json& j, const " + name + "& v) { j = v.value; }\n"
-         "  friend void from_json(const babelqueue::json& j, " + name + "& v) { v.value = j; }\n"
-         "};\n";
+// The struct of a root schema that is not an object with properties: the whole `data` as
+// one `value` member of the mapped type (a root array → std::vector, no type → json).
+std::string emitter::value_struct(const json& s, const std::string& name, const std::string& root_head) {
+  scope sc;
+  sc.depth = 1;
+  sc.taken = {name, "urn", "schema", "gdpr_sensitive_paths", "unknown_fields", "value", "babelqueue"};
+  const mapped m = map(s, "Value", sc);
+  std::string out = "struct " + name + " {\n" + root_head + sc.nested;
+  out += "  /// The schema's root is not an object with properties: the whole `data`.\n";
+  out += "  " + m.type + " value{};\n\n";
+  out += "  friend bool operator==(const " + name + "&, const " + name + "&) = default;\n";
+  out += "  friend void to_json(babelqueue::json& j, const " + name + "& v) { j = v.value; }\n";
+  out += "  friend void from_json(const babelqueue::json& j, " + name + "& v) {\n";
+  out += "    namespace bt = babelqueue::typed;\n" + sc.statics;
+  out += "    bt::read(j, v.value" + (m.rules.empty() ? std::string() : ", bt::rules()" + m.rules) + ");\n";
+  out += "  }\n" + sc.friends + "};\n";
+  return out;
 }
 
 std::string root_head(const std::string& urn, const json& schema) {
@@ -354,7 +364,7 @@ result<std::vector<generated_file>> generate_code(const registry& reg, const cod
     const json* props = member_of(s, "properties");
     text += type_of(s) == "object" && props != nullptr && props->is_object()
                 ? e.object_struct(s, type, 0, head)
-                : opaque_struct(type, head);
+                : e.value_struct(s, type, head);
     units.push_back({type, std::move(text)});
   }
 

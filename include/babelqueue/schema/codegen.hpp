@@ -19,7 +19,8 @@
 ///  - `x-gdpr-sensitive` members carry a comment, and the root struct lists every marked path
 ///    (gdpr::sensitive_paths spelling) in `gdpr_sensitive_paths`; the schema text itself is
 ///    `schema` (for schema::map_provider or gdpr::field_plan::build);
-///  - a root schema that is not `type: object` gives a struct holding `babelqueue::json value`.
+///  - a root schema that is not an object with properties gives a struct whose one member
+///    `value` holds the whole `data`, mapped as above (a root array → std::vector).
 /// Names: the struct is the URN after its namespace in PascalCase (`urn:babel:orders:created`
 /// → `OrdersCreated`), members are snake_case of the property; C++ keywords, predefined
 /// macros and clashes get a trailing `_` or a number.
