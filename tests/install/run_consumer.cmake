@@ -36,6 +36,24 @@ function(run)
   set(run_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# Configures the consumer project in `source` into a fresh `build` against the moved tree
+# only (never a registry or system copy); extra -D arguments follow.
+function(configure_consumer source build)
+  file(REMOVE_RECURSE ${build})
+  set(generator_args "")
+  if(CMAKE_GENERATOR_NAME)
+    set(generator_args -G ${CMAKE_GENERATOR_NAME})
+  endif()
+  run(${CMAKE_COMMAND} -S ${source} -B ${build} ${generator_args}
+      -DCMAKE_CXX_COMPILER=${CXX}
+      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+      -DCMAKE_PREFIX_PATH=${prefix}
+      -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
+      -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON
+      ${ARGN})
+  set(run_output "${run_output}" PARENT_SCOPE)
+endfunction()
+
 if(STEP STREQUAL "install")
   set(staging ${WORK_DIR}/staging-prefix)
   file(REMOVE_RECURSE ${WORK_DIR})
@@ -72,17 +90,7 @@ if(STEP STREQUAL "install")
 
 elseif(STEP STREQUAL "cmake")
   set(build ${WORK_DIR}/cmake-consumer)
-  file(REMOVE_RECURSE ${build})
-  set(generator_args "")
-  if(CMAKE_GENERATOR_NAME)
-    set(generator_args -G ${CMAKE_GENERATOR_NAME})
-  endif()
-  run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${build} ${generator_args}
-      -DCMAKE_CXX_COMPILER=${CXX}
-      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
-      -DCMAKE_PREFIX_PATH=${prefix}
-      -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
-      -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON)
+  configure_consumer(${CONSUMER_DIR} ${build})
   # The package must come from the moved install tree, not from a system copy.
   string(REGEX MATCH "babelqueue_DIR=([^\n]*)" _ "${run_output}")
   set(found_dir "${CMAKE_MATCH_1}")
@@ -106,18 +114,7 @@ elseif(STEP STREQUAL "cmake")
 elseif(STEP STREQUAL "typed")
   # examples/typed_orders.cpp with types generated at build time by the installed CLI.
   set(build ${WORK_DIR}/typed-consumer)
-  file(REMOVE_RECURSE ${build})
-  set(generator_args "")
-  if(CMAKE_GENERATOR_NAME)
-    set(generator_args -G ${CMAKE_GENERATOR_NAME})
-  endif()
-  run(${CMAKE_COMMAND} -S ${CONSUMER_DIR}/../typed_consumer -B ${build} ${generator_args}
-      -DCMAKE_CXX_COMPILER=${CXX}
-      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
-      -DCMAKE_PREFIX_PATH=${prefix}
-      -DEXAMPLES_DIR=${SOURCE_DIR}/examples
-      -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
-      -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON)
+  configure_consumer(${CONSUMER_DIR}/../typed_consumer ${build} -DEXAMPLES_DIR=${SOURCE_DIR}/examples)
   # The generator must be the CLI of the moved install tree.
   string(REGEX MATCH "babelqueue CLI: ([^\n]*)" _ "${run_output}")
   string(FIND "${CMAKE_MATCH_1}" "${prefix}/" at)

@@ -4,10 +4,8 @@
 // message too, and Python sees the fields the C++ type does not declare (D4).
 #include "example_messages.hpp"  // namespace example (babelqueue_generate_messages)
 #include "interop/python_peer.hpp"
-#include "redis/redis_server.hpp"
-#include "support/files.hpp"
+#include "interop/redis_python_fixture.hpp"
 
-#include <babelqueue/redis/redis_transport.hpp>
 #include <babelqueue/runtime/app.hpp>
 
 #include <gtest/gtest.h>
@@ -23,31 +21,7 @@ std::vector<json> run_peer(const std::string& python, const std::vector<std::str
   return bqtest::interop::run_peer(python, "peer.py", args);
 }
 
-class TypedPythonInterop : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { server_ = bqtest::redis_server::start({}, why_); }
-  static void TearDownTestSuite() { server_.reset(); }
-
-  void SetUp() override {
-    python_ = babelqueue::test::peer_python();
-    if (python_.empty()) {
-      if (bqtest::under_ci()) FAIL() << "CI=true but no Python peer (run scripts/setup-python-peer.sh)";
-      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run scripts/setup-python-peer.sh";
-    }
-    if (!server_) {
-      if (bqtest::under_ci()) FAIL() << "CI=true and no redis-server: " << why_;
-      GTEST_SKIP() << "no redis-server: " << why_;
-    }
-    babelqueue::redis::register_transport();
-    bqtest::raw_command(server_->port(), "FLUSHALL");
-    url_ = server_->url() + "/0";
-  }
-
-  static inline std::unique_ptr<bqtest::redis_server> server_;
-  static inline std::string why_;
-  std::string python_;
-  std::string url_;
-};
+class TypedPythonInterop : public bqtest::interop::redis_python_fixture {};
 
 // What the Python producer sends: valid for the schema, plus members a newer producer added.
 json python_order() {
