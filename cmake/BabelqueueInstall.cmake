@@ -166,6 +166,10 @@ install(FILES ${PROJECT_BINARY_DIR}/babelqueue-config.cmake
               ${PROJECT_BINARY_DIR}/babelqueue-config-version.cmake
         DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
         COMPONENT babelqueue_development)
+# babelqueue_generate_messages(), loaded by the package config (docs/typed.md).
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/BabelqueueGenerateMessages.cmake
+        DESTINATION ${BABELQUEUE_INSTALL_CMAKEDIR}
+        COMPONENT babelqueue_development)
 # Find modules for dependencies that ship no CMake target of their own (Debian's hiredis
 # config sets variables only); the package config puts this folder on CMAKE_MODULE_PATH.
 if(TARGET babelqueue_redis)

@@ -241,6 +241,40 @@ result<field_plan> field_plan::build(const json& schema) {
   return plan;
 }
 
+result<field_plan> field_plan::from_paths(std::span<const std::string_view> paths) {
+  std::vector<std::string> sorted(paths.begin(), paths.end());
+  std::sort(sorted.begin(), sorted.end());
+  field_plan plan;
+  for (const auto& path : sorted) {
+    const bool subsumed = std::any_of(plan.fields_.begin(), plan.fields_.end(), [&](const field& f) {
+      return path.size() > f.path.size() && path.compare(0, f.path.size(), f.path) == 0 &&
+             (path[f.path.size()] == '.' || path[f.path.size()] == '[');
+    });
+    if (subsumed || (!plan.fields_.empty() && plan.fields_.back().path == path)) continue;
+    field f{path, {}, {}};
+    std::size_t at = 0;
+    while (true) {
+      const auto dot = path.find('.', at);
+      std::string segment = path.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+      std::size_t arrays = 0;
+      while (segment.size() >= 2 && segment.compare(segment.size() - 2, 2, "[]") == 0) {
+        segment.resize(segment.size() - 2);
+        ++arrays;
+      }
+      if (segment.empty())
+        return fail(error_info{make_error_code(errc::invalid_argument),
+                               "a sensitive path names a property in every segment (not the root)",
+                               path});
+      f.steps.push_back({std::move(segment)});
+      f.steps.insert(f.steps.end(), arrays, path_step{std::nullopt});
+      if (dot == std::string::npos) break;
+      at = dot + 1;
+    }
+    plan.fields_.push_back(std::move(f));
+  }
+  return plan;
+}
+
 }  // namespace gdpr
 }  // namespace v1
 }  // namespace babelqueue

@@ -3,6 +3,8 @@
 #                   check that no installed text file names the staging, build or source dir.
 #   STEP=cmake      configure + build + run consumer/ with find_package(babelqueue CONFIG).
 #   STEP=pkgconfig  compile consumer/main.cpp with the flags of `pkg-config babelqueue-core`.
+#   STEP=typed      build + run examples/typed_orders.cpp through typed_consumer/ (generated
+#                   message types from the installed CLI, babelqueue_generate_messages()).
 # Everything happens under WORK_DIR (wiped first); nothing touches the network.
 cmake_minimum_required(VERSION 3.25)
 
@@ -32,6 +34,24 @@ function(run)
     message(FATAL_ERROR "command failed (${rc}): ${cmd}\n--- stdout\n${out}\n--- stderr\n${err}")
   endif()
   set(run_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# Configures the consumer project in `source` into a fresh `build` against the moved tree
+# only (never a registry or system copy); extra -D arguments follow.
+function(configure_consumer source build)
+  file(REMOVE_RECURSE ${build})
+  set(generator_args "")
+  if(CMAKE_GENERATOR_NAME)
+    set(generator_args -G ${CMAKE_GENERATOR_NAME})
+  endif()
+  run(${CMAKE_COMMAND} -S ${source} -B ${build} ${generator_args}
+      -DCMAKE_CXX_COMPILER=${CXX}
+      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+      -DCMAKE_PREFIX_PATH=${prefix}
+      -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
+      -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON
+      ${ARGN})
+  set(run_output "${run_output}" PARENT_SCOPE)
 endfunction()
 
 if(STEP STREQUAL "install")
@@ -70,17 +90,7 @@ if(STEP STREQUAL "install")
 
 elseif(STEP STREQUAL "cmake")
   set(build ${WORK_DIR}/cmake-consumer)
-  file(REMOVE_RECURSE ${build})
-  set(generator_args "")
-  if(CMAKE_GENERATOR_NAME)
-    set(generator_args -G ${CMAKE_GENERATOR_NAME})
-  endif()
-  run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${build} ${generator_args}
-      -DCMAKE_CXX_COMPILER=${CXX}
-      -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
-      -DCMAKE_PREFIX_PATH=${prefix}
-      -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON
-      -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON)
+  configure_consumer(${CONSUMER_DIR} ${build})
   # The package must come from the moved install tree, not from a system copy.
   string(REGEX MATCH "babelqueue_DIR=([^\n]*)" _ "${run_output}")
   set(found_dir "${CMAKE_MATCH_1}")
@@ -100,6 +110,24 @@ elseif(STEP STREQUAL "cmake")
               "the ${component} component is installed but the consumer did not build it")
     endif()
   endforeach()
+
+elseif(STEP STREQUAL "typed")
+  # examples/typed_orders.cpp with types generated at build time by the installed CLI.
+  set(build ${WORK_DIR}/typed-consumer)
+  configure_consumer(${CONSUMER_DIR}/../typed_consumer ${build} -DEXAMPLES_DIR=${SOURCE_DIR}/examples)
+  # The generator must be the CLI of the moved install tree.
+  string(REGEX MATCH "babelqueue CLI: ([^\n]*)" _ "${run_output}")
+  string(FIND "${CMAKE_MATCH_1}" "${prefix}/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "babelqueue_generate_messages used '${CMAKE_MATCH_1}', not ${prefix}\n${run_output}")
+  endif()
+  run(${CMAKE_COMMAND} --build ${build})
+  run(${build}/typed_orders)
+  string(FIND "${run_output}" "typed-orders-ok" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "typed_orders printed an unexpected result:\n${run_output}")
+  endif()
+  message(STATUS "typed_orders says: ${run_output}")
 
 elseif(STEP STREQUAL "pkgconfig")
   find_program(PKG_CONFIG pkg-config REQUIRED)

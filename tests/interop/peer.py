@@ -4,7 +4,8 @@ Runs the real Python SDK from PyPI (`babelqueue[redis]`). Every command prints o
 object per line on stdout; the C++ test parses them.
 
     peer.py publish  URL QUEUE CASES_JSON        publish each case; prints {"id": …} per case
-    peer.py consume  URL QUEUE N                 consume N with the runtime; prints what the handler saw
+    peer.py consume  URL QUEUE N [URNS]          consume N with the runtime; prints what the handler saw
+                                                 (URNS: comma-separated, instead of the payload set's)
     peer.py read-dlq URL QUEUE                   pop one DLQ message; prints the decoded envelope
     peer.py failing  URL QUEUE                   publish one message, fail it until the DLQ; prints attempts seen
     peer.py pop      URL QUEUE                   one transport pop (its sweep runs first), ack; prints the body

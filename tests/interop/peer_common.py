@@ -48,8 +48,9 @@ def publish(url, queue, cases_json):
     close(app)
 
 
-def consume(url, queue, n):
-    """Consumes N with the runtime; prints what each handler saw."""
+def consume(url, queue, n, urns=None):
+    """Consumes N with the runtime; prints what each handler saw. URNS (comma-separated)
+    replaces the interop payload set's URNs (the typed-message tests use their own)."""
     app = make_app(url, queue)
     seen = []
 
@@ -65,7 +66,7 @@ def consume(url, queue, n):
             }
         )
 
-    for urn in URNS:
+    for urn in (urns.split(",") if urns else URNS):
         app.register(urn, handler)
     app.consume(queue, max_messages=int(n), timeout=CONSUME_TIMEOUT, handle_signals=False)
     close(app)

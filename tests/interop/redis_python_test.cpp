@@ -3,6 +3,7 @@
 // (written by scripts/setup-python-peer.sh). Without a peer the tests skip, except under CI
 // (CI=true), where a missing peer is a failure.
 #include "interop/python_peer.hpp"
+#include "interop/redis_python_fixture.hpp"
 #include "redis/redis_server.hpp"
 #include "support/files.hpp"
 
@@ -41,33 +42,7 @@ std::vector<json> run_peer(const std::string& python, const std::vector<std::str
   return bqtest::interop::run_peer(python, "peer.py", args);
 }
 
-class RedisPythonInterop : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { server_ = bqtest::redis_server::start({}, why_); }
-  static void TearDownTestSuite() { server_.reset(); }
-
-  void SetUp() override {
-    python_ = peer_python();
-    if (python_.empty()) {
-      if (bqtest::under_ci())
-        FAIL() << "CI=true but no Python peer (run scripts/setup-python-peer.sh)";
-      GTEST_SKIP()
-          << "no Python peer: set BABELQUEUE_PEER_PYTHON or run scripts/setup-python-peer.sh";
-    }
-    if (!server_) {
-      if (bqtest::under_ci()) FAIL() << "CI=true and no redis-server: " << why_;
-      GTEST_SKIP() << "no redis-server: " << why_;
-    }
-    babelqueue::redis::register_transport();
-    bqtest::raw_command(server_->port(), "FLUSHALL");
-    url_ = server_->url() + "/0";
-  }
-
-  static inline std::unique_ptr<bqtest::redis_server> server_;
-  static inline std::string why_;
-  std::string python_;
-  std::string url_;
-};
+class RedisPythonInterop : public bqtest::interop::redis_python_fixture {};
 
 }  // namespace
 

@@ -19,7 +19,9 @@
 #include <babelqueue/json.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace babelqueue {
@@ -70,6 +72,13 @@ class field_plan {
   /// one value and the descendants' marks are subsumed (so unprotect round-trips, unlike
   /// the peers). Nested arrays (`a[][]`) are followed to any depth.
   static result<field_plan> build(const json& schema);
+
+  /// Compiles a plan from inventory paths (`email`, `profile.full_name`, `addresses[].line`,
+  /// `a[][]`) — e.g. a generated message type's `gdpr_sensitive_paths` (docs/typed.md), so a
+  /// typed producer protects without parsing its schema. As build(): fields sorted by path,
+  /// a path inside another listed one is subsumed by it; categories are not known (empty).
+  /// errc::invalid_argument (`path` = the path) for the root (`""`) or an empty segment.
+  static result<field_plan> from_paths(std::span<const std::string_view> paths);
 
   /// The outermost marked fields, in path order; no field is inside another.
   const std::vector<field>& fields() const noexcept { return fields_; }

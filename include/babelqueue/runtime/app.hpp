@@ -54,6 +54,7 @@
 #include <babelqueue/runtime/observer.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/runtime/typed.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
 
 #include <atomic>
@@ -135,6 +136,15 @@ class app {
   /// @throws babelqueue::error (errc::empty_urn) when `urn` is blank.
   void handle(std::string urn, handler fn);
 
+  /// Typed form (runtime/typed.hpp, docs/typed.md): registers T::urn with a handler that
+  /// runs `check` (e.g. schema::check_with(provider)), converts `data` to T and calls
+  /// `fn(const T&, message&)` or `fn(const T&)`; data that does not convert fails the message
+  /// with the field's pointer.
+  template <typed::message_type T, class Fn>
+  void handle(Fn fn, typed::data_check check = {}) {
+    handle(std::string(T::urn), typed::make_handler<T>(std::move(fn), std::move(check)));
+  }
+
   /// Registers (or replaces; an empty function removes) a catch-all handler for every URN
   /// without a handler of its own — e.g. a tool that prints whatever arrives. While one is
   /// set, the unknown-URN strategy never applies.
@@ -149,6 +159,13 @@ class app {
   /// (make(urn, json_text, ...); errc::invalid_data / errc::malformed_json for bad text).
   result<std::string> publish(std::string_view urn, json_text data,
                               const publish_options& options = {});
+  /// Typed form: publishes `value` (typed::to_data) under T::urn.
+  template <typed::message_type T>
+  result<std::string> publish(const T& value, const publish_options& options = {}) {
+    auto data = typed::to_data(value);
+    if (!data) return fail(std::move(data).error());
+    return publish(T::urn, *data, options);
+  }
   /// Publishes an already built envelope (encoded losslessly); returns its `meta.id`.
   result<std::string> publish(const envelope& env, const envelope_publish_options& options = {});
 

@@ -16,6 +16,7 @@
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
+#include <babelqueue/typed/convert.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -133,6 +134,13 @@ class message {
   /// `message` inside this delivery's process span (observer.hpp).
   result<std::string> publish(std::string_view urn, const json& data,
                               const continue_publish_options& options = {}) const;
+  /// Typed form (typed/convert.hpp): publishes `value` under T::urn, continuing this trace.
+  template <typed::message_type T>
+  result<std::string> publish(const T& value, const continue_publish_options& options = {}) const {
+    auto data = typed::to_data(value);
+    if (!data) return fail(std::move(data).error());
+    return publish(T::urn, *data, options);
+  }
 
  private:
   const received_message& delivery_;

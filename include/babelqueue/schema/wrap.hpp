@@ -50,6 +50,23 @@ handler wrap(Provider&& schemas, handler next) {
               std::move(next));
 }
 
+/// The schema guard of a typed handler: `app.handle<T>(fn, schema::check_with(provider))`
+/// validates `data` against `msg.urn()`'s schema BEFORE it is converted to T, so invalid data
+/// fails with the validator's report (invalid_payload_error) rather than a conversion error.
+inline typed::data_check check_with(std::shared_ptr<const provider> schemas) {
+  return [schemas = std::move(schemas)](const message& msg) {
+    validate(*schemas, msg.urn(), msg.data());
+  };
+}
+
+/// As above, taking a provider by value.
+template <class Provider,
+          class = std::enable_if_t<std::is_base_of_v<provider, std::decay_t<Provider>>>>
+typed::data_check check_with(Provider&& schemas) {
+  return check_with(std::static_pointer_cast<const provider>(
+      std::make_shared<std::decay_t<Provider>>(std::forward<Provider>(schemas))));
+}
+
 }  // namespace schema
 }  // namespace v1
 }  // namespace babelqueue
