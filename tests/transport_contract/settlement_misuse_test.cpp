@@ -3,21 +3,34 @@
 // second ack / release, and every call after close() get a typed error — invalid_argument or
 // closed — never undefined behaviour, and the same condition on every transport.
 //
-// Built twice from this file: settlement_misuse_tests (memory, sqlite: no server, so it runs in
-// the asan phase) and settlement_misuse_live_tests (label live: the seven broker transports
-// against scripts/services.sh, skipped — or failed under CI — when a server is missing).
+// Built twice from this file: settlement_misuse_tests (memory, sqlite: no server) and
+// settlement_misuse_live_tests (the seven broker transports against scripts/services.sh,
+// skipped — or failed under CI — when a server is missing). Both run in the asan phase.
 #include "support/services.hpp"
 
 #include <babelqueue/memory/memory_transport.hpp>
 #include <babelqueue/runtime/url.hpp>
 #include <babelqueue/sqlite/sqlite_transport.hpp>
-#if BQ_MISUSE_LIVE
+// BQ_HAVE_<SCHEME>: which broker transports the live build links (tests/transport_contract).
+#if BQ_HAVE_ARTEMIS
 #include <babelqueue/artemis/artemis_transport.hpp>
+#endif
+#if BQ_HAVE_ASB
 #include <babelqueue/asb/asb_transport.hpp>
+#endif
+#if BQ_HAVE_KAFKA
 #include <babelqueue/kafka/kafka_transport.hpp>
+#endif
+#if BQ_HAVE_PULSAR
 #include <babelqueue/pulsar/pulsar_transport.hpp>
+#endif
+#if BQ_HAVE_RABBITMQ
 #include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
+#endif
+#if BQ_HAVE_REDIS
 #include <babelqueue/redis/redis_transport.hpp>
+#endif
+#if BQ_HAVE_SQS
 #include <babelqueue/sqs/sqs_transport.hpp>
 #endif
 
@@ -47,7 +60,6 @@ std::string temp_db() {
 std::string url_of(const std::string& scheme) {
   if (scheme == "memory") return "memory://" + bqtest::unique_name("misuse");
   if (scheme == "sqlite") return "sqlite://" + temp_db();
-#if BQ_MISUSE_LIVE
   using bqtest::env_or_empty;
   if (scheme == "redis") return env_or_empty("BABELQUEUE_REDIS_URL");
   if (scheme == "rabbitmq") return env_or_empty("BABELQUEUE_RABBITMQ_URL");
@@ -63,6 +75,7 @@ std::string url_of(const std::string& scheme) {
                      : "kafka://" + b + "?group=" + bqtest::unique_name("misuse") +
                            "&rdkafka.session.timeout.ms=6000&rdkafka.heartbeat.interval.ms=500";
   }
+#if BQ_HAVE_ASB
   if (scheme == "asb") {
     const auto cs = env_or_empty("BABELQUEUE_ASB_CONNECTION_STRING");
     return cs.empty() ? cs : asb::url_from_connection_string(cs).value_or("");
@@ -71,18 +84,44 @@ std::string url_of(const std::string& scheme) {
   return "";
 }
 
-void register_all() {
+// The schemes this executable covers, each with its URL factory registered.
+std::vector<std::string> schemes() {
   memory::register_transport();
   sqlite::register_transport();
+  std::vector<std::string> out;
 #if BQ_MISUSE_LIVE
+#if BQ_HAVE_REDIS
   redis::register_transport();
-  rabbitmq::register_transport();
-  kafka::register_transport();
-  artemis::register_transport();
-  asb::register_transport();
-  sqs::register_transport();
-  pulsar::register_transport();
+  out.push_back("redis");
 #endif
+#if BQ_HAVE_RABBITMQ
+  rabbitmq::register_transport();
+  out.push_back("rabbitmq");
+#endif
+#if BQ_HAVE_KAFKA
+  kafka::register_transport();
+  out.push_back("kafka");
+#endif
+#if BQ_HAVE_ARTEMIS
+  artemis::register_transport();
+  out.push_back("artemis");
+#endif
+#if BQ_HAVE_ASB
+  asb::register_transport();
+  out.push_back("asb");
+#endif
+#if BQ_HAVE_SQS
+  sqs::register_transport();
+  out.push_back("sqs");
+#endif
+#if BQ_HAVE_PULSAR
+  pulsar::register_transport();
+  out.push_back("pulsar");
+#endif
+#else
+  out = {"memory", "sqlite"};
+#endif
+  return out;
 }
 
 // The error code of a failed result, or "ok".
@@ -97,7 +136,6 @@ const std::string closed = make_error_code(transport_errc::closed).message();
 class SettlementMisuse : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    register_all();
     url_ = url_of(GetParam());
     BQ_REQUIRE_SERVICE(url_, "server for this scheme", "(see scripts/services.sh)");
     queue_ = bqtest::unique_name("bq-misuse");
@@ -243,14 +281,6 @@ TEST_P(SettlementMisuse, EveryCallAfterCloseIsClosed) {
   EXPECT_EQ(code_of(a->ack(f.message)), closed);
   EXPECT_EQ(code_of(a->peek(queue_, 0, 1)), closed);
   EXPECT_EQ(code_of(a->close(clock_type::now() + 1s)), "ok");  // again: a no-op
-}
-
-std::vector<std::string> schemes() {
-#if BQ_MISUSE_LIVE
-  return {"redis", "rabbitmq", "kafka", "artemis", "asb", "sqs", "pulsar"};
-#else
-  return {"memory", "sqlite"};
-#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchemes, SettlementMisuse, ::testing::ValuesIn(schemes()),

@@ -136,6 +136,9 @@ class asb_transport final : public transport {
   result<void> dead_letter_natively(const received_message& message, std::string_view reason,
                                     std::string_view description);
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, DeliveryCount − 1).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,

@@ -172,6 +172,9 @@ class kafka_transport final : public transport {
                        std::chrono::milliseconds delay = {}) override;
   /// Commits what is settled, leaves the groups, flushes the producer; bounded by deadline.
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// The `bq-attempts` header when parseable, else the body's count.
   std::int64_t reconcile_attempts(std::int64_t body_attempts,

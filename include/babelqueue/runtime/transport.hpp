@@ -67,7 +67,10 @@ struct received_message {
   /// dead-letter queue, unchanged — as for a body whose `schema_version` is not 1.
   std::optional<std::string> refused_schema_version;
   /// Transport-private settlement handle (receipt handle, delivery tag, stored value, row
-  /// id...). Opaque to callers; copying a received_message shares it.
+  /// id...). Opaque to callers; copying a received_message shares it (and whether it is
+  /// settled). Transports make and check it only through settlement_owner
+  /// (runtime/settlement_handle.hpp): a handle of another instance or type is refused with
+  /// transport_errc::invalid_argument before anything behind it is read.
   std::shared_ptr<void> handle;
 };
 
@@ -186,21 +189,30 @@ class transport {
   /// received) first, skipping the first `offset` of them; the queue is left exactly as it
   /// was (nothing is reserved, moved or counted as a delivery). Messages reserved by a
   /// consumer or delayed are not listed. The default answers transport_errc::not_supported
-  /// (capabilities().peek is false): a broker that cannot browse.
+  /// (capabilities().peek is false): a broker that cannot browse. Bindings that cannot browse
+  /// override it with cannot_peek(), so that after close() it is transport_errc::closed too.
   virtual result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
                                                    std::size_t limit) {
     (void)queue;
     (void)offset;
     (void)limit;
-    return fail(
-        transport_errc::not_supported,
-        std::string(scheme()) + ": this transport cannot list a queue without taking messages");
+    return cannot_peek(false);
   }
   /// The URL scheme this instance was opened with (`memory`, `sqlite`, `redis`, ...).
   virtual std::string_view scheme() const noexcept = 0;
 
   /// What this binding supports natively.
   virtual transport_capabilities capabilities() const noexcept = 0;
+
+ protected:
+  /// peek() of a binding that cannot browse: transport_errc::closed once `closed` (as every
+  /// call after close()), else transport_errc::not_supported.
+  result<std::vector<peeked_message>> cannot_peek(bool closed) const {
+    if (closed) return fail(transport_errc::closed, std::string(scheme()) + " transport is closed");
+    return fail(
+        transport_errc::not_supported,
+        std::string(scheme()) + ": this transport cannot list a queue without taking messages");
+  }
 };
 
 }  // namespace v1

@@ -182,6 +182,9 @@ class sqs_transport final : public transport {
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, ApproximateReceiveCount − 1).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
