@@ -221,10 +221,10 @@ result<std::optional<received_message>> redis_transport::receive(
     return std::optional<received_message>(deliver(impl_->owner, std::move(first), opts_.laravel));
   };
   if (opts_.laravel) {
-    detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
+    detail::laravel_reserve_op op(impl_->laravel, queue, deadline);
     return reserve(op);
   }
-  detail::reserve_op op(impl_->state, this, queue, deadline);
+  detail::reserve_op op(impl_->state, queue, deadline);
   return reserve(op);
 }
 
