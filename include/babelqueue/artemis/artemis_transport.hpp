@@ -161,7 +161,7 @@ class artemis_transport final : public transport {
     return opts_.tls ? "artemis+ssl" : "artemis";
   }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = true};
+    return {.native_delay = true, .headers = true, .delivery_count = true, .ordered = true};
   }
 
   const options& config() const noexcept { return opts_; }

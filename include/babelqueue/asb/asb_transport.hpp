@@ -146,6 +146,7 @@ class asb_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "sb"; }
   transport_capabilities capabilities() const noexcept override {
+    // No .ordered: Service Bus orders only within sessions, which this binding does not use.
     return {.native_delay = true, .headers = true, .delivery_count = true};
   }
 

@@ -185,6 +185,8 @@ class kafka_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "kafka"; }
   transport_capabilities capabilities() const noexcept override {
+    // No .ordered: a null-key record goes to any partition of the topic. No max_body_bytes:
+    // the limits are librdkafka's and the broker's `message.max.bytes` (configuration).
     return {.native_delay = !opts_.retry_topics.empty(), .headers = true, .delivery_count = true};
   }
 

@@ -53,7 +53,11 @@ class memory_transport final : public transport {
                                            std::size_t limit) override;
   std::string_view scheme() const noexcept override { return "memory"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = false, .peek = true};
+    return {.native_delay = true,
+            .headers = true,
+            .delivery_count = false,
+            .peek = true,
+            .ordered = true};
   }
 
  private:

@@ -174,7 +174,11 @@ class rabbitmq_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return opts_.tls ? "amqps" : "amqp"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = false, .headers = true, .delivery_count = true};
+    return {.native_delay = false,
+            .headers = true,
+            .delivery_count = true,
+            .ordered = true,
+            .max_header_name_bytes = 255};
   }
 
   const options& config() const noexcept { return opts_; }

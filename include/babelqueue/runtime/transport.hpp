@@ -37,6 +37,7 @@
 #include <babelqueue/result.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -110,6 +111,24 @@ struct transport_capabilities {
   /// redis). Where it is false, operators who list a queue must receive and release, which
   /// on most brokers moves the messages to the back and may bump their delivery counter.
   bool peek = false;
+  /// One consumer that releases nothing receives a queue's messages in the order one
+  /// publisher published them. False where the broker promises no order: Kafka spreads a
+  /// topic over partitions (null key), SQS standard queues, Service Bus queues without
+  /// sessions, Pulsar Shared / Key_Shared subscriptions.
+  bool ordered = false;
+  /// The largest body publish() carries, checked by the binding itself before anything is
+  /// sent: one byte more fails with transport_errc::too_large and nothing reaches the broker.
+  /// 0 = the binding has no limit of its own (a broker-configured limit, e.g. Kafka's
+  /// `message.max.bytes` or Pulsar's `maxMessageSize`, still answers too_large, after the
+  /// round trip).
+  std::size_t max_body_bytes = 0;
+  /// The most messages publish_batch() sends in one broker request (SQS SendMessageBatch: 10,
+  /// Pulsar: the producer's batch); longer batches are split. 0 = no such unit (a batch is
+  /// sent message by message or as one pipelined stream).
+  std::size_t max_batch_messages = 0;
+  /// The longest header name the binding carries (an AMQP 0-9-1 field-table key is a short
+  /// string: 255; an SQS attribute name: 256). 0 = no limit of the binding's own.
+  std::size_t max_header_name_bytes = 0;
 };
 
 /// The abstract transport. See the file comment for the thread-safety contract.
