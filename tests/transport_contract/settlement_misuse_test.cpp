@@ -35,6 +35,22 @@ std::string code_of(const babelqueue::result<T>& r) {
 const std::string invalid = make_error_code(transport_errc::invalid_argument).message();
 const std::string closed = make_error_code(transport_errc::closed).message();
 
+// Publishes one envelope to `queue` through `t` and receives it back; nullopt (and a test
+// failure naming the error) when either fails.
+std::optional<received_message> one_message(babelqueue::transport& t, const std::string& queue) {
+  auto p = t.publish(queue, bqtest::envelope_text(1, "urn:babel:test:item", queue));
+  EXPECT_TRUE(p) << "publish: " << p.error().message;
+  if (!p) return std::nullopt;
+  for (const auto until = clock::now() + 30s; clock::now() < until;) {
+    auto got = t.receive(queue, 1s);
+    EXPECT_TRUE(got) << "receive: " << got.error().message;
+    if (!got) return std::nullopt;
+    if (*got) return std::move(**got);
+  }
+  ADD_FAILURE() << "the published message did not arrive within 30 s";
+  return std::nullopt;
+}
+
 // A received, unsettled message of another scheme than `url`'s (sqlite's, or memory's for
 // sqlite), and the transport that holds it; both go at the end of the scope.
 class foreign_message {
@@ -70,8 +86,7 @@ TEST_P(TransportContract, SettlingAMessageOfAnotherInstanceOfTheSameSchemeIsInva
   auto& a = transport();
   auto* b = open();
   ASSERT_TRUE(b);
-  ASSERT_TRUE(a.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_)));
-  auto m = next(a, 30s);
+  auto m = one_message(a, queue_);
   ASSERT_TRUE(m);
   EXPECT_EQ(code_of(b->ack(*m)), invalid);
   EXPECT_EQ(code_of(b->release(*m)), invalid);
@@ -83,8 +98,7 @@ TEST_P(TransportContract, SettlingAMessageOfAnotherSchemeIsInvalidBothWays) {
   foreign_message f(url_, id_);
   EXPECT_EQ(code_of(a.ack(f.message())), invalid);
   EXPECT_EQ(code_of(a.release(f.message())), invalid);
-  ASSERT_TRUE(a.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_)));
-  auto m = next(a, 30s);
+  auto m = one_message(a, queue_);
   ASSERT_TRUE(m);
   EXPECT_EQ(code_of(f.owner().ack(*m)), invalid);
   EXPECT_EQ(code_of(f.owner().release(*m)), invalid);
@@ -112,8 +126,7 @@ TEST_P(TransportContract, SettlingAMessageOfADestroyedInstanceIsInvalidForItsSuc
     auto a = babelqueue::open_transport(url_);
     ASSERT_TRUE(a) << a.error().message;
     first = a->get();
-    ASSERT_TRUE((*a)->publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_)));
-    m = next(**a, 30s);
+    m = one_message(**a, queue_);
     ASSERT_TRUE(m);
   }
   // The successor often gets the same address from the allocator (not under ASan, whose
@@ -129,8 +142,7 @@ TEST_P(TransportContract, SettlingAMessageOfADestroyedInstanceIsInvalidForItsSuc
 
 TEST_P(TransportContract, ASecondAckIsInvalid) {
   auto& a = transport();
-  ASSERT_TRUE(a.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_)));
-  auto m = next(a, 30s);
+  auto m = one_message(a, queue_);
   ASSERT_TRUE(m);
   ASSERT_EQ(code_of(a.ack(*m)), "ok");
   EXPECT_EQ(code_of(a.ack(*m)), invalid);
@@ -141,8 +153,7 @@ TEST_P(TransportContract, ASecondAckIsInvalid) {
 
 TEST_P(TransportContract, ASecondReleaseAndAnAckAfterAReleaseAreInvalid) {
   auto& a = transport();
-  ASSERT_TRUE(a.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_)));
-  auto m = next(a, 30s);
+  auto m = one_message(a, queue_);
   ASSERT_TRUE(m);
   ASSERT_EQ(code_of(a.release(*m)), "ok");
   EXPECT_EQ(code_of(a.release(*m)), invalid);
@@ -151,8 +162,7 @@ TEST_P(TransportContract, ASecondReleaseAndAnAckAfterAReleaseAreInvalid) {
 
 TEST_P(TransportContract, EveryCallAfterCloseIsClosed) {
   auto& a = transport();
-  ASSERT_TRUE(a.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_)));
-  auto m = next(a, 30s);
+  auto m = one_message(a, queue_);
   ASSERT_TRUE(m);
   foreign_message f(url_, id_);
   ASSERT_EQ(code_of(a.close(clock::now() + 10s)), "ok");
