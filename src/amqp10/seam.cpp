@@ -2,19 +2,13 @@
 
 namespace babelqueue::inline v1::amqp10 {
 
-// What a received_message's handle holds: the delivery to settle.
-struct seam::settle_handle {
-  delivery_ref ref;
-  const void* owner = nullptr;  // the seam that received it
-  bool settled = false;
-};
-
 seam::seam(std::unique_ptr<client> c, message_codec codec, std::string name,
            std::chrono::milliseconds operation_timeout)
     : client_(std::move(c)),
       codec_(std::move(codec)),
       name_(std::move(name)),
-      operation_timeout_(operation_timeout) {}
+      operation_timeout_(operation_timeout),
+      owner_(name_) {}
 
 result<void> seam::check_queue(std::string_view queue) const {
   if (closed_) return fail(closed_error());
@@ -54,29 +48,21 @@ result<std::optional<received_message>> seam::receive(std::string_view queue,
   out.queue = std::string(queue);
   codec_.read((*in)->message, out);
   client_->recycle(std::move((*in)->message));
-  out.handle = std::make_shared<settle_handle>(settle_handle{(*in)->ref, this, false});
+  out.handle = owner_.issue((*in)->ref);
   return std::optional<received_message>(std::move(out));
 }
 
-result<seam::settle_handle*> seam::own(const received_message& message) const {
+result<claimed_handle<delivery_ref>> seam::own(const received_message& message) const {
   if (closed_) return fail(closed_error());
-  auto* h = static_cast<settle_handle*>(message.handle.get());
-  if (h == nullptr || h->owner != this) {
-    return fail(transport_errc::invalid_argument,
-                name_ + ": this message was not received by this transport instance");
-  }
-  if (h->settled) {
-    return fail(transport_errc::invalid_argument, name_ + ": message already settled");
-  }
-  return h;
+  return owner_.claim<delivery_ref>(message);
 }
 
 result<void> seam::settle(const received_message& message, const settlement& how) {
   auto h = own(message);
   if (!h) return fail(h.error());
   // Settled either way: on error its connection is gone and the broker delivers it again.
-  (*h)->settled = true;
-  return client_->settle((*h)->ref, how);
+  h->settle();
+  return client_->settle(**h, how);
 }
 
 result<void> seam::ack(const received_message& message) {

@@ -10,6 +10,7 @@
 #include "amqp10/client.hpp"
 
 #include <babelqueue/headers.hpp>
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
@@ -50,12 +51,13 @@ class seam {
   /// Settles with any outcome (e.g. ASB's native dead-lettering).
   result<void> settle(const received_message& message, const settlement& how);
   result<void> close(clock::time_point deadline);
+  bool closed() const noexcept { return closed_; }
   client_stats stats() const { return client_->stats(); }
 
  private:
-  struct settle_handle;
-  /// The handle of a message this seam received and has not settled, else the refusal.
-  result<settle_handle*> own(const received_message& message) const;
+  /// The delivery of a message this seam received and has not settled, else the refusal
+  /// (closed first, then invalid_argument).
+  result<claimed_handle<delivery_ref>> own(const received_message& message) const;
   result<void> check_queue(std::string_view queue) const;
   error_info closed_error() const;
 
@@ -63,6 +65,7 @@ class seam {
   message_codec codec_;
   std::string name_;
   std::chrono::milliseconds operation_timeout_;
+  settlement_owner owner_;  // marks the handles it hands out (named like the binding)
   bool closed_ = false;
 };
 

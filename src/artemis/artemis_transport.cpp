@@ -93,6 +93,11 @@ result<void> artemis_transport::release(const received_message& message,
   return impl_->seam.release(message, delay);
 }
 
+result<std::vector<peeked_message>> artemis_transport::peek(std::string_view, std::size_t,
+                                                       std::size_t) {
+  return cannot_peek(impl_->seam.closed());
+}
+
 result<void> artemis_transport::close(std::chrono::steady_clock::time_point deadline) {
   return impl_->seam.close(deadline);
 }

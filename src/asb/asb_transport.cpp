@@ -114,6 +114,11 @@ result<void> asb_transport::dead_letter_natively(const received_message& message
   return impl_->seam.settle(message, how);
 }
 
+result<std::vector<peeked_message>> asb_transport::peek(std::string_view, std::size_t,
+                                                       std::size_t) {
+  return cannot_peek(impl_->seam.closed());
+}
+
 result<void> asb_transport::close(std::chrono::steady_clock::time_point deadline) {
   return impl_->seam.close(deadline);
 }

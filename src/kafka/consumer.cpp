@@ -38,6 +38,7 @@ bool keeps_polling(rd_kafka_resp_err_t err) {
 result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string group,
                                                  std::vector<std::string> topics,
                                                  consumer_counters* counters,
+                                                 const settlement_owner& handles,
                                                  bool keep_raw_headers, std::size_t prefetch) {
   std::unique_ptr<consumer> c(new consumer());
   c->keep_raw_headers_ = keep_raw_headers;
@@ -47,6 +48,7 @@ result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string g
   for (const auto& t : topics) c->ctx_.name += (c->ctx_.name.empty() ? "consumer " : ",") + t;
   c->topics_ = std::move(topics);
   c->counters_ = counters;
+  c->handles_ = &handles;
   c->commit_interval_ = o.commit_interval;
   c->commit_batch_ = o.commit_batch;
   options with_group = o;
@@ -264,12 +266,12 @@ received_message consumer::hand_out(message_ptr m) {
   received_message out;
   out.queue = *last_tracker_.first;
   out.body.assign(static_cast<const char*>(m->payload), m->payload == nullptr ? 0 : m->len);
-  auto h = std::make_shared<record_handle>();
-  h->owner = this;
-  h->topic = last_tracker_.first;
-  h->tracker = last_tracker_.second;
+  record_handle h;
+  h.source = this;
+  h.topic = last_tracker_.first;
+  h.tracker = last_tracker_.second;
   rd_kafka_timestamp_type_t tstype = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
-  h->timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
+  h.timestamp_ms = rd_kafka_message_timestamp(m.get(), &tstype);
   rd_kafka_headers_t* hdrs = nullptr;
   if (rd_kafka_message_headers(m.get(), &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     const auto each = [hdrs](auto&& fn) {
@@ -285,15 +287,15 @@ received_message consumer::hand_out(message_ptr m) {
     };
     auto read = read_headers_from(each);
     if (keep_raw_headers_) {
-      each([&h](std::string_view n, std::string_view v) { h->raw_headers.emplace_back(n, v); });
+      each([&h](std::string_view n, std::string_view v) { h.raw_headers.emplace_back(n, v); });
     }
     out.hdrs = std::move(read.out_of_band);
     out.delivery_count = read.attempts;
     out.refused_schema_version = std::move(read.refused_schema_version);
-    h->attempts_header = std::move(read.attempts_text);
+    h.attempts_header = std::move(read.attempts_text);
   }
-  h->ticket = h->tracker->track(m->partition, m->offset);
-  out.handle = std::move(h);
+  h.ticket = h.tracker->track(m->partition, m->offset);
+  out.handle = handles_->issue(std::move(h));
   if (counters_ != nullptr) ++counters_->received;
   return out;
 }

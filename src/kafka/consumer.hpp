@@ -9,6 +9,7 @@
 #include "kafka/fetched_records.hpp"
 #include "kafka/offset_tracker.hpp"
 
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
@@ -20,10 +21,14 @@
 
 namespace babelqueue::inline v1::kafka::detail {
 
-/// What a received record carries besides its body: where it came from, for its settle,
-/// and what a release or a re-injection needs to write it again.
+class consumer;
+
+/// What a received record's handle holds besides its body: where it came from, for its
+/// settle, and what a release or a re-injection needs to write it again. Issued through the
+/// settlement_owner the consumer was opened with (settlement_handle.hpp), so `source` is
+/// trusted only after that owner's claim() passed.
 struct record_handle {
-  const void* owner = nullptr;         // the consumer that received it
+  consumer* source = nullptr;          // the consumer that received it
   const std::string* topic = nullptr;  // the consumer's tracker key (lives as long as it)
   offset_tracker* tracker = nullptr;
   offset_tracker::ticket ticket;
@@ -56,9 +61,11 @@ class consumer {
   /// re-injector) keeps 1: librdkafka 2.0's batch consume mishandles paused and rewound
   /// partitions (fixed in 2.1.0: "intermittently skipping offsets when pause or resume was
   /// being used").
+  /// `handles` issues the handles of the records it receives; it must outlive the consumer.
   static result<std::unique_ptr<consumer>> open(const options& o, std::string group,
                                                 std::vector<std::string> topics,
                                                 consumer_counters* counters,
+                                                const settlement_owner& handles,
                                                 bool keep_raw_headers = false,
                                                 std::size_t prefetch = 1);
   ~consumer();
@@ -87,7 +94,6 @@ class consumer {
   /// Whether any partition is still assigned to this consumer (close() waits for none).
   bool has_assignment();
 
-  bool owns(const record_handle& h) const noexcept { return h.owner == this; }
 
  private:
   consumer() = default;
@@ -133,6 +139,7 @@ class consumer {
   std::vector<std::string> topics_;
   std::map<std::string, offset_tracker> trackers_;  // by topic
   consumer_counters* counters_ = nullptr;
+  const settlement_owner* handles_ = nullptr;
   std::chrono::milliseconds commit_interval_{};
   std::int64_t commit_batch_ = 1;
   std::optional<std::chrono::steady_clock::time_point> first_uncommitted_;

@@ -17,6 +17,8 @@ namespace bk = bindings::kafka;
 using clock = std::chrono::steady_clock;
 
 struct kafka_transport::impl {
+  // Issues the handles of every consumer below (declared first: it outlives them).
+  settlement_owner owner{"kafka"};
   std::unique_ptr<detail::producer> producer;
   std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>> consumers;  // by topic
   detail::consumer_counters counters;
@@ -103,7 +105,8 @@ result<std::optional<received_message>> kafka_transport::receive(std::string_vie
     detail::create_missing_topics(impl_->producer->handle(), {std::string(topic)},
                                   opts_.operation_timeout);
     auto c = detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters,
-                                    /*keep_raw_headers=*/false, detail::receive_prefetch);
+                                    impl_->owner, /*keep_raw_headers=*/false,
+                                    detail::receive_prefetch);
     if (!c) return fail(c.error());
     it = impl_->consumers.emplace(std::string(topic), std::move(*c)).first;
   }
@@ -112,41 +115,21 @@ result<std::optional<received_message>> kafka_transport::receive(std::string_vie
   return it->second->receive(timeout);
 }
 
-namespace {
-
-const detail::record_handle* handle_of(const received_message& m) {
-  return static_cast<const detail::record_handle*>(m.handle.get());
-}
-
-// The consumer that received `m`, or invalid_argument ("what: not received here").
-result<detail::consumer*> owner_of(
-    const std::map<std::string, std::unique_ptr<detail::consumer>, std::less<>>& consumers,
-    detail::consumer* last, const received_message& m, std::string_view what) {
-  const auto* h = handle_of(m);
-  if (h != nullptr && last != nullptr && last->owns(*h)) return last;
-  auto it = h == nullptr || h->topic == nullptr ? consumers.end() : consumers.find(*h->topic);
-  if (it == consumers.end() || !it->second->owns(*h)) {
-    return fail(transport_errc::invalid_argument,
-                "kafka " + std::string(what) + ": the record was not received by this transport");
-  }
-  return it->second.get();
-}
-
-}  // namespace
-
 result<void> kafka_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
-  auto owner = owner_of(impl_->consumers, impl_->last_consumer, message, "ack");
-  if (!owner) return fail(owner.error());
-  return (*owner)->settle(*handle_of(message));
+  // Its consumer exists: consumers go only with close(), checked above.
+  auto h = impl_->owner.claim<detail::record_handle>(message);
+  if (!h) return fail(h.error());
+  h->settle();  // once: a second ack is invalid_argument, not the tracker's "revoked"
+  return (*h)->source->settle(**h);
 }
 
 result<void> kafka_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
-  auto owner = owner_of(impl_->consumers, impl_->last_consumer, message, "release");
-  if (!owner) return fail(owner.error());
-  const auto* h = handle_of(message);
+  auto owned = impl_->owner.claim<detail::record_handle>(message);
+  if (!owned) return fail(owned.error());
+  const detail::record_handle* h = &**owned;
   detail::record rec;
   rec.value = message.body;
   std::string destination = *h->topic;
@@ -181,7 +164,13 @@ result<void> kafka_transport::release(const received_message& message,
   if (auto r = impl_->producer->produce({&rec, 1}, clock::now() + opts_.operation_timeout); !r) {
     return r;
   }
-  return (*owner)->settle(*h);
+  owned->settle();
+  return h->source->settle(*h);
+}
+
+result<std::vector<peeked_message>> kafka_transport::peek(std::string_view, std::size_t,
+                                                       std::size_t) {
+  return cannot_peek(impl_->closed);
 }
 
 result<void> kafka_transport::close(clock::time_point deadline) {

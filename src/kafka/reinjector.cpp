@@ -18,6 +18,8 @@ using clock = std::chrono::steady_clock;
 
 struct reinjector::impl {
   options opts;
+  // Issues the handles of the consumer's records (declared before it: it outlives it).
+  settlement_owner handles{"kafka reinjector"};
   std::unique_ptr<detail::producer> producer;
   std::unique_ptr<detail::consumer> consumer;
   detail::consumer_counters counters;
@@ -75,7 +77,8 @@ result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<s
   }
   detail::create_missing_topics(r->impl_->producer->handle(), r->tier_topics_, r->impl_->opts.operation_timeout);
   auto c = detail::consumer::open(r->impl_->opts, r->impl_->opts.group + ".reinjector",
-                                  r->tier_topics_, &r->impl_->counters, /*keep_raw_headers=*/true);
+                                  r->tier_topics_, &r->impl_->counters, r->impl_->handles,
+                                  /*keep_raw_headers=*/true);
   if (!c) return fail(c.error());
   r->impl_->consumer = std::move(*c);
   return r;
@@ -105,7 +108,9 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     if (!got) return fail(got.error());
     if (!*got) continue;
     const received_message& m = **got;
-    const auto& h = *static_cast<const detail::record_handle*>(m.handle.get());
+    auto owned = self.handles.claim<detail::record_handle>(m);
+    if (!owned) return fail(owned.error());  // cannot happen: its own consumer's record
+    const detail::record_handle& h = **owned;
     // Due at timestamp + bq-delay, clamped to [now, now + delay] when first seen (as the
     // Python re-injector): a producer clock running ahead cannot park a record for more than
     // its delay, and the due time is kept so that a record seen again after its partition

@@ -34,12 +34,10 @@ std::shared_ptr<broker> find_broker(std::string_view name, bool create) {
 
 }  // namespace
 
-// What the opaque handle of a received_message points to.
+// A message received and not yet settled; its handle (settlement_owner) holds a reference.
 struct memory_transport::inflight {
-  const memory_transport* owner;
   std::string queue;
   stored_message message;
-  bool settled = false;
 };
 
 memory_transport::memory_transport(std::string_view name) : broker_(find_broker(name, true)) {}
@@ -69,12 +67,12 @@ result<std::optional<received_message>> memory_transport::receive(
   if (timeout.count() < 0) timeout = {};
   auto got = broker_->pop(queue, std::chrono::steady_clock::now() + timeout);
   if (!got) return std::optional<received_message>{};
-  auto record = std::make_shared<inflight>(inflight{this, std::string(queue), std::move(*got)});
+  auto record = std::make_shared<inflight>(inflight{std::string(queue), std::move(*got)});
   received_message out;
   out.body = record->message.body;
   out.hdrs = record->message.hdrs;
   out.queue = std::string(queue);
-  out.handle = record;
+  out.handle = owner_.issue(record);
   inflight_.push_back(std::move(record));
   return std::optional<received_message>(std::move(out));
 }
@@ -93,19 +91,16 @@ result<std::vector<peeked_message>> memory_transport::peek(std::string_view queu
 result<void> memory_transport::settle(const received_message& message, bool requeue,
                                       std::chrono::milliseconds delay) {
   if (closed_) return fail(transport_errc::closed, "memory transport is closed");
-  auto* record = static_cast<inflight*>(message.handle.get());
-  auto it = std::find_if(inflight_.begin(), inflight_.end(),
-                         [&](const auto& p) { return p.get() == record; });
-  if (record == nullptr || it == inflight_.end() || record->owner != this || record->settled) {
-    return fail(transport_errc::invalid_argument,
-                "message was not received by this memory transport or is already settled");
-  }
-  record->settled = true;
+  auto owned = owner_.claim<std::shared_ptr<inflight>>(message);
+  if (!owned) return fail(owned.error());
+  std::shared_ptr<inflight> record = **owned;
+  owned->settle();
+  auto it = std::find(inflight_.begin(), inflight_.end(), record);
   if (delay.count() < 0) delay = {};
   broker_->settle(record->queue, requeue ? &record->message : nullptr,
                   requeue ? broker::requeue::tail : broker::requeue::none,
                   std::chrono::steady_clock::now() + delay);
-  inflight_.erase(it);
+  if (it != inflight_.end()) inflight_.erase(it);  // always there: claimed means unsettled
   return {};
 }
 
@@ -125,7 +120,6 @@ result<void> memory_transport::close(std::chrono::steady_clock::time_point /*dea
   // order is restored (like a broker connection dropping).
   for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
     auto& record = **it;
-    record.settled = true;
     broker_->settle(record.queue, &record.message, broker::requeue::head, {});
   }
   inflight_.clear();

@@ -11,6 +11,7 @@
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/pulsar.hpp>
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/text.hpp>
 
 #include <pulsar/Client.h>
@@ -41,8 +42,6 @@ namespace {
 // reach a live broker, short enough not to hang on a dead one.
 constexpr auto destructor_grace = std::chrono::seconds(1);
 
-std::atomic<std::uint64_t> next_instance_id{1};
-
 // What a transport knows of one queue name, resolved once: its topic, and its producer and
 // consumer once made (owned by the topic-keyed maps below; queue names that are the same topic
 // share them). Node-based maps keep these addresses stable until close().
@@ -52,17 +51,11 @@ struct queue_slot {
   pc::Consumer* consumer = nullptr;
 };
 
-// What a received_message's handle points to.
+// What a received_message's handle holds (settlement_handle.hpp marks it as the instance's).
 struct delivery_handle {
   pc::Message message;
-  std::uint64_t owner = 0;  // the instance id
   queue_slot* slot = nullptr;
-  bool settled = false;
 };
-
-delivery_handle* handle_of(const received_message& m) {
-  return static_cast<delivery_handle*>(m.handle.get());
-}
 
 std::string service_url(const options& o) {
   const std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
@@ -134,7 +127,7 @@ struct send_batch {
 }  // namespace
 
 struct pulsar_transport::impl {
-  std::uint64_t id = next_instance_id.fetch_add(1);
+  settlement_owner owner{"pulsar"};  // marks the handles it hands out
   std::unique_ptr<pc::Client> client;
   pc::ProducerConfiguration producer_conf;
   pc::ConsumerConfiguration consumer_conf;
@@ -416,44 +409,20 @@ result<std::optional<received_message>> pulsar_transport::receive(
   out.hdrs = std::move(props.out_of_band);
   out.refused_schema_version = std::move(props.refused_schema_version);
   out.delivery_count = m.getRedeliveryCount();
-  auto h = std::make_shared<delivery_handle>();
-  h->message = std::move(m);
-  h->owner = impl_->id;
-  h->slot = &slot;
-  out.handle = std::move(h);
+  out.handle = impl_->owner.issue(delivery_handle{std::move(m), &slot});
   ++impl_->stats.delivered;
   return std::optional<received_message>(std::move(out));
 }
 
-namespace {
-
-// The handle of a message this instance received and has not settled, or invalid_argument.
-// (Its slot's consumer exists: consumers go only with close(), which every caller checks
-// first.)
-result<delivery_handle*> owned(std::uint64_t id, const received_message& m,
-                               std::string_view what) {
-  delivery_handle* h = handle_of(m);
-  if (h == nullptr || h->owner != id) {
-    return fail(transport_errc::invalid_argument,
-                "pulsar " + std::string(what) + ": the message was not received by this transport");
-  }
-  if (h->settled) {
-    return fail(transport_errc::invalid_argument,
-                "pulsar " + std::string(what) + ": the message was already settled");
-  }
-  return h;
-}
-
-}  // namespace
-
 result<void> pulsar_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
-  auto owner = owned(impl_->id, message, "ack");
+  // Its consumer exists: consumers go only with close(), checked above.
+  auto owner = impl_->owner.claim<delivery_handle>(message);
   if (!owner) return fail(owner.error());
-  delivery_handle* h = *owner;
+  delivery_handle* h = &**owner;
   const pc::Result r = h->slot->consumer->acknowledge(h->message);
   if (r != pc::ResultOk) return fail(pulsar_error(r, "ack on '" + h->slot->topic + "'"));
-  h->settled = true;
+  owner->settle();
   ++impl_->stats.acked;
   return {};
 }
@@ -461,13 +430,14 @@ result<void> pulsar_transport::ack(const received_message& message) {
 result<void> pulsar_transport::release(const received_message& message,
                                        std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
-  auto owner = owned(impl_->id, message, "release");
+  // Its consumer exists: consumers go only with close(), checked above.
+  auto owner = impl_->owner.claim<delivery_handle>(message);
   if (!owner) return fail(owner.error());
-  delivery_handle* h = *owner;
+  delivery_handle* h = &**owner;
   pc::Consumer* consumer = h->slot->consumer;
   if (delay.count() <= 0) {
     consumer->negativeAcknowledge(h->message);
-    h->settled = true;
+    owner->settle();
     ++impl_->stats.nacked;
     return {};
   }
@@ -495,9 +465,14 @@ result<void> pulsar_transport::release(const received_message& message,
   if (r != pc::ResultOk) {
     return fail(pulsar_error(r, "ack of the released original on '" + slot.topic + "'"));
   }
-  h->settled = true;
+  owner->settle();
   ++impl_->stats.acked;
   return {};
+}
+
+result<std::vector<peeked_message>> pulsar_transport::peek(std::string_view, std::size_t,
+                                                       std::size_t) {
+  return cannot_peek(impl_->closed);
 }
 
 result<void> pulsar_transport::close(clock::time_point deadline) {

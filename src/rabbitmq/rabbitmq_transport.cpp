@@ -9,6 +9,7 @@
 #include "rabbitmq/options.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
+#include <babelqueue/runtime/settlement_handle.hpp>
 
 #include <map>
 #include <thread>
@@ -20,7 +21,8 @@ using detail::clock;
 
 namespace {
 
-/// What a received_message's opaque handle holds.
+/// What a received_message's opaque handle holds (settlement_handle.hpp marks it as the
+/// instance's).
 struct delivery_handle {
   std::uint64_t generation = 0;
   amqp_channel_t channel = 0;
@@ -48,7 +50,7 @@ struct rabbitmq_transport::impl {
   /// Connects and declares `queue`, reconnecting when the connection drops on the way.
   result<void> prepare(std::string_view queue, clock::time_point deadline);
   /// The handle of `m` when it is an unsettled delivery of this instance, else an error.
-  result<delivery_handle*> settleable(const received_message& m);
+  result<claimed_handle<delivery_handle>> settleable(const received_message& m);
   /// Publishes `count` messages (`at(i)` gives body and headers) under the confirm window
   /// and waits for every confirm.
   template <class MessageAt>
@@ -60,15 +62,8 @@ struct rabbitmq_transport::impl {
   ::babelqueue::detail::reconnect_backoff backoff;
   std::optional<error_info> last_connect_error;
   bool closed = false;
-  /// Handles received and not yet settled through this instance, checked before a handle is
-  /// trusted (a weak reference, so that an address reused by a foreign handle never passes).
-  std::map<const void*, std::weak_ptr<void>> outstanding;
-  void remember(const std::shared_ptr<void>& handle) {
-    if (outstanding.size() >= 4096) {  // messages dropped unsettled: forget the dead entries
-      std::erase_if(outstanding, [](const auto& kv) { return kv.second.expired(); });
-    }
-    outstanding.insert_or_assign(handle.get(), handle);
-  }
+  /// Marks the handles this instance hands out.
+  settlement_owner owner{"amqp"};
 };
 
 rabbitmq_transport::rabbitmq_transport(options opts)
@@ -208,9 +203,8 @@ result<std::optional<received_message>> rabbitmq_transport::receive(
     if (ready.empty()) return std::optional<received_message>();  // timed out
     detail::delivery d = std::move(ready.front());
     ready.pop_front();
-    auto handle = std::make_shared<delivery_handle>(
+    auto handle = impl_->owner.issue(
         delivery_handle{impl_->conn.generation(), (*c)->channel, d.tag, d.x_attempts});
-    impl_->remember(handle);
     received_message m;
     m.body = std::move(d.body);
     m.queue = std::string(queue);
@@ -221,20 +215,17 @@ result<std::optional<received_message>> rabbitmq_transport::receive(
   }
 }
 
-result<delivery_handle*> rabbitmq_transport::impl::settleable(const received_message& m) {
+result<claimed_handle<delivery_handle>> rabbitmq_transport::impl::settleable(
+    const received_message& m) {
   auto& d = *this;
   if (d.closed) return fail(transport_errc::closed, "amqp transport is closed");
-  auto known = m.handle ? d.outstanding.find(m.handle.get()) : d.outstanding.end();
-  if (known == d.outstanding.end() || known->second.lock() != m.handle) {
-    return fail(transport_errc::invalid_argument,
-                "amqp: message not received by this transport, or already settled");
-  }
+  auto h = d.owner.claim<delivery_handle>(m);
+  if (!h) return h;
   // See a close the broker sent meanwhile before trusting the delivery tag.
   if (d.conn.is_open()) (void)d.conn.catch_up();
-  auto* h = static_cast<delivery_handle*>(m.handle.get());
-  if (!d.conn.is_open() || d.conn.generation() != h->generation ||
-      !d.conn.consumes_on(h->channel)) {
-    d.outstanding.erase(m.handle.get());
+  if (!d.conn.is_open() || d.conn.generation() != (*h)->generation ||
+      !d.conn.consumes_on((*h)->channel)) {
+    h->settle();  // its tag is void: the broker delivers the message again
     return fail(transport_errc::unavailable,
                 "amqp: the connection or channel this message came on was lost; the broker "
                 "delivers it again");
@@ -246,7 +237,7 @@ result<void> rabbitmq_transport::ack(const received_message& message) {
   auto lock = impl_->conn.lock();
   auto h = impl_->settleable(message);
   if (!h) return fail(h.error());
-  impl_->outstanding.erase(message.handle.get());
+  h->settle();
   return impl_->conn.ack((*h)->channel, (*h)->tag);
 }
 
@@ -282,17 +273,21 @@ result<void> rabbitmq_transport::release(const received_message& message,
   if (!impl_->conn.is_open() || impl_->conn.generation() != generation) {
     return fail(transport_errc::unavailable, "amqp: connection lost during a release");
   }
-  impl_->outstanding.erase(message.handle.get());
+  h->settle();
   return impl_->conn.ack((*h)->channel, (*h)->tag);
 }
 
 // --- lifecycle ---------------------------------------------------------------------------
 
+result<std::vector<peeked_message>> rabbitmq_transport::peek(std::string_view, std::size_t,
+                                                       std::size_t) {
+  return cannot_peek(impl_->closed);
+}
+
 result<void> rabbitmq_transport::close(std::chrono::steady_clock::time_point deadline) {
   auto lock = impl_->conn.lock();
   if (impl_->closed) return {};
   impl_->closed = true;
-  impl_->outstanding.clear();
   impl_->conn.close(deadline);
   return {};
 }

@@ -140,9 +140,9 @@ next_step laravel_publish_op::finish(std::optional<error_info>&) {
 
 // -- receive --------------------------------------------------------------------------------
 
-laravel_reserve_op::laravel_reserve_op(laravel_context& lc, const void* owner,
-                                       std::string_view queue, clock::time_point deadline)
-    : lc_(lc), owner_(owner), queue_(queue), deadline_(deadline) {
+laravel_reserve_op::laravel_reserve_op(laravel_context& lc, std::string_view queue,
+                                       clock::time_point deadline)
+    : lc_(lc), queue_(queue), deadline_(deadline) {
   what = "redis receive on ";
   subject = queue;
   outage_is_unreachable = true;
@@ -189,7 +189,6 @@ void laravel_reserve_op::on_reply(const command_meta& cmd, const redisReply& rep
   if (cmd.kind != k_reserve || reply.type != REDIS_REPLY_ARRAY) return;
   if (reply.elements == 3) {
     auto res = std::make_shared<reservation>();
-    res->owner = owner_;
     res->queue.assign(queue_);
     res->job.assign(text_of(reply.element[1]));
     res->raw.assign(text_of(reply.element[2]));

@@ -74,8 +74,7 @@ class laravel_publish_op final : public operation {
 
 class laravel_reserve_op final : public operation {
  public:
-  laravel_reserve_op(laravel_context& lc, const void* owner, std::string_view queue,
-                     clock::time_point deadline);
+  laravel_reserve_op(laravel_context& lc, std::string_view queue, clock::time_point deadline);
   std::chrono::milliseconds begin_attempt(std::chrono::milliseconds remaining) override;
   void compose(request& req, script_shas shas) override;
   void on_reply(const command_meta& cmd, const redisReply& reply) override;
@@ -86,7 +85,6 @@ class laravel_reserve_op final : public operation {
 
  private:
   laravel_context& lc_;
-  const void* owner_;
   std::string_view queue_;
   clock::time_point deadline_;
   bool first_ = true;

@@ -22,7 +22,7 @@ result<std::string> framed_value(std::string_view body, const headers& hdrs) {
   return v;
 }
 
-received_message deliver(reservation_ptr res, bool laravel) {
+received_message deliver(const settlement_owner& owner, reservation_ptr res, bool laravel) {
   received_message m;
   if (laravel) {
     m.body = res->job;  // the job as popped; `raw` (its :reserved member) is only the handle
@@ -32,7 +32,7 @@ received_message deliver(reservation_ptr res, bool laravel) {
     m.hdrs = headers(un.hdrs.begin(), un.hdrs.end());
   }
   m.queue = res->queue;
-  m.handle = std::shared_ptr<void>(res, res.get());
+  m.handle = owner.issue(std::move(res));
   return m;
 }
 

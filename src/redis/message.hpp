@@ -8,6 +8,7 @@
 
 #include <babelqueue/headers.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <string>
@@ -22,7 +23,7 @@ namespace babelqueue::inline v1::redis::detail {
 result<std::string> framed_value(std::string_view body, const headers& hdrs);
 
 /// The received_message of a reservation: its body (unframed, or the Laravel job as popped)
-/// and headers; the reservation itself is the handle.
-received_message deliver(reservation_ptr res, bool laravel);
+/// and headers; the reservation itself is the handle, issued by `owner`.
+received_message deliver(const settlement_owner& owner, reservation_ptr res, bool laravel);
 
 }  // namespace babelqueue::inline v1::redis::detail

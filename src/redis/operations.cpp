@@ -197,9 +197,8 @@ next_step publish_op::finish(std::optional<error_info>&) {
 
 // -- receive --------------------------------------------------------------------------------
 
-reserve_op::reserve_op(transport_state& st, const void* owner, std::string_view queue,
-                       clock::time_point deadline)
-    : st_(st), owner_(owner), queue_(queue), deadline_(deadline) {
+reserve_op::reserve_op(transport_state& st, std::string_view queue, clock::time_point deadline)
+    : st_(st), queue_(queue), deadline_(deadline) {
   what = "redis receive on ";
   subject = queue;
   outage_is_unreachable = true;
@@ -268,7 +267,6 @@ void reserve_op::compose(request& req, script_shas shas) {
 
 void reserve_op::add(std::string_view raw, std::string_view token) {
   auto res = std::make_shared<reservation>();
-  res->owner = owner_;
   res->queue.assign(queue_);
   res->raw.assign(raw);
   res->token.assign(token);

@@ -36,9 +36,9 @@
 
 namespace babelqueue::inline v1::redis::detail {
 
-/// One reservation: the handle of a received message.
+/// One reservation: what the handle of a received message holds (the transport's
+/// settlement_owner marks it as that instance's; `settled` says a gated release finished).
 struct reservation {
-  const void* owner = nullptr;
   std::string queue;
   std::string raw;    // the stored value: the LREM/ZREM handle
   std::string token;  // tracking token; empty when reserved untracked
@@ -161,8 +161,7 @@ class publish_op final : public operation {
 
 class reserve_op final : public operation {
  public:
-  reserve_op(transport_state& st, const void* owner, std::string_view queue,
-             clock::time_point deadline);
+  reserve_op(transport_state& st, std::string_view queue, clock::time_point deadline);
   std::chrono::milliseconds begin_attempt(std::chrono::milliseconds remaining) override;
   void compose(request& req, script_shas shas) override;
   void on_reply(const command_meta& cmd, const redisReply& reply) override;
@@ -175,7 +174,6 @@ class reserve_op final : public operation {
   void add(std::string_view raw, std::string_view token);
 
   transport_state& st_;
-  const void* owner_;
   std::string_view queue_;
   clock::time_point deadline_;
   bool first_ = true;

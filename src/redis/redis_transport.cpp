@@ -11,6 +11,7 @@
 
 #include <babelqueue/bindings/redis.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
+#include <babelqueue/runtime/settlement_handle.hpp>
 
 #include <algorithm>
 #include <deque>
@@ -47,12 +48,6 @@ babelqueue::failure no_headers_in_laravel_mode() {
               "trace_id still travels");
 }
 
-reservation* handle_of(const received_message& m, const void* owner) {
-  auto* r = static_cast<reservation*>(m.handle.get());
-  if (r == nullptr || r->owner != owner) return nullptr;
-  return r;
-}
-
 }  // namespace
 
 // Every call below checks its arguments and state, builds one operation (operations.hpp) and
@@ -69,6 +64,7 @@ struct redis_transport::impl {
   detail::transport_state state;           // deferred acks, scratch, script args
   detail::laravel_context laravel;         // laravel=1: keys and script args of that layout
   std::deque<reservation_ptr> prefetched;  // reserved, not yet delivered
+  settlement_owner owner{"redis"};         // marks the handles of delivered reservations
   bool closed = false;
 };
 
@@ -181,7 +177,7 @@ result<std::optional<received_message>> redis_transport::receive(
     if (prefetched.front()->queue == queue) {
       auto res = std::move(prefetched.front());
       prefetched.pop_front();
-      return std::optional<received_message>(deliver(std::move(res), opts_.laravel));
+      return std::optional<received_message>(deliver(impl_->owner, std::move(res), opts_.laravel));
     }
     if (auto r = unreserve_prefetched(clock::now() + opts_.command_timeout); !r)
       return fail(r.error());
@@ -198,13 +194,13 @@ result<std::optional<received_message>> redis_transport::receive(
     for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
     auto first = std::move(got[0]);
     got.clear();
-    return std::optional<received_message>(deliver(std::move(first), opts_.laravel));
+    return std::optional<received_message>(deliver(impl_->owner, std::move(first), opts_.laravel));
   };
   if (opts_.laravel) {
-    detail::laravel_reserve_op op(impl_->laravel, this, queue, deadline);
+    detail::laravel_reserve_op op(impl_->laravel, queue, deadline);
     return reserve(op);
   }
-  detail::reserve_op op(impl_->state, this, queue, deadline);
+  detail::reserve_op op(impl_->state, queue, deadline);
   return reserve(op);
 }
 
@@ -212,14 +208,11 @@ result<std::optional<received_message>> redis_transport::receive(
 
 result<void> redis_transport::ack(const received_message& message) {
   if (impl_->closed) return closed_error();
-  reservation* r = handle_of(message, this);
-  if (r == nullptr)
-    return fail(transport_errc::invalid_argument,
-                "message was not received by this redis transport");
-  if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
-  r->settled = true;
+  auto owned = impl_->owner.claim<reservation_ptr>(message);
+  if (!owned) return fail(owned.error());
+  owned->settle();
   auto& pending = impl_->state.pending;
-  pending.push_back(std::shared_ptr<reservation>(message.handle, r));
+  pending.push_back(**owned);
   if (opts_.pipeline_acks) {
     if (static_cast<std::int64_t>(pending.size()) >= opts_.max_pending_acks) return flush();
     return {};
@@ -257,20 +250,23 @@ result<void> redis_transport::release(const received_message& message,
                 "redis lists have no delayed delivery (D6 owned layout); release with delay 0 or "
                 "retry by publishing a copy");
   }
-  reservation* r = handle_of(message, this);
-  if (r == nullptr)
-    return fail(transport_errc::invalid_argument,
-                "message was not received by this redis transport");
-  if (r->settled) return fail(transport_errc::invalid_argument, "message already settled");
+  auto owned = impl_->owner.claim<reservation_ptr>(message);
+  if (!owned) return fail(owned.error());
+  reservation& r = ***owned;
   if (auto f = flush(); !f) return f;
+  const auto deadline = clock::now() + opts_.command_timeout;
+  result<void> done;
   if (opts_.laravel) {
     // Whole seconds, rounded up (Laravel's and Python's unit): never earlier than asked.
     const auto seconds = std::chrono::ceil<std::chrono::seconds>(delay);
-    detail::laravel_release_op op(impl_->laravel, *r, seconds);  // gated, as below
-    return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
+    detail::laravel_release_op op(impl_->laravel, r, seconds);  // gated, as below
+    done = impl_->engine.run_queue(op, r.queue, deadline);
+  } else {
+    detail::release_op op(impl_->state, r);  // gated script: resending cannot duplicate
+    done = impl_->engine.run_queue(op, r.queue, deadline);
   }
-  detail::release_op op(impl_->state, *r);  // gated script: resending cannot duplicate
-  return impl_->engine.run_queue(op, r->queue, clock::now() + opts_.command_timeout);
+  if (r.settled) owned->settle();  // the gated script ran (finish_release): no second release
+  return done;
 }
 
 result<void> redis_transport::close(clock::time_point deadline) {

@@ -5,12 +5,12 @@
 #include "sqlite/internal.hpp"
 #include "sqlite/schema.hpp"
 
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <algorithm>
 #include <limits>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 namespace babelqueue {
@@ -81,10 +81,8 @@ struct sqlite_transport::impl {
   d::connection db;
   d::statement begin, commit, rollback;
   d::statement insert, next, reserve, ack, release, stats, peek;
-  // Reservations handed out by this instance and not yet settled, keyed by the handle's
-  // address. weak_ptr: a message dropped unsettled does not pin memory, and a reused
-  // address is told apart because the expired entry no longer locks to the same object.
-  std::unordered_map<const void*, std::weak_ptr<reservation>> outstanding;
+  // Marks the reservations this instance hands out (see settlement_handle.hpp).
+  settlement_owner owner{"sqlite"};
   bool closed = false;
   // The queue the last receive() got a message from (see receive()).
   std::string hot_queue;
@@ -154,15 +152,13 @@ struct sqlite_transport::impl {
     auto row = reserve.step();
     if (!row) return fail(row.error());
     if (!*row) return std::optional<received_message>();
-    auto token = std::make_shared<reservation>();
-    token->id = reserve.column_int(0);
-    token->delivery_count = reserve.column_int(3);
+    const reservation token{reserve.column_int(0), reserve.column_int(3)};
     received_message m;
     m.body = reserve.column_bytes(1);
     if (!reserve.column_is_null(2)) m.hdrs = d::headers_from_json(reserve.column_bytes(2));
     m.queue = std::string(queue);
-    m.delivery_count = token->delivery_count;
-    m.handle = std::move(token);
+    m.delivery_count = token.delivery_count;
+    m.handle = owner.issue(token);
     // A RETURNING statement must run to completion before COMMIT.
     if (auto done = reserve.step(); !done) return fail(done.error());
     return std::optional<received_message>(std::move(m));
@@ -181,41 +177,24 @@ struct sqlite_transport::impl {
       hot_queue.clear();
     } else {
       hot_queue = std::string(queue);
-      auto token = std::static_pointer_cast<reservation>((*got)->handle);
-      outstanding[token.get()] = token;
-      if (outstanding.size() > 4096) prune();
     }
     return got;
   }
 
-  void prune() {
-    std::erase_if(outstanding, [](const auto& kv) { return kv.second.expired(); });
-  }
-
-  // The reservation behind a message, only when this instance handed it out and it is
-  // still unsettled; the handle of another transport is never dereferenced.
-  result<std::shared_ptr<reservation>> find(const received_message& m) {
-    const auto it = outstanding.find(m.handle.get());
-    std::shared_ptr<reservation> token = it == outstanding.end() ? nullptr : it->second.lock();
-    if (!m.handle || !token || token.get() != m.handle.get()) {
-      return fail(transport_errc::invalid_argument,
-                  "sqlite: this message was not received by this transport instance or was "
-                  "already acked/released");
-    }
-    return token;
-  }
-
-  // Runs ack/release for a reservation; a miss means another consumer took the row over.
-  result<void> settle(d::statement& st, const std::shared_ptr<reservation>& token,
+  // Runs ack/release for a reservation this instance handed out and has not settled; a
+  // miss means another consumer took the row over.
+  result<void> settle(d::statement& st, const received_message& m,
                       std::optional<std::int64_t> available_at) {
-    st.bind(1, token->id);
-    st.bind(2, token->delivery_count);
+    auto token = owner.claim<reservation>(m);
+    if (!token) return fail(token.error());
+    st.bind(1, (*token)->id);
+    st.bind(2, (*token)->delivery_count);
     if (available_at) st.bind(3, *available_at);
     if (auto r = run(st); !r) return r;  // a transient failure keeps the handle usable
-    outstanding.erase(token.get());
+    token->settle();
     if (db.changes() == 0) {
       return fail(transport_errc::invalid_argument,
-                  "sqlite: reservation of message " + std::to_string(token->id) +
+                  "sqlite: reservation of message " + std::to_string((*token)->id) +
                       " was lost (its visibility timeout expired and it was delivered again, "
                       "or it was settled elsewhere)");
     }
@@ -224,7 +203,6 @@ struct sqlite_transport::impl {
 
   void shutdown() noexcept {
     closed = true;
-    outstanding.clear();
     // Statements first: they hold references into the connection.
     for (d::statement* st :
          {&begin, &commit, &rollback, &insert, &next, &reserve, &ack, &release, &stats}) {
@@ -347,9 +325,7 @@ result<std::vector<peeked_message>> sqlite_transport::peek(std::string_view queu
 
 result<void> sqlite_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "sqlite transport is closed");
-  auto token = impl_->find(message);
-  if (!token) return fail(token.error());
-  return impl_->settle(impl_->ack, *token, std::nullopt);
+  return impl_->settle(impl_->ack, message, std::nullopt);
 }
 
 result<void> sqlite_transport::release(const received_message& message, milliseconds delay) {
@@ -360,9 +336,7 @@ result<void> sqlite_transport::release(const received_message& message, millisec
                                                       "ms, got " + std::to_string(delay.count()) +
                                                       "ms");
   }
-  auto token = impl_->find(message);
-  if (!token) return fail(token.error());
-  return impl_->settle(impl_->release, *token, d::wall_ms() + delay.count());
+  return impl_->settle(impl_->release, message, d::wall_ms() + delay.count());
 }
 
 result<void> sqlite_transport::close(std::chrono::steady_clock::time_point deadline) {

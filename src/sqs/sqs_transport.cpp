@@ -7,6 +7,7 @@
 
 #include <babelqueue/bindings/sqs.hpp>
 #include <babelqueue/codec.hpp>
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/sqs/sqs_transport.hpp>
 
 #include <algorithm>
@@ -26,14 +27,19 @@ using detail::deduplication_id;
 
 namespace {
 
-// The settlement handle of a received message. `owner` ties it to the instance that
-// received it; `settled` is shared by every copy of the received_message.
+// What the settlement handle of a received message holds (settlement_handle.hpp marks it
+// as this instance's and keeps its settled flag, shared by every copy of the message).
 struct receipt {
-  const void* owner = nullptr;
   std::string queue_url;
   std::string receipt_handle;
-  bool settled = false;
   bool queued = false;  ///< acked with ack_batch=true: its delete is pending
+};
+using owned_receipt = claimed_handle<receipt>;
+
+// An ack deferred by ack_batch=true: the handle kept alive until its delete went out.
+struct pending_delete {
+  std::shared_ptr<void> keep;
+  owned_receipt receipt;
 };
 
 // Whole seconds, rounded up, clamped to [0, max].
@@ -51,7 +57,8 @@ struct sqs_transport::impl {
   std::map<std::string, std::string, std::less<>> urls;  // logical name → URL
   std::map<std::string, std::deque<detail::wire_message>, std::less<>> buffered;  // by logical name
   std::map<std::string, std::string, std::less<>> buffered_urls;
-  std::vector<std::shared_ptr<void>> pending_deletes;  // receipts acked, not yet deleted
+  std::vector<pending_delete> pending_deletes;  // receipts acked, not yet deleted
+  settlement_owner owner{"sqs"};                // marks the handles it hands out
   bool closed = false;
   std::int64_t published = 0;
   std::int64_t delivered = 0;
@@ -286,26 +293,21 @@ result<std::optional<received_message>> sqs_transport::receive(std::string_view 
       m.refused_schema_version = a.string_value;
     }
   }
-  auto handle = std::make_shared<receipt>();
-  handle->owner = impl_.get();
-  handle->queue_url = impl_->buffered_urls[std::string(queue)];
-  handle->receipt_handle = std::move(w.receipt_handle);
-  m.handle = std::move(handle);
+  m.handle = impl_->owner.issue(
+      receipt{impl_->buffered_urls[std::string(queue)], std::move(w.receipt_handle), false});
   m.body = std::move(w.body);
   return std::optional<received_message>(std::move(m));
 }
 
 namespace {
 
-result<receipt*> own(const void* owner, const received_message& message, std::string_view what) {
-  auto* r = static_cast<receipt*>(message.handle.get());
-  if (r == nullptr || r->owner != owner) {
+// The receipt of a message this instance received, not settled and not waiting for its
+// deferred delete; else invalid_argument.
+result<owned_receipt> own(const settlement_owner& owner, const received_message& message) {
+  auto r = owner.claim<receipt>(message);
+  if (r && (*r)->queued) {
     return fail(transport_errc::invalid_argument,
-                "sqs: " + std::string(what) + " of a message this transport did not receive");
-  }
-  if (r->settled || r->queued) {
-    return fail(transport_errc::invalid_argument,
-                "sqs: " + std::string(what) + " of a message already settled");
+                "sqs: this message was already acked (its delete is pending)");
   }
   return r;
 }
@@ -314,11 +316,11 @@ result<receipt*> own(const void* owner, const received_message& message, std::st
 
 result<void> sqs_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
-  auto r = own(impl_.get(), message, "ack");
+  auto r = own(impl_->owner, message);
   if (!r) return fail(std::move(r).error());
   if (opts_.ack_batch) {
     (*r)->queued = true;
-    impl_->pending_deletes.push_back(message.handle);
+    impl_->pending_deletes.push_back(pending_delete{message.handle, *r});
     if (impl_->pending_deletes.size() >= 10) return flush_acks();
     return {};
   }
@@ -332,7 +334,7 @@ result<void> sqs_transport::ack(const received_message& message) {
         e.message;
     return fail(std::move(e));
   }
-  (*r)->settled = true;
+  r->settle();
   return {};
 }
 
@@ -340,7 +342,8 @@ namespace {
 
 // DeleteMessageBatch of `receipts` (owned, unsettled, distinct), grouped by queue URL in
 // chunks of ten; one result per receipt, in order. Successful ones are marked settled.
-std::vector<result<void>> delete_receipts(detail::api& api, const std::vector<receipt*>& receipts,
+std::vector<result<void>> delete_receipts(detail::api& api,
+                                          const std::vector<owned_receipt>& receipts,
                                           milliseconds timeout) {
   std::vector<result<void>> out(receipts.size());
   std::map<std::string, std::vector<std::size_t>> by_url;
@@ -353,7 +356,7 @@ std::vector<result<void>> delete_receipts(detail::api& api, const std::vector<re
         handles.push_back(receipts[indexes[k]]->receipt_handle);
       auto d = api.delete_message_batch(url, handles, timeout);
       for (std::size_t k = start; k < end; ++k) {
-        receipt* rc = receipts[indexes[k]];
+        const owned_receipt& rc = receipts[indexes[k]];
         if (!d) {
           out[indexes[k]] = fail(d.error().code,
                                  "the message was handled but could not be deleted (SQS delivers "
@@ -363,7 +366,7 @@ std::vector<result<void>> delete_receipts(detail::api& api, const std::vector<re
         }
         const auto& o = (*d)[k - start];
         if (o.ok) {
-          rc->settled = true;
+          rc.settle();
           out[indexes[k]] = {};
         } else {
           out[indexes[k]] = fail(
@@ -387,16 +390,16 @@ std::vector<result<void>> sqs_transport::ack_batch(std::span<const received_mess
     for (auto& r : out) r = fail(transport_errc::closed, "sqs: the transport is closed");
     return out;
   }
-  std::vector<receipt*> receipts;
+  std::vector<owned_receipt> receipts;
   std::vector<std::size_t> index;
   std::set<const receipt*> listed;
   for (std::size_t i = 0; i < messages.size(); ++i) {
-    auto r = own(impl_.get(), messages[i], "ack");
+    auto r = own(impl_->owner, messages[i]);
     if (!r) {
       out[i] = fail(std::move(r).error());
       continue;
     }
-    if (!listed.insert(*r).second) {
+    if (!listed.insert(&**r).second) {
       out[i] = fail(transport_errc::invalid_argument,
                     "sqs: ack of a message listed twice in one ack_batch");
       continue;
@@ -413,8 +416,8 @@ result<void> sqs_transport::flush_acks() {
   if (impl_->pending_deletes.empty()) return {};
   auto pending = std::move(impl_->pending_deletes);
   impl_->pending_deletes.clear();
-  std::vector<receipt*> receipts;
-  for (const auto& h : pending) receipts.push_back(static_cast<receipt*>(h.get()));
+  std::vector<owned_receipt> receipts;
+  for (const auto& p : pending) receipts.push_back(p.receipt);
   auto results = delete_receipts(impl_->api, receipts, opts_.operation_timeout);
   std::optional<error_info> first;
   std::size_t failed = 0;
@@ -434,13 +437,18 @@ result<void> sqs_transport::flush_acks() {
 
 result<void> sqs_transport::release(const received_message& message, milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
-  auto r = own(impl_.get(), message, "release");
+  auto r = own(impl_->owner, message);
   if (!r) return fail(std::move(r).error());
   auto c = impl_->api.change_visibility((*r)->queue_url, (*r)->receipt_handle,
                                         seconds_up(delay, 43200), opts_.operation_timeout);
   if (!c) return c;
-  (*r)->settled = true;
+  r->settle();
   return {};
+}
+
+result<std::vector<peeked_message>> sqs_transport::peek(std::string_view, std::size_t,
+                                                       std::size_t) {
+  return cannot_peek(impl_->closed);
 }
 
 result<void> sqs_transport::close(clock::time_point deadline) {

@@ -149,6 +149,9 @@ class artemis_transport final : public transport {
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, delivery-count).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
@@ -158,7 +161,7 @@ class artemis_transport final : public transport {
     return opts_.tls ? "artemis+ssl" : "artemis";
   }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = true};
+    return {.native_delay = true, .headers = true, .delivery_count = true, .ordered = true};
   }
 
   const options& config() const noexcept { return opts_; }

@@ -136,6 +136,9 @@ class asb_transport final : public transport {
   result<void> dead_letter_natively(const received_message& message, std::string_view reason,
                                     std::string_view description);
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, DeliveryCount − 1).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
@@ -143,6 +146,7 @@ class asb_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "sb"; }
   transport_capabilities capabilities() const noexcept override {
+    // No .ordered: Service Bus orders only within sessions, which this binding does not use.
     return {.native_delay = true, .headers = true, .delivery_count = true};
   }
 

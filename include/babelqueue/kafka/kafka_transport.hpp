@@ -172,6 +172,9 @@ class kafka_transport final : public transport {
                        std::chrono::milliseconds delay = {}) override;
   /// Commits what is settled, leaves the groups, flushes the producer; bounded by deadline.
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// The `bq-attempts` header when parseable, else the body's count.
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
@@ -182,6 +185,8 @@ class kafka_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "kafka"; }
   transport_capabilities capabilities() const noexcept override {
+    // No .ordered: a null-key record goes to any partition of the topic. No max_body_bytes:
+    // the limits are librdkafka's and the broker's `message.max.bytes` (configuration).
     return {.native_delay = !opts_.retry_topics.empty(), .headers = true, .delivery_count = true};
   }
 

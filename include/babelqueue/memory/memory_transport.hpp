@@ -17,6 +17,7 @@
 /// of instances on any threads may use one NAME concurrently. The free functions below are
 /// thread-safe. No callbacks.
 
+#include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
 
@@ -52,7 +53,11 @@ class memory_transport final : public transport {
                                            std::size_t limit) override;
   std::string_view scheme() const noexcept override { return "memory"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = false, .peek = true};
+    return {.native_delay = true,
+            .headers = true,
+            .delivery_count = false,
+            .peek = true,
+            .ordered = true};
   }
 
  private:
@@ -61,6 +66,7 @@ class memory_transport final : public transport {
                       std::chrono::milliseconds delay);
   std::shared_ptr<broker> broker_;
   std::vector<std::shared_ptr<inflight>> inflight_;  // received, not yet settled
+  settlement_owner owner_{"memory"};                  // marks the handles it hands out
   bool closed_ = false;
 };
 

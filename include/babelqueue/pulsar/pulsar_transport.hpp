@@ -178,6 +178,9 @@ class pulsar_transport final : public transport {
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, redelivery count).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
@@ -188,7 +191,12 @@ class pulsar_transport final : public transport {
   transport_capabilities capabilities() const noexcept override {
     const bool delays = opts_.subscription_type == subscription_kind::shared ||
                         opts_.subscription_type == subscription_kind::key_shared;
-    return {.native_delay = delays, .headers = true, .delivery_count = true};
+    // Shared and Key_Shared subscriptions spread messages over consumers without an order.
+    return {.native_delay = delays,
+            .headers = true,
+            .delivery_count = true,
+            .ordered = !delays,
+            .max_batch_messages = static_cast<std::size_t>(opts_.batch_max_messages)};
   }
 
   /// The topic a queue name stands for (bindings::pulsar::topic_name with this tenant and

@@ -164,6 +164,9 @@ class rabbitmq_transport final : public transport {
                        std::chrono::milliseconds delay = {}) override;
   /// Closes the channels and the connection (the broker requeues unacked deliveries).
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, x-attempts).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
@@ -171,7 +174,11 @@ class rabbitmq_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return opts_.tls ? "amqps" : "amqp"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = false, .headers = true, .delivery_count = true};
+    return {.native_delay = false,
+            .headers = true,
+            .delivery_count = true,
+            .ordered = true,
+            .max_header_name_bytes = 255};
   }
 
   const options& config() const noexcept { return opts_; }

@@ -323,7 +323,8 @@ class redis_transport final : public transport {
     return {.native_delay = opts_.laravel,
             .headers = !opts_.laravel,
             .delivery_count = false,
-            .peek = true};
+            .peek = true,
+            .ordered = true};
   }
 
   /// Sends the deferred acks now and waits for their replies.

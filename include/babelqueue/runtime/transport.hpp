@@ -37,6 +37,7 @@
 #include <babelqueue/result.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -67,7 +68,10 @@ struct received_message {
   /// dead-letter queue, unchanged — as for a body whose `schema_version` is not 1.
   std::optional<std::string> refused_schema_version;
   /// Transport-private settlement handle (receipt handle, delivery tag, stored value, row
-  /// id...). Opaque to callers; copying a received_message shares it.
+  /// id...). Opaque to callers; copying a received_message shares it (and whether it is
+  /// settled). Transports make and check it only through settlement_owner
+  /// (runtime/settlement_handle.hpp): a handle of another instance or type is refused with
+  /// transport_errc::invalid_argument before anything behind it is read.
   std::shared_ptr<void> handle;
 };
 
@@ -107,6 +111,24 @@ struct transport_capabilities {
   /// redis). Where it is false, operators who list a queue must receive and release, which
   /// on most brokers moves the messages to the back and may bump their delivery counter.
   bool peek = false;
+  /// One consumer that releases nothing receives a queue's messages in the order one
+  /// publisher published them. False where the broker promises no order: Kafka spreads a
+  /// topic over partitions (null key), SQS standard queues, Service Bus queues without
+  /// sessions, Pulsar Shared / Key_Shared subscriptions.
+  bool ordered = false;
+  /// The largest body publish() carries, checked by the binding itself before anything is
+  /// sent: one byte more fails with transport_errc::too_large and nothing reaches the broker.
+  /// 0 = the binding has no limit of its own (a broker-configured limit, e.g. Kafka's
+  /// `message.max.bytes` or Pulsar's `maxMessageSize`, still answers too_large, after the
+  /// round trip).
+  std::size_t max_body_bytes = 0;
+  /// The most messages publish_batch() sends in one broker request (SQS SendMessageBatch: 10,
+  /// Pulsar: the producer's batch); longer batches are split. 0 = no such unit (a batch is
+  /// sent message by message or as one pipelined stream).
+  std::size_t max_batch_messages = 0;
+  /// The longest header name the binding carries (an AMQP 0-9-1 field-table key is a short
+  /// string: 255; an SQS attribute name: 256). 0 = no limit of the binding's own.
+  std::size_t max_header_name_bytes = 0;
 };
 
 /// The abstract transport. See the file comment for the thread-safety contract.
@@ -186,21 +208,30 @@ class transport {
   /// received) first, skipping the first `offset` of them; the queue is left exactly as it
   /// was (nothing is reserved, moved or counted as a delivery). Messages reserved by a
   /// consumer or delayed are not listed. The default answers transport_errc::not_supported
-  /// (capabilities().peek is false): a broker that cannot browse.
+  /// (capabilities().peek is false): a broker that cannot browse. Bindings that cannot browse
+  /// override it with cannot_peek(), so that after close() it is transport_errc::closed too.
   virtual result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
                                                    std::size_t limit) {
     (void)queue;
     (void)offset;
     (void)limit;
-    return fail(
-        transport_errc::not_supported,
-        std::string(scheme()) + ": this transport cannot list a queue without taking messages");
+    return cannot_peek(false);
   }
   /// The URL scheme this instance was opened with (`memory`, `sqlite`, `redis`, ...).
   virtual std::string_view scheme() const noexcept = 0;
 
   /// What this binding supports natively.
   virtual transport_capabilities capabilities() const noexcept = 0;
+
+ protected:
+  /// peek() of a binding that cannot browse: transport_errc::closed once `closed` (as every
+  /// call after close()), else transport_errc::not_supported.
+  result<std::vector<peeked_message>> cannot_peek(bool closed) const {
+    if (closed) return fail(transport_errc::closed, std::string(scheme()) + " transport is closed");
+    return fail(
+        transport_errc::not_supported,
+        std::string(scheme()) + ": this transport cannot list a queue without taking messages");
+  }
 };
 
 }  // namespace v1

@@ -182,6 +182,9 @@ class sqs_transport final : public transport {
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
+  /// Cannot browse: not_supported (closed after close()).
+  result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
+                                           std::size_t limit) override;
 
   /// max(body attempts, ApproximateReceiveCount − 1).
   std::int64_t reconcile_attempts(std::int64_t body_attempts,
@@ -189,7 +192,15 @@ class sqs_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "sqs"; }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = true};
+    // Order only on FIFO queues (per message group; the group is the queue name unless
+    // `group_id` is set). The size check counts the body and its attributes.
+    return {.native_delay = true,
+            .headers = true,
+            .delivery_count = true,
+            .ordered = opts_.fifo,
+            .max_body_bytes = static_cast<std::size_t>(opts_.max_message_bytes),
+            .max_batch_messages = 10,
+            .max_header_name_bytes = 256};
   }
 
   /// The queue URL of a logical queue name (after the dead-letter mapping), resolving it

@@ -1,0 +1,137 @@
+// The contract suite on the live brokers of scripts/services.sh: every scheme (and mode) this
+// build has. The URLs come from build/services/services.env (BABELQUEUE_*); a missing one
+// skips, or fails under CI / BABELQUEUE_REQUIRE_SERVICES=1.
+#include "transport_contract/contract_fixture.hpp"
+
+#include <cstdlib>
+
+#ifdef BQ_HAVE_REDIS
+#include <babelqueue/redis/redis_transport.hpp>
+#endif
+#ifdef BQ_HAVE_RABBITMQ
+#include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
+#endif
+#ifdef BQ_HAVE_KAFKA
+#include <babelqueue/kafka/kafka_transport.hpp>
+#endif
+#ifdef BQ_HAVE_ARTEMIS
+#include <babelqueue/artemis/artemis_transport.hpp>
+#endif
+#ifdef BQ_HAVE_ASB
+#include <babelqueue/asb/asb_transport.hpp>
+#endif
+#ifdef BQ_HAVE_SQS
+#include <babelqueue/sqs/sqs_transport.hpp>
+#endif
+#ifdef BQ_HAVE_PULSAR
+#include <babelqueue/pulsar/pulsar_transport.hpp>
+#endif
+
+namespace bqcontract {
+
+void register_transports() {
+#ifdef BQ_HAVE_REDIS
+  babelqueue::redis::register_transport();
+#endif
+#ifdef BQ_HAVE_RABBITMQ
+  babelqueue::rabbitmq::register_transport();
+#endif
+#ifdef BQ_HAVE_KAFKA
+  babelqueue::kafka::register_transport();
+#endif
+#ifdef BQ_HAVE_ARTEMIS
+  babelqueue::artemis::register_transport();
+#endif
+#ifdef BQ_HAVE_ASB
+  babelqueue::asb::register_transport();
+#endif
+#ifdef BQ_HAVE_SQS
+  babelqueue::sqs::register_transport();
+#endif
+#ifdef BQ_HAVE_PULSAR
+  babelqueue::pulsar::register_transport();
+#endif
+}
+
+namespace {
+
+[[maybe_unused]] std::string sqs_url(const std::string& options) {
+  std::string u = bqtest::env_or_empty("BABELQUEUE_SQS_URL");
+  if (u.empty()) return u;
+  // ElasticMQ checks no signature; the transport still wants credentials to sign with.
+  ::setenv("AWS_ACCESS_KEY_ID", "test", 0);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "test", 0);
+  // Queues made on first use; a 5 s visibility timeout so that a message a closed consumer
+  // held comes back within a case.
+  return with_option(u, "create_queues=true&visibility=5" + options);
+}
+
+std::vector<target> broker_targets() {
+  std::vector<target> all;
+#ifdef BQ_HAVE_REDIS
+  all.push_back({.name = "redis", .service = "redis", .url = env_url("BABELQUEUE_REDIS_URL")});
+  all.push_back({.name = "redis_laravel",
+                 .service = "redis",
+                 .url = env_url("BABELQUEUE_REDIS_URL", "laravel=1")});
+  all.push_back({.name = "redis_cluster",
+                 .service = "redis-cluster",
+                 .url = env_url("BABELQUEUE_REDIS_CLUSTER_URL"),
+                 .relay_faithful = false});
+#endif
+#ifdef BQ_HAVE_RABBITMQ
+  all.push_back({.name = "amqp", .service = "rabbitmq", .url = env_url("BABELQUEUE_RABBITMQ_URL")});
+#endif
+#ifdef BQ_HAVE_KAFKA
+  all.push_back({.name = "kafka",
+                 .service = "kafka",
+                 .url =
+                     [](const std::string& id) {
+                       const std::string b = bqtest::env_or_empty("BABELQUEUE_KAFKA_BOOTSTRAP");
+                       if (b.empty()) return b;
+                       // One consumer group per case; short session timeouts so that a
+                       // closed consumer's partitions move within seconds.
+                       return "kafka://" + b + "?group=" + id +
+                              "&rdkafka.session.timeout.ms=6000"
+                              "&rdkafka.heartbeat.interval.ms=500";
+                     },
+                 .relay_faithful = false});
+#endif
+#ifdef BQ_HAVE_ARTEMIS
+  all.push_back(
+      {.name = "artemis", .service = "artemis", .url = env_url("BABELQUEUE_ARTEMIS_URL")});
+#endif
+#ifdef BQ_HAVE_ASB
+  all.push_back({.name = "sb",
+                 .service = "artemis",
+                 .url = [](const std::string&) {
+                   const std::string cs = bqtest::env_or_empty("BABELQUEUE_ASB_CONNECTION_STRING");
+                   if (cs.empty()) return cs;
+                   auto u = babelqueue::asb::url_from_connection_string(cs);
+                   return u ? *u : std::string();
+                 }});
+#endif
+#ifdef BQ_HAVE_SQS
+  all.push_back({.name = "sqs",
+                 .service = "sqs",
+                 .url = [](const std::string&) { return sqs_url(""); }});
+  all.push_back({.name = "sqs_fifo",
+                 .service = "sqs",
+                 .url = [](const std::string&) { return sqs_url("&fifo=true"); },
+                 .queue = [](const std::string& id) { return id + ".fifo"; }});
+#endif
+#ifdef BQ_HAVE_PULSAR
+  all.push_back({.name = "pulsar",
+                 .service = "pulsar",
+                 .url = env_url("BABELQUEUE_PULSAR_URL", "negative_ack_delay=200ms"),
+                 .relay_faithful = false});
+#endif
+  return all;
+}
+
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Brokers, TransportContract, ::testing::ValuesIn(broker_targets()),
+                         target_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TransportContract);
+
+}  // namespace bqcontract
