@@ -20,15 +20,7 @@ endforeach()
 string(REPLACE "," ";" WITH "${WITH}")
 string(REPLACE "," ";" EXPECT "${EXPECT}")
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  TIMEOUT 900)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "command failed (${rc}): ${cmd}\n--- stdout\n${out}\n--- stderr\n${err}")
-  endif()
-  set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
 
 set(build ${WORK_DIR}/build)
 set(prefix ${WORK_DIR}/prefix)
@@ -42,7 +34,13 @@ if(LAUNCHER)
   list(APPEND common -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
 endif()
 
-# 1. The partial tree.
+# 1. The partial tree (a kept tree of another source checkout is started afresh).
+if(EXISTS ${build}/CMakeCache.txt)
+  file(STRINGS ${build}/CMakeCache.txt home REGEX "^CMAKE_HOME_DIRECTORY:")
+  if(NOT home STREQUAL "CMAKE_HOME_DIRECTORY:INTERNAL=${SOURCE_DIR}")
+    file(REMOVE_RECURSE ${build} ${check})
+  endif()
+endif()
 set(switches -DBABELQUEUE_WITH_DEFAULT=OFF)
 foreach(component IN LISTS WITH)
   string(TOUPPER ${component} upper)

@@ -24,15 +24,8 @@ function(run_consumer exe)
   message(STATUS "consumer says: ${run_output}")
 endfunction()
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  TIMEOUT 500)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "command failed (${rc}): ${cmd}\n--- stdout\n${out}\n--- stderr\n${err}")
-  endif()
-  set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+set(RUN_TIMEOUT 500)
+include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
 
 if(STEP STREQUAL "install")
   set(staging ${WORK_DIR}/staging-prefix)
