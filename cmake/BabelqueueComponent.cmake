@@ -121,6 +121,26 @@ function(_babelqueue_component_headers name)
   endif()
 endfunction()
 
+# _babelqueue_export_header(<name> <out-var>): writes <babelqueue/export/<name>.hpp>, which
+# defines BABELQUEUE_<NAME>_EXPORT for this build of babelqueue_<name> (static or shared),
+# and returns its path.
+function(_babelqueue_export_header name out)
+  string(TOUPPER "${name}" upper)
+  get_target_property(type babelqueue_${name} TYPE)
+  set(BABELQUEUE_EXPORT_COMPONENT ${name})
+  set(BABELQUEUE_EXPORT_MACRO BABELQUEUE_${upper}_EXPORT)
+  if(type STREQUAL "SHARED_LIBRARY")
+    set(BABELQUEUE_EXPORT_SHARED 1)
+    set(BABELQUEUE_EXPORT_TYPE shared)
+  else()
+    set(BABELQUEUE_EXPORT_SHARED 0)
+    set(BABELQUEUE_EXPORT_TYPE static)
+  endif()
+  set(file ${BABELQUEUE_GENERATED_INCLUDE_DIR}/babelqueue/export/${name}.hpp)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/export.hpp.in ${file} @ONLY)
+  set(${out} ${file} PARENT_SCOPE)
+endfunction()
+
 # babelqueue_add_component(<name>
 #     SOURCES <files...>
 #     [PUBLIC_DEPS <targets...>] [PRIVATE_DEPS <targets...>]
@@ -147,13 +167,20 @@ function(babelqueue_add_component name)
     VERSION ${PROJECT_VERSION}
     SOVERSION ${PROJECT_VERSION_MAJOR}
     POSITION_INDEPENDENT_CODE ON)
+  # Hidden visibility: a shared library exports only its public API, the declarations marked
+  # with BABELQUEUE_<NAME>_EXPORT from the generated <babelqueue/export/<name>.hpp>.
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  _babelqueue_export_header(${name} export_header)
   target_compile_features(${target} PUBLIC cxx_std_20)
   target_include_directories(${target}
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
            $<BUILD_INTERFACE:${BABELQUEUE_GENERATED_INCLUDE_DIR}>
            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
-  _babelqueue_component_headers(${name} PATTERNS ${ARG_HEADERS} GENERATED ${ARG_GENERATED_HEADERS})
+  _babelqueue_component_headers(${name} PATTERNS ${ARG_HEADERS}
+                                GENERATED ${ARG_GENERATED_HEADERS} ${export_header})
   if(ARG_PUBLIC_DEPS)
     target_link_libraries(${target} PUBLIC ${ARG_PUBLIC_DEPS})
   endif()
