@@ -113,6 +113,10 @@ elseif(STEP STREQUAL "pkgconfig")
   separate_arguments(cflags UNIX_COMMAND "${cflags}")
   separate_arguments(libs UNIX_COMMAND "${libs}")
   run(${CXX} -std=c++20 ${cflags} ${CONSUMER_DIR}/main.cpp -o ${build}/babelqueue_consumer ${libs})
+  # pkg-config gives no run path: a shared install is found the way a user's would be.
+  run(${PKG_CONFIG} --variable=libdir babelqueue-core)
+  string(STRIP "${run_output}" libdir)
+  set(ENV{LD_LIBRARY_PATH} "${libdir}")
   run_consumer(${build}/babelqueue_consumer)
 
 else()
