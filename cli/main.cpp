@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string>
 
 int main(int argc, char** argv) {
   CLI::App app{"babelqueue — BabelQueue C++ SDK command line (envelope codec, runtime, registry)",
                "babelqueue"};
-  app.set_version_flag("--version", babelqueue::version_string);
+  // The linked library's version (one place: project(VERSION) in CMakeLists.txt).
+  app.set_version_flag("--version", std::string(babelqueue::library_version()));
   app.require_subcommand(1);
   auto& registry = babelqueue::cli::command_registry();
   std::sort(registry.begin(), registry.end(),

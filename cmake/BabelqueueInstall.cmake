@@ -4,7 +4,7 @@
 #
 # Layout of the install tree (every path is relative to the prefix, so the tree can be moved
 # anywhere after `cmake --install`; tests/install proves it by moving it before use):
-#   include/babelqueue/*.hpp
+#   include/babelqueue/...                                      the built components' headers
 #   <libdir>/libbabelqueue_<c>.{a,so}
 #   <libdir>/cmake/babelqueue/babelqueue-config.cmake           find_package entry point
 #   <libdir>/cmake/babelqueue/babelqueue-config-version.cmake   SameMajorVersion
@@ -15,23 +15,9 @@ include(CMakePackageConfigHelpers)
 
 include(${CMAKE_CURRENT_LIST_DIR}/BabelqueueInstallDirs.cmake)
 
-# Public headers. A component's own header folder (include/babelqueue/<c>/, when src/<c>/
-# exists too) is installed only when that component is built, so the installed headers
-# never promise a library that is not there.
-set(_babelqueue_header_excludes "")
-file(GLOB _babelqueue_header_dirs LIST_DIRECTORIES true RELATIVE ${PROJECT_SOURCE_DIR}/include/babelqueue
-     ${PROJECT_SOURCE_DIR}/include/babelqueue/*)
-foreach(_dir IN LISTS _babelqueue_header_dirs)
-  if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/include/babelqueue/${_dir}
-     AND IS_DIRECTORY ${PROJECT_SOURCE_DIR}/src/${_dir}
-     AND NOT TARGET babelqueue_${_dir})
-    list(APPEND _babelqueue_header_excludes PATTERN "${_dir}" EXCLUDE)
-  endif()
-endforeach()
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/babelqueue
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        COMPONENT babelqueue_development
-        FILES_MATCHING PATTERN "*.hpp" ${_babelqueue_header_excludes})
+# Public headers: each component's FILE_SET HEADERS (babelqueue_add_component(HEADERS),
+# installed with that component's target below), so the installed headers never promise a
+# library that is not there; tests/install compiles every header of partial installs.
 
 # _babelqueue_internal_deps(<component> <out-var>): the other babelqueue components that
 # <component> links (publicly or privately), so that the package config loads their targets
@@ -79,6 +65,8 @@ foreach(_c IN LISTS _babelqueue_components)
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT babelqueue_runtime
                   NAMELINK_COMPONENT babelqueue_development
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT babelqueue_runtime
+          FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+                           COMPONENT babelqueue_development
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(EXPORT babelqueue-${_c}-targets
           NAMESPACE babelqueue::

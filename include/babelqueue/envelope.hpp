@@ -14,6 +14,7 @@
 /// @see spec "The Envelope", reference wire-core.md §1–§4.
 
 #include <babelqueue/detail/inline_vector.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 
@@ -37,7 +38,7 @@ inline constexpr std::string_view default_queue = "default";
 
 /// The additive `dead_letter` block, as read from a message (fields absent on the wire, or
 /// of an unexpected type, are left empty).
-struct dead_letter_info {
+struct BABELQUEUE_CORE_EXPORT dead_letter_info {
   std::string reason;                     ///< `failed` | `unknown_urn` | `poison`
   std::optional<std::string> error;       ///< the cause's message, or null
   std::optional<std::string> exception;   ///< the cause's type name, or null
@@ -48,7 +49,7 @@ struct dead_letter_info {
 };
 
 /// Options of make().
-struct make_options {
+struct BABELQUEUE_CORE_EXPORT make_options {
   /// Logical queue written to `meta.queue`; empty means "default".
   std::string queue;
   /// Trace to continue. Trimmed of ASCII white space; blank (empty or ASCII white space
@@ -62,7 +63,7 @@ struct make_options {
 /// `1.10`, `1E2`), key order and duplicate keys stay, strings are re-escaped per D2.
 /// A non-owning view: the text must outlive the call it is passed to. The constructor is
 /// explicit and never takes a braced list, so `make(urn, {{"k", 1}})` still means `json`.
-class json_text {
+class BABELQUEUE_CORE_EXPORT json_text {
  public:
   template <class Text>
     requires std::is_convertible_v<const Text&, std::string_view>
@@ -81,7 +82,7 @@ inline constexpr std::size_t max_data_text_depth = 511;
 
 /// Options of continue_trace(). There is no trace_id: a continuing message always carries
 /// the inbound message's trace.
-struct continue_options {
+struct BABELQUEUE_CORE_EXPORT continue_options {
   /// Logical queue written to `meta.queue`; empty means "default".
   std::string queue;
 };
@@ -94,24 +95,28 @@ class envelope;
 /// (null is taken as `{}`) whose strings are valid UTF-8 and whose numbers are finite
 /// (errc::invalid_utf8, errc::non_finite_number, errc::invalid_data); `meta.id` is a fresh
 /// UUIDv4, `meta.lang` "cpp", `created_at` the current Unix time in ms, `attempts` 0.
-result<envelope> make(std::string_view urn, const json& data, const make_options& options = {});
+BABELQUEUE_CORE_EXPORT result<envelope> make(std::string_view urn, const json& data,
+                                             const make_options& options = {});
 /// As above with `data` given as JSON text, kept losslessly (see json_text). It must be one
 /// JSON object, or `[]`, which is read as `{}` as decode() reads it; anything else is
 /// errc::invalid_data. Text that is not strict RFC 8259 JSON (invalid UTF-8, a lone
 /// surrogate, trailing data, NaN, nesting deeper than max_data_text_depth) is
 /// errc::malformed_json. No number range limit applies: the text is never read as doubles.
-result<envelope> make(std::string_view urn, json_text data, const make_options& options = {});
+BABELQUEUE_CORE_EXPORT result<envelope> make(std::string_view urn, json_text data,
+                                             const make_options& options = {});
 
 /// Builds a downstream envelope that continues `inbound`'s trace: same `trace_id`, fresh
 /// `meta.id` (spec "id vs trace_id"); the URN and `data` as make(), `options.queue` as
 /// make_options::queue.
-result<envelope> continue_trace(const envelope& inbound, std::string_view urn, const json& data,
-                                const continue_options& options = {});
+BABELQUEUE_CORE_EXPORT result<envelope> continue_trace(const envelope& inbound,
+                                                       std::string_view urn, const json& data,
+                                                       const continue_options& options = {});
 /// As above with `data` given as JSON text (the rules of make(urn, json_text, ...)).
-result<envelope> continue_trace(const envelope& inbound, std::string_view urn, json_text data,
-                                const continue_options& options = {});
+BABELQUEUE_CORE_EXPORT result<envelope> continue_trace(const envelope& inbound,
+                                                       std::string_view urn, json_text data,
+                                                       const continue_options& options = {});
 
-class envelope {
+class BABELQUEUE_CORE_EXPORT envelope {
  public:
   /// The routed identity: `job` when it is a non-blank string (D3a: not empty or ASCII
   /// white space only), else the `urn` alias — exactly as received, never trimmed.

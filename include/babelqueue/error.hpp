@@ -26,6 +26,8 @@
 /// Thread-safety: error_info and error are value types (concurrent reads safe); the
 /// categories are stateless singletons, safe from any thread.
 
+#include <babelqueue/export/core.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -112,10 +114,10 @@ struct std::is_error_condition_enum<babelqueue::condition> : std::true_type {};
 namespace babelqueue {
 inline namespace v1 {
 
-const std::error_category& core_category() noexcept;
-const std::error_category& runtime_category() noexcept;
-const std::error_category& transport_category() noexcept;
-const std::error_category& condition_category() noexcept;
+BABELQUEUE_CORE_EXPORT const std::error_category& core_category() noexcept;
+BABELQUEUE_CORE_EXPORT const std::error_category& runtime_category() noexcept;
+BABELQUEUE_CORE_EXPORT const std::error_category& transport_category() noexcept;
+BABELQUEUE_CORE_EXPORT const std::error_category& condition_category() noexcept;
 /// The core category (kept under its first name).
 inline const std::error_category& category() noexcept { return core_category(); }
 
@@ -133,23 +135,23 @@ inline std::error_condition make_error_condition(condition c) noexcept {
 /// The stable, lowercase snake_case name of a code: `malformed_json`, `unavailable`, ...
 /// These are the reason strings printed by the CLI and carried by metrics and logs. A code
 /// of a category outside babelqueue reads "unknown".
-std::string_view reason(const std::error_code& code) noexcept;
-std::string_view reason(errc e) noexcept;
+BABELQUEUE_CORE_EXPORT std::string_view reason(const std::error_code& code) noexcept;
+BABELQUEUE_CORE_EXPORT std::string_view reason(errc e) noexcept;
 
 /// True for failures where the same call may succeed later without any change by the caller
 /// (transport unavailable, timeout, runtime io). The runtime backs off and retries on these;
 /// on the others it does not retry the same way.
-bool is_transient(const std::error_code& code) noexcept;
+BABELQUEUE_CORE_EXPORT bool is_transient(const std::error_code& code) noexcept;
 
 /// The failure as the broker's client library reported it, kept beside the mapped code.
-struct native_error {
+struct BABELQUEUE_CORE_EXPORT native_error {
   std::string source;     ///< `hiredis`, `sqlite`, `openssl`, `errno`, `rabbitmq-c`, ...
   std::int64_t code = 0;  ///< the library's own code (0 when it has none)
   std::string text;       ///< the library's own text (never a secret: see url.hpp redact())
 };
 
 /// A code plus a human-readable message saying what exactly was wrong.
-struct error_info {
+struct BABELQUEUE_CORE_EXPORT error_info {
   // User-provided on purpose: `return {};` (success, on hot paths) value-initialises, and a
   // defaulted constructor would zero-fill the whole object (its strings and optional
   // included) before constructing it.
@@ -171,7 +173,7 @@ struct error_info {
 
 /// The exception of the throwing surface. `what()` is "<reason>: <message>", plus
 /// " (at <path>)" when a path is set.
-class error : public std::system_error {
+class BABELQUEUE_CORE_EXPORT error : public std::system_error {
  public:
   explicit error(error_info info);
   const char* what() const noexcept override { return what_.c_str(); }
@@ -185,7 +187,7 @@ class error : public std::system_error {
 
 /// Base of every babelqueue category: a stable reason name per value and the mapping onto
 /// `condition`. Components define their categories on it (schema, gdpr); so may users.
-class error_category_base : public std::error_category {
+class BABELQUEUE_CORE_EXPORT error_category_base : public std::error_category {
  public:
   virtual std::string_view reason(int value) const noexcept = 0;
   /// The portable condition of a value, or 0 when none applies.

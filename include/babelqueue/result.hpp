@@ -10,6 +10,7 @@
 /// safe, a write needs exclusive access.
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/core.hpp>
 
 #include <cassert>
 #include <type_traits>
@@ -20,7 +21,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// Tag-carrying error value used to build a failed result: `return fail(errc::x, "why")`.
-struct failure {
+struct BABELQUEUE_CORE_EXPORT failure {
   error_info info;
 };
 

@@ -6,6 +6,8 @@
 /// CI or a producer guard.
 /// @note Thread-safety: pure functions.
 
+#include <babelqueue/export/core.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -25,16 +27,16 @@ enum class urn_rule {
 };
 
 /// Result of check_urn(): the rule broken and a sentence saying why.
-struct urn_verdict {
+struct BABELQUEUE_CORE_EXPORT urn_verdict {
   urn_rule rule = urn_rule::ok;
   std::string message;
   explicit operator bool() const noexcept { return rule == urn_rule::ok; }
 };
 
 /// Checks `urn` against the convention and reports the first rule it breaks.
-urn_verdict check_urn(std::string_view urn);
+BABELQUEUE_CORE_EXPORT urn_verdict check_urn(std::string_view urn);
 /// Stable name of a rule: `ok`, `empty`, `not_ascii_lowercase`, ...
-std::string_view to_string(urn_rule rule) noexcept;
+BABELQUEUE_CORE_EXPORT std::string_view to_string(urn_rule rule) noexcept;
 
 }  // namespace v1
 }  // namespace babelqueue

@@ -7,6 +7,8 @@
 /// hand out the same bytes.
 /// @note Thread-safety: thread-safe (per-thread state).
 
+#include <babelqueue/export/core.hpp>
+
 #include <array>
 #include <string>
 #include <string_view>
@@ -15,11 +17,11 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// A fresh lowercase 8-4-4-4-12 UUIDv4 (version nibble 4, variant 10xx).
-std::string uuid_v4();
+BABELQUEUE_CORE_EXPORT std::string uuid_v4();
 /// Writes a fresh UUIDv4 into exactly 36 chars at `out`.
-void uuid_v4_into(char* out);
+BABELQUEUE_CORE_EXPORT void uuid_v4_into(char* out);
 /// True when `text` is a lowercase or uppercase 8-4-4-4-12 hexadecimal UUID (any version).
-bool is_uuid(std::string_view text) noexcept;
+BABELQUEUE_CORE_EXPORT bool is_uuid(std::string_view text) noexcept;
 
 }  // namespace v1
 }  // namespace babelqueue

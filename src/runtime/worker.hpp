@@ -12,7 +12,9 @@
 namespace babelqueue {
 inline namespace v1 {
 
-class app::worker final : public detail::message_publisher {
+// Internal: hidden, or it would inherit the exported app's visibility and be exported from
+// the shared runtime library.
+class [[gnu::visibility("hidden")]] app::worker final : public detail::message_publisher {
  public:
   worker(app& owner, std::unique_ptr<transport> t) : app_(owner), transport_(std::move(t)) {}
 

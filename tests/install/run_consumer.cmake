@@ -26,15 +26,8 @@ function(run_consumer exe)
   message(STATUS "consumer says: ${run_output}")
 endfunction()
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  TIMEOUT 500)
-  if(NOT rc EQUAL 0)
-    string(REPLACE ";" " " cmd "${ARGN}")
-    message(FATAL_ERROR "command failed (${rc}): ${cmd}\n--- stdout\n${out}\n--- stderr\n${err}")
-  endif()
-  set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+set(RUN_TIMEOUT 500)
+include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
 
 # Configures the consumer project in `source` into a fresh `build` against the moved tree
 # only (never a registry or system copy); extra -D arguments follow.
@@ -148,6 +141,10 @@ elseif(STEP STREQUAL "pkgconfig")
   separate_arguments(cflags UNIX_COMMAND "${cflags}")
   separate_arguments(libs UNIX_COMMAND "${libs}")
   run(${CXX} -std=c++20 ${cflags} ${CONSUMER_DIR}/main.cpp -o ${build}/babelqueue_consumer ${libs})
+  # pkg-config gives no run path: a shared install is found the way a user's would be.
+  run(${PKG_CONFIG} --variable=libdir babelqueue-core)
+  string(STRIP "${run_output}" libdir)
+  set(ENV{LD_LIBRARY_PATH} "${libdir}")
   run_consumer(${build}/babelqueue_consumer)
 
 else()

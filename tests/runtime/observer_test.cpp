@@ -497,6 +497,10 @@ TEST_F(Observer, AddedHeadersAreDroppedWhereTheTransportCarriesNone) {
 }
 
 TEST_F(Observer, LogsBelowEveryObserversLevelAreNeverFormatted) {
+#if BABELQUEUE_TEST_SHARED_LIBS
+  GTEST_SKIP() << "reads detail::formatted_log_records(), which the shared runtime library "
+                  "does not export (run in a static build)";
+#else
   // Paths that log at debug (release strategy) and info (retry, delete strategy), none at
   // warn or above.
   auto run = [&](std::vector<std::shared_ptr<observer>> observers) {
@@ -543,6 +547,7 @@ TEST_F(Observer, LogsBelowEveryObserversLevelAreNeverFormatted) {
   }
   EXPECT_TRUE(saw_debug);
   EXPECT_TRUE(saw_retry) << debug->logs.front();
+#endif
 }
 
 TEST_F(Observer, LogRecordsCarryStructuredContext) {

@@ -63,6 +63,7 @@
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract); use one
 /// instance per thread (the App does). Its keeper thread is internal and synchronised.
 
+#include <babelqueue/export/artemis.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -79,7 +80,7 @@ namespace artemis {
 
 /// Options of an artemis transport; each field but host/port/username/password/tls is the
 /// URL query key of the same name. Every timeout is finite.
-struct options {
+struct BABELQUEUE_ARTEMIS_EXPORT options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 5672;  ///< 5671 is the default for artemis+ssl://
   /// Empty: SASL ANONYMOUS. Otherwise SASL PLAIN with the password.
@@ -117,17 +118,17 @@ struct options {
 
 /// Reads options from an `artemis://` or `artemis+ssl://` URL. transport_errc::invalid_argument
 /// on unknown keys, malformed values, or `tls_*` keys on `artemis://`.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_ARTEMIS_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance (for tests, benchmarks and operators).
-struct transport_stats {
+struct BABELQUEUE_ARTEMIS_EXPORT transport_stats {
   std::int64_t connects = 0;   ///< connections opened, the first included
   std::int64_t published = 0;  ///< messages the broker accepted
   std::int64_t delivered = 0;  ///< messages received from the broker
 };
 
 /// The `artemis` transport. See the file comment for guarantees and thread-safety.
-class artemis_transport final : public transport {
+class BABELQUEUE_ARTEMIS_EXPORT artemis_transport final : public transport {
  public:
   /// Checks the options (the rules of options_from_url()), then connects once
   /// (transport_errc::unavailable when the broker cannot be reached within connect_timeout,
@@ -176,7 +177,7 @@ class artemis_transport final : public transport {
 
 /// Registers the `artemis` and `artemis+ssl` schemes with the URL factory (url.hpp).
 /// Idempotent.
-void register_transport();
+BABELQUEUE_ARTEMIS_EXPORT void register_transport();
 
 }  // namespace artemis
 }  // namespace v1

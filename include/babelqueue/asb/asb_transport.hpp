@@ -50,6 +50,7 @@
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract); use one
 /// instance per thread (the App does). Its keeper thread is internal and synchronised.
 
+#include <babelqueue/export/asb.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -66,7 +67,7 @@ namespace asb {
 
 /// Options of an sb:// transport. Query keys = the field names, except the SAS policy (the
 /// URL's user info) and `host`/`port`.
-struct options {
+struct BABELQUEUE_ASB_EXPORT options {
   std::string host;           ///< the namespace FQDN (the AMQP open hostname and SNI)
   std::uint16_t port = 5671;  ///< 5672 with `emulator`
   /// The development emulator (connection string `UseDevelopmentEmulator=true`): plain AMQP
@@ -97,22 +98,24 @@ struct options {
 
 /// Reads options from an `sb://` URL. transport_errc::invalid_argument on unknown keys,
 /// malformed values or missing credentials.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_ASB_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Reads options from a Service Bus connection string (asb/connection_string.hpp).
-result<options> options_from_connection_string(std::string_view connection_string);
+BABELQUEUE_ASB_EXPORT result<options> options_from_connection_string(
+    std::string_view connection_string);
 
 /// The `sb://` URL of a connection string (secrets percent-encoded), for app("sb://...").
-result<std::string> url_from_connection_string(std::string_view connection_string);
+BABELQUEUE_ASB_EXPORT result<std::string> url_from_connection_string(
+    std::string_view connection_string);
 
-struct transport_stats {
+struct BABELQUEUE_ASB_EXPORT transport_stats {
   std::int64_t connects = 0;
   std::int64_t published = 0;
   std::int64_t delivered = 0;
   std::int64_t tokens_put = 0;  ///< CBS tokens the broker accepted (renewals included)
 };
 
-class asb_transport final : public transport {
+class BABELQUEUE_ASB_EXPORT asb_transport final : public transport {
  public:
   /// Checks the options, connects and puts the first token (transport_errc::unavailable /
   /// permission).
@@ -161,7 +164,7 @@ class asb_transport final : public transport {
 };
 
 /// Registers the `sb` scheme with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_ASB_EXPORT void register_transport();
 
 }  // namespace asb
 }  // namespace v1

@@ -14,6 +14,7 @@
 /// @note Thread-safety: value types; the category is a stateless singleton.
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/asb.hpp>
 #include <babelqueue/result.hpp>
 
 #include <string>
@@ -48,7 +49,7 @@ inline namespace v1 {
 namespace asb {
 
 /// The category of auth_errc values ("babelqueue.asb.auth").
-const std::error_category& auth_category() noexcept;
+BABELQUEUE_ASB_EXPORT const std::error_category& auth_category() noexcept;
 
 inline std::error_code make_error_code(auth_errc e) noexcept {
   return {static_cast<int>(e), auth_category()};

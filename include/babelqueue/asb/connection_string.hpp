@@ -31,6 +31,7 @@
 /// @note Thread-safety: pure and thread-safe.
 
 #include <babelqueue/asb/auth_error.hpp>
+#include <babelqueue/export/asb.hpp>
 #include <babelqueue/result.hpp>
 
 #include <cstdint>
@@ -43,7 +44,7 @@ inline namespace v1 {
 namespace asb {
 
 /// A parsed connection string. Values are verbatim (trimmed of ASCII white space).
-struct connection_string {
+struct BABELQUEUE_ASB_EXPORT connection_string {
   /// `Endpoint` without a trailing `/`: `sb://contoso.servicebus.windows.net`.
   std::string endpoint;
   /// The Endpoint's host (an IPv6 address without its brackets): the AMQP open hostname / SNI.
@@ -64,7 +65,7 @@ struct connection_string {
 /// Parses `text` (grammar in the file comment). Errors: auth_errc::malformed, missing_key,
 /// duplicate_key, unknown_key, invalid_value, conflicting_keys — each with
 /// `error_info::path` = the key concerned (empty for malformed).
-result<connection_string> parse_connection_string(std::string_view text);
+BABELQUEUE_ASB_EXPORT result<connection_string> parse_connection_string(std::string_view text);
 
 }  // namespace asb
 }  // namespace v1

@@ -26,6 +26,7 @@
 /// @note Thread-safety: pure and thread-safe (OpenSSL 3's one-shot HMAC is).
 
 #include <babelqueue/asb/auth_error.hpp>
+#include <babelqueue/export/asb.hpp>
 #include <babelqueue/result.hpp>
 
 #include <chrono>
@@ -44,9 +45,9 @@ inline constexpr std::string_view sas_token_prefix = "SharedAccessSignature ";
 /// `key`, valid until `expiry` (truncated to whole seconds).
 /// Errors: auth_errc::invalid_argument for an empty resource URI, key name or key, or an
 /// expiry before the Unix epoch; auth_errc::crypto_failed when OpenSSL fails.
-result<std::string> make_sas_token(std::string_view resource_uri, std::string_view key_name,
-                                   std::string_view key,
-                                   std::chrono::system_clock::time_point expiry);
+BABELQUEUE_ASB_EXPORT result<std::string> make_sas_token(
+    std::string_view resource_uri, std::string_view key_name, std::string_view key,
+    std::chrono::system_clock::time_point expiry);
 
 }  // namespace asb
 }  // namespace v1

@@ -51,6 +51,7 @@
 /// runner can use it without Proton (it needs only babelqueue::core).
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/text.hpp>
 
@@ -88,7 +89,7 @@ inline constexpr std::string_view app_id = "babelqueue";
 using annotation_value = std::variant<std::string, std::int64_t>;
 
 /// The AMQP 1.0 sections of one publish, besides the body (sent as an `amqp-value` string).
-struct message_projection {
+struct BABELQUEUE_CORE_EXPORT message_projection {
   /// `properties.subject`: the URN (what Artemis maps to JMSType).
   std::optional<std::string> subject;
   /// `properties.correlation-id`, as an AMQP string: the trace_id.

@@ -49,6 +49,7 @@
 /// runner can use it without Proton (it needs only babelqueue::core).
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/text.hpp>
 
@@ -90,7 +91,7 @@ inline constexpr std::size_t max_message_id = 128;
 using property_value = std::variant<std::int32_t, std::int64_t, std::string>;
 
 /// The AMQP 1.0 sections of one publish, besides the body (sent as one `data` section).
-struct message_projection {
+struct BABELQUEUE_CORE_EXPORT message_projection {
   /// `properties.subject` (Subject / Label): the URN.
   std::optional<std::string> subject;
   /// `properties.correlation-id`, as an AMQP string: the trace_id.

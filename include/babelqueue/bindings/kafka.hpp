@@ -25,6 +25,7 @@
 #include <babelqueue/bindings/bq_properties.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/dead_letter.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 
 #include <algorithm>
@@ -66,7 +67,7 @@ inline constexpr std::string_view retry_infix = ".retry.";
 using record_header = std::pair<std::string, std::string>;
 
 /// What a publish of one envelope puts on the wire besides the value.
-struct record_projection {
+struct BABELQUEUE_CORE_EXPORT record_projection {
   /// Contract headers first (in the order above), then the out-of-band ones by name.
   std::vector<record_header> headers;
   /// CreateTime in Unix ms: `meta.created_at`; nullopt (the producer's clock) when the body

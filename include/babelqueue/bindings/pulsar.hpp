@@ -27,6 +27,7 @@
 
 #include <babelqueue/bindings/bq_properties.hpp>
 #include <babelqueue/dead_letter.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 
 #include <algorithm>
@@ -57,7 +58,7 @@ inline constexpr std::string_view default_namespace = "default";
 inline constexpr std::string_view default_subscription = "babelqueue";
 
 /// What a publish of one envelope puts on the wire besides the payload.
-struct message_projection {
+struct BABELQUEUE_CORE_EXPORT message_projection {
   std::map<std::string, std::string, std::less<>> properties;
   /// Event time in Unix ms: `meta.created_at`; nullopt when the body has none or does not
   /// decode.

@@ -27,6 +27,7 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/dead_letter.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 
 #include <algorithm>
@@ -60,7 +61,7 @@ inline constexpr std::string_view default_exchange = "";
 using header_value = std::variant<std::int64_t, std::string>;
 
 /// The AMQP 0-9-1 basic properties of one publish.
-struct properties {
+struct BABELQUEUE_CORE_EXPORT properties {
   std::string content_type{rabbitmq::content_type};
   std::string content_encoding{rabbitmq::content_encoding};
   std::uint8_t delivery_mode = delivery_mode_persistent;

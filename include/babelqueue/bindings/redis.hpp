@@ -16,6 +16,7 @@
 /// the conformance runner can use it without hiredis (it needs only babelqueue::core).
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
@@ -74,7 +75,7 @@ inline constexpr std::string_view default_laravel_prefix = "queues:";
 /// reserved and delayed sorted sets `…:reserved` / `…:delayed` (score = epoch seconds when
 /// the reservation expires / the job is due) and the wake-up list `…:notify` (one `1` per
 /// job pushed, popped by every reservation).
-struct laravel_keys {
+struct BABELQUEUE_CORE_EXPORT laravel_keys {
   std::string ready, reserved, delayed, notify;
 };
 
@@ -111,7 +112,7 @@ inline result<std::string> stored_value(std::string_view body, const frame_heade
 }
 
 /// A stored list value read back (reserve side).
-struct unframed_value {
+struct BABELQUEUE_CORE_EXPORT unframed_value {
   std::string body;     ///< the envelope text (the stored value itself when not a frame)
   frame_headers hdrs;   ///< carried headers, cleaned; empty when not a frame
   bool framed = false;  ///< true when the value was a valid frame

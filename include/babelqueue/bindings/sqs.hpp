@@ -37,6 +37,7 @@
 /// the conformance runner can use it with babelqueue::core alone.
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/export/core.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/text.hpp>
 
@@ -77,7 +78,7 @@ inline constexpr std::string_view fifo_suffix = ".fifo";
 inline constexpr std::size_t max_fifo_id = 128;
 
 /// One `MessageAttributes` entry: `"<name>": {"DataType": ..., "StringValue": ...}`.
-struct attribute {
+struct BABELQUEUE_CORE_EXPORT attribute {
   std::string name;
   std::string data_type;
   std::string string_value;
@@ -202,7 +203,7 @@ inline bool is_valid_queue_name(std::string_view name) {
 }
 
 /// How the contract's dead-letter names (`<queue>.dlq`) become SQS names.
-struct dead_letter_mapping {
+struct BABELQUEUE_CORE_EXPORT dead_letter_mapping {
   /// Appended to the source queue's name (before `.fifo`): `orders` → `orders-dlq`,
   /// `jobs.fifo` → `jobs-dlq.fifo`. Empty = no mapping (names are used as given).
   std::string suffix{default_dead_letter_suffix};
@@ -229,7 +230,7 @@ inline std::string native_queue_name(std::string_view logical,
 }
 
 /// FIFO identity of a publish: `MessageGroupId` and `MessageDeduplicationId`.
-struct fifo_ids {
+struct BABELQUEUE_CORE_EXPORT fifo_ids {
   std::string group_id;
   /// Empty when the body has no usable `meta.id` (the queue must then use content-based
   /// deduplication, or SQS refuses the send).

@@ -19,6 +19,7 @@
 /// @note Thread-safety: immutable after construction; encrypt()/decrypt() may be called
 /// concurrently (each call uses its own OpenSSL context).
 
+#include <babelqueue/export/gdpr.hpp>
 #include <babelqueue/gdpr/cipher.hpp>
 
 #include <cstddef>
@@ -38,7 +39,7 @@ enum class frame_layout {
 inline constexpr std::size_t gcm_nonce_size = 12;
 inline constexpr std::size_t gcm_tag_size = 16;
 
-class aes_gcm_cipher final : public cipher {
+class BABELQUEUE_GDPR_EXPORT aes_gcm_cipher final : public cipher {
  public:
   /// `key` holds raw key bytes (not hex, not base64): 16, 24 or 32 of them, else
   /// errc::invalid_key ("AES key must be 16, 24 or 32 bytes (got N)").
@@ -68,11 +69,11 @@ class aes_gcm_cipher final : public cipher {
 };
 
 /// Standard (RFC 4648 §4) base64 with `=` padding, no line breaks.
-std::string base64_encode(std::string_view bytes);
+BABELQUEUE_GDPR_EXPORT std::string base64_encode(std::string_view bytes);
 /// Strict inverse of base64_encode: standard alphabet, length a multiple of 4, padding only
 /// at the end, no white space (as Go's StdEncoding; non-zero unused bits are tolerated, as
 /// Go and Python do). errc::malformed_ciphertext otherwise.
-result<std::string> base64_decode(std::string_view text);
+BABELQUEUE_GDPR_EXPORT result<std::string> base64_decode(std::string_view text);
 
 }  // namespace gdpr
 }  // namespace v1

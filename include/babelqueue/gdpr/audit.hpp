@@ -7,6 +7,7 @@
 /// redaction for logs and fixtures — not a crypto primitive and not a substitute for protect().
 /// @note Thread-safety: pure functions.
 
+#include <babelqueue/export/gdpr.hpp>
 #include <babelqueue/gdpr/error.hpp>
 #include <babelqueue/json.hpp>
 
@@ -27,7 +28,7 @@ inline constexpr std::string_view default_pii_pattern =
 /// A compiled PII name matcher. Accepts ECMAScript regular expressions plus a leading
 /// `(?i)` (the RE2 case-insensitive flag bqschema's patterns use); other RE2-only syntax is
 /// rejected with errc::invalid_argument. Empty = default_pii_pattern.
-class name_pattern {
+class BABELQUEUE_GDPR_EXPORT name_pattern {
  public:
   static result<name_pattern> compile(std::string_view pattern);
   /// True when the pattern matches anywhere in `name`.
@@ -41,12 +42,13 @@ class name_pattern {
 /// Property paths (`customer.email`, `contacts[].phone`) whose *name* matches `pattern`, that
 /// are not marked and are not containers (type object/array, or with properties/items);
 /// sorted. Walks `properties` and `items` like sensitive_paths(), marked nodes included.
-std::vector<std::string> unannotated_pii(const json& schema, const name_pattern& pattern);
+BABELQUEUE_GDPR_EXPORT std::vector<std::string> unannotated_pii(const json& schema,
+                                                                const name_pattern& pattern);
 
 /// A deep copy of `value` with every marked node redacted: a non-empty string keeps its first
 /// Unicode character followed by `***`; anything else (number, bool, null, "", object, array)
 /// becomes `"***"`. Unmarked nodes are copied unchanged.
-json mask(const json& value, const json& schema);
+BABELQUEUE_GDPR_EXPORT json mask(const json& value, const json& schema);
 
 }  // namespace gdpr
 }  // namespace v1

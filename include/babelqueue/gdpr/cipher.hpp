@@ -12,6 +12,7 @@
 /// runtime shares one cipher across its worker threads. Calls run on the caller's thread.
 /// Implementations that block (a remote KMS) must bound each call with their own timeout.
 
+#include <babelqueue/export/gdpr.hpp>
 #include <babelqueue/gdpr/error.hpp>
 
 #include <functional>
@@ -22,7 +23,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace gdpr {
 
-class cipher {
+class BABELQUEUE_GDPR_EXPORT cipher {
  public:
   virtual ~cipher() = default;
   /// Encrypts `plaintext` (arbitrary bytes) into a string that is valid inside JSON (valid
@@ -37,7 +38,7 @@ class cipher {
 /// may also throw; a std::exception escaping decrypt is reported as errc::decrypt_failed and
 /// one escaping encrypt as errc::encrypt_failed (message = what()).
 /// @note Thread-safety: as thread-safe as the callables it holds.
-class function_cipher final : public cipher {
+class BABELQUEUE_GDPR_EXPORT function_cipher final : public cipher {
  public:
   using encrypt_fn = std::function<result<std::string>(std::string_view)>;
   using decrypt_fn = std::function<result<std::string>(std::string_view)>;

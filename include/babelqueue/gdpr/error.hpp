@@ -13,6 +13,7 @@
 /// @note Thread-safety: value types; no shared state.
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/gdpr.hpp>
 #include <babelqueue/result.hpp>
 
 #include <string>
@@ -46,7 +47,7 @@ inline namespace v1 {
 namespace gdpr {
 
 /// The category of gdpr::errc values ("babelqueue.gdpr").
-const std::error_category& category() noexcept;
+BABELQUEUE_GDPR_EXPORT const std::error_category& category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};

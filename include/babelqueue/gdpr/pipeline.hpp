@@ -21,9 +21,10 @@
 /// Copies share the provider, cipher and cache; wrap()'s handler holds such a copy, so it
 /// stays valid after the pipeline object is gone. It runs on the runtime's worker thread.
 
-#include <babelqueue/runtime/app.hpp>
+#include <babelqueue/export/gdpr_pipeline.hpp>
 #include <babelqueue/gdpr/cipher.hpp>
 #include <babelqueue/gdpr/protect.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/message.hpp>
 #include <babelqueue/schema/guard.hpp>
 #include <babelqueue/schema/provider.hpp>
@@ -42,7 +43,7 @@ namespace gdpr {
 /// A handler that receives the cleartext, validated `data` next to the message.
 using cleartext_handler = std::function<void(message& msg, const json& data)>;
 
-class pipeline {
+class BABELQUEUE_GDPR_PIPELINE_EXPORT pipeline {
  public:
   /// Both must be non-null (@throws babelqueue::error, gdpr::errc::invalid_argument).
   pipeline(std::shared_ptr<const schema::provider> schemas, std::shared_ptr<const cipher> c);

@@ -22,6 +22,7 @@
 /// as in every peer; protecting twice double-encrypts. Call each once per message.
 /// @note Thread-safety: reentrant; `data` must not be shared with another thread meanwhile.
 
+#include <babelqueue/export/gdpr.hpp>
 #include <babelqueue/gdpr/cipher.hpp>
 #include <babelqueue/gdpr/sensitive_paths.hpp>
 #include <babelqueue/json.hpp>
@@ -32,14 +33,14 @@ namespace gdpr {
 
 /// errc::invalid_argument when `data` is not an object (null is a no-op);
 /// errc::encrypt_failed when the cipher fails or a leaf cannot be written as JSON.
-result<void> protect(json& data, const field_plan& plan, const cipher& c);
+BABELQUEUE_GDPR_EXPORT result<void> protect(json& data, const field_plan& plan, const cipher& c);
 /// errc::malformed_ciphertext / decrypt_failed / not_json (decrypt codes) per field.
-result<void> unprotect(json& data, const field_plan& plan, const cipher& c);
+BABELQUEUE_GDPR_EXPORT result<void> unprotect(json& data, const field_plan& plan, const cipher& c);
 
 /// Convenience forms that build the plan from `schema` on every call (errc::invalid_schema).
 /// Build a field_plan once per URN instead on a hot path.
-result<void> protect(json& data, const json& schema, const cipher& c);
-result<void> unprotect(json& data, const json& schema, const cipher& c);
+BABELQUEUE_GDPR_EXPORT result<void> protect(json& data, const json& schema, const cipher& c);
+BABELQUEUE_GDPR_EXPORT result<void> unprotect(json& data, const json& schema, const cipher& c);
 
 }  // namespace gdpr
 }  // namespace v1

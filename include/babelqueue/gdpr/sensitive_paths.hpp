@@ -15,6 +15,7 @@
 /// white space included); `false` means unmarked.
 /// @note Thread-safety: field_plan is immutable after build() and safe to share.
 
+#include <babelqueue/export/gdpr.hpp>
 #include <babelqueue/gdpr/error.hpp>
 #include <babelqueue/json.hpp>
 
@@ -28,7 +29,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace gdpr {
 
-struct sensitive_path {
+struct BABELQUEUE_GDPR_EXPORT sensitive_path {
   std::string path;      ///< `""` (root), `email`, `profile.full_name`, `addresses[].line`, `a[][]`
   std::string category;  ///< the string mark, or "" for `true`
   friend bool operator==(const sensitive_path&, const sensitive_path&) = default;
@@ -38,16 +39,16 @@ struct sensitive_path {
 /// object schema), as the peers and bqschema walk them, sorted by path. Other shapes of the
 /// mark (numbers, `""`, ...) count as unmarked here, as in the peers. Never fails; a
 /// non-object schema has no paths.
-std::vector<sensitive_path> sensitive_paths(const json& schema);
+BABELQUEUE_GDPR_EXPORT std::vector<sensitive_path> sensitive_paths(const json& schema);
 
 /// One step of a compiled path: a property key, or "every element of this array".
-struct path_step {
+struct BABELQUEUE_GDPR_EXPORT path_step {
   std::optional<std::string> key;  ///< nullopt = array descent (`[]`)
   friend bool operator==(const path_step&, const path_step&) = default;
 };
 
 /// The compiled protect/unprotect plan of one schema.
-class field_plan {
+class BABELQUEUE_GDPR_EXPORT field_plan {
  public:
   struct field {
     std::string path;  ///< inventory spelling, e.g. `addresses[].line`

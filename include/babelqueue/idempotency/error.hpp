@@ -11,6 +11,7 @@
 /// @note Thread-safety: value types; no shared state.
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/idempotency.hpp>
 #include <babelqueue/result.hpp>
 
 #include <optional>
@@ -42,7 +43,7 @@ inline namespace v1 {
 namespace idempotency {
 
 /// The category of idempotency::errc values ("babelqueue.idempotency").
-const std::error_category& category() noexcept;
+BABELQUEUE_IDEMPOTENCY_EXPORT const std::error_category& category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};

@@ -62,6 +62,7 @@
 /// a store may be shared by all consume() workers; an adopted connection must not be used
 /// by another thread while a call runs.
 
+#include <babelqueue/export/idempotency_postgres.hpp>
 #include <babelqueue/idempotency/store.hpp>
 #include <babelqueue/result.hpp>
 
@@ -76,7 +77,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace idempotency {
 
-struct postgres_store_options {
+struct BABELQUEUE_IDEMPOTENCY_POSTGRES_EXPORT postgres_store_options {
   /// The committed-id table: `[A-Za-z_][A-Za-z0-9_]{0,62}` (Go's WithTable rule).
   std::string table = "babelqueue_idempotency";
   /// The claims table; "" = `<table>_claims` (which must then fit in 63 characters).
@@ -85,7 +86,7 @@ struct postgres_store_options {
   std::chrono::milliseconds ttl{0};
 };
 
-class postgres_store final : public claiming_store {
+class BABELQUEUE_IDEMPOTENCY_POSTGRES_EXPORT postgres_store final : public claiming_store {
  public:
   /// Connects with `conninfo` (URL or key=value string); the tables are made by migrate().
   static result<std::unique_ptr<postgres_store>> open(const std::string& conninfo,

@@ -38,6 +38,7 @@
 /// `{hash tag}`; a standalone server (or Sentinel primary) is the supported setup.
 /// @note Thread-safety: thread-safe (the pool hands each connection to one call at a time).
 
+#include <babelqueue/export/idempotency_redis.hpp>
 #include <babelqueue/idempotency/store.hpp>
 #include <babelqueue/redis/redis_transport.hpp>
 #include <babelqueue/result.hpp>
@@ -53,7 +54,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace idempotency {
 
-struct redis_store_options {
+struct BABELQUEUE_IDEMPOTENCY_REDIS_EXPORT redis_store_options {
   /// Prefix of the committed keys (Go: `bq:idemp:`; PHP uses `bq:idem:`, D8). 1..256 bytes
   /// of printable ASCII without spaces; neither prefix may start the other (their keys
   /// would collide).
@@ -67,12 +68,12 @@ struct redis_store_options {
 };
 
 /// Counters of one store, summed over its connections.
-struct redis_store_stats {
+struct BABELQUEUE_IDEMPOTENCY_REDIS_EXPORT redis_store_stats {
   std::int64_t reconnects = 0;   ///< successful connects after the first, per connection
   std::int64_t round_trips = 0;  ///< request/response exchanges, the connect handshakes included
 };
 
-class redis_store final : public claiming_store {
+class BABELQUEUE_IDEMPOTENCY_REDIS_EXPORT redis_store final : public claiming_store {
  public:
   /// Connects to `redis://[user:pass@]host:port[/db]` or `rediss://…` (the redis transport's
   /// URL and query keys, e.g. `?command_timeout=2s&tls_ca_file=…`) and checks the server

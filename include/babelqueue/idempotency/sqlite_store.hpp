@@ -38,6 +38,7 @@
 /// all consume() workers; an adopted connection must not be used by another thread while a
 /// call runs. remember_in() uses only the connection it is given.
 
+#include <babelqueue/export/idempotency_sqlite.hpp>
 #include <babelqueue/idempotency/store.hpp>
 #include <babelqueue/result.hpp>
 
@@ -52,7 +53,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace idempotency {
 
-struct sqlite_store_options {
+struct BABELQUEUE_IDEMPOTENCY_SQLITE_EXPORT sqlite_store_options {
   /// Table name: `[A-Za-z_][A-Za-z0-9_]{0,62}` (it is the only text put into SQL); the
   /// claims live in `<table>_claims`, so the name must leave room for that suffix
   /// (at most 56 bytes).
@@ -63,7 +64,7 @@ struct sqlite_store_options {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-class sqlite_store final : public claiming_store {
+class BABELQUEUE_IDEMPOTENCY_SQLITE_EXPORT sqlite_store final : public claiming_store {
  public:
   /// Opens (creating) the database file at `path` in WAL mode with the busy timeout; the
   /// tables are created by migrate(). errc::unavailable when the file cannot be opened.

@@ -10,6 +10,7 @@
 /// @note Thread-safety: implementations must be safe to call from every consume() worker at
 /// once (memory_store is).
 
+#include <babelqueue/export/idempotency.hpp>
 #include <babelqueue/result.hpp>
 
 #include <chrono>
@@ -23,7 +24,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace idempotency {
 
-class store {
+class BABELQUEUE_IDEMPOTENCY_EXPORT store {
  public:
   virtual ~store() = default;
   /// True when `id`'s effect was remembered (and not forgotten since).
@@ -48,7 +49,7 @@ class store {
 ///    TTL policy, not the claim's).
 /// A claiming wrap (wrap.hpp) uses it; the plain wrap never calls claim().
 /// @note Thread-safety: as store.
-class claiming_store : public store {
+class BABELQUEUE_IDEMPOTENCY_EXPORT claiming_store : public store {
  public:
   /// Takes the in-flight claim on `id` for `ttl` (> 0). True when this caller holds it.
   virtual result<bool> claim(std::string_view id, std::chrono::milliseconds ttl) = 0;
@@ -59,7 +60,7 @@ class claiming_store : public store {
 /// The in-process reference store: a mutex-protected set of committed ids plus the claim
 /// extension (claims expire on std::chrono::steady_clock). Committed ids live as long as the
 /// store (no TTL), so it suits tests and single-process workers; a fleet needs a shared store.
-class memory_store final : public claiming_store {
+class BABELQUEUE_IDEMPOTENCY_EXPORT memory_store final : public claiming_store {
  public:
   result<bool> seen(std::string_view id) override;
   result<void> remember(std::string_view id) override;

@@ -21,6 +21,7 @@
 /// message), which the runtime records like any handler failure.
 /// @note Thread-safety: the returned handler is as thread-safe as the store and `inner`.
 
+#include <babelqueue/export/idempotency.hpp>
 #include <babelqueue/idempotency/store.hpp>
 #include <babelqueue/runtime/app.hpp>
 
@@ -32,7 +33,7 @@ inline namespace v1 {
 namespace idempotency {
 
 /// How wrap() commits the mark.
-struct wrap_options {
+struct BABELQUEUE_IDEMPOTENCY_EXPORT wrap_options {
   /// true: wrap() calls `remember(id)` after the handler succeeded (step 4).
   /// false — the TRANSACTIONAL mode of the SQL stores: the handler itself commits the mark
   /// on its own database connection inside the transaction that holds its business change
@@ -43,10 +44,11 @@ struct wrap_options {
 };
 
 /// Wraps `inner` with the decision order above, keyed on `meta.id` in `store`.
-handler wrap(std::shared_ptr<store> seen_set, handler inner, wrap_options options = {});
+BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap(std::shared_ptr<store> seen_set, handler inner,
+                                           wrap_options options = {});
 
 /// Options of wrap_claiming().
-struct claim_options {
+struct BABELQUEUE_IDEMPOTENCY_EXPORT claim_options {
   /// How long a claim holds before another worker may take it over (a crashed worker's
   /// claim expires after it). Must be > 0; PHP's default.
   std::chrono::milliseconds ttl = std::chrono::hours(1);
@@ -64,8 +66,8 @@ struct claim_options {
 ///     (the id is free for the retry at once); success → `remember(id)` (which ends the claim).
 /// A store error in any step fails the delivery (retried), never a silent skip.
 /// @note Thread-safety: as wrap().
-handler wrap_claiming(std::shared_ptr<claiming_store> claims, handler inner,
-                      claim_options options = {});
+BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap_claiming(std::shared_ptr<claiming_store> claims,
+                                                    handler inner, claim_options options = {});
 
 }  // namespace idempotency
 }  // namespace v1

@@ -70,6 +70,7 @@
 /// code except options::log. Run several instances (the App's workers do) for parallelism:
 /// each is a member of the consumer group.
 
+#include <babelqueue/export/kafka.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/transport.hpp>
@@ -89,7 +90,7 @@ namespace kafka {
 
 /// Options of a kafka transport; each field but `brokers`, `rdkafka` and `log` is the URL
 /// query key of the same name. Every timeout is finite.
-struct options {
+struct BABELQUEUE_KAFKA_EXPORT options {
   /// `bootstrap.servers`: `host:port` entries (the URL's host list).
   std::vector<std::string> brokers{"127.0.0.1:9092"};
   /// The consumer group (`group.id`). A new group starts at the earliest offset.
@@ -133,14 +134,15 @@ struct options {
 
 /// Parses the `retry_topics` value (`5s,1m,10m`; durations as URL options) into delays
 /// sorted ascending; each > 0 and distinct. transport_errc::invalid_argument otherwise.
-result<std::vector<std::chrono::milliseconds>> parse_retry_topics(std::string_view text);
+BABELQUEUE_KAFKA_EXPORT result<std::vector<std::chrono::milliseconds>> parse_retry_topics(
+    std::string_view text);
 
 /// Reads options from a `kafka://` URL. transport_errc::invalid_argument on unknown keys or
 /// malformed values (librdkafka properties are checked at open).
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_KAFKA_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance (for tests, benchmarks and operators).
-struct transport_stats {
+struct BABELQUEUE_KAFKA_EXPORT transport_stats {
   std::int64_t published = 0;  ///< records acknowledged by the broker
   std::int64_t received = 0;   ///< records handed out by receive()
   std::int64_t commits = 0;    ///< offset commits sent
@@ -149,7 +151,7 @@ struct transport_stats {
 };
 
 /// The `kafka` transport. See the file comment for guarantees and thread-safety.
-class kafka_transport final : public transport {
+class BABELQUEUE_KAFKA_EXPORT kafka_transport final : public transport {
  public:
   /// Checks the options, creates the producer (librdkafka validates every property) and
   /// waits, within operation_timeout, for the cluster's metadata
@@ -201,7 +203,7 @@ class kafka_transport final : public transport {
 };
 
 /// Registers the `kafka` scheme with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_KAFKA_EXPORT void register_transport();
 
 }  // namespace kafka
 }  // namespace v1

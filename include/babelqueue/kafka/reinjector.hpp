@@ -20,6 +20,7 @@
 /// @note Thread-safety: not thread-safe; one thread runs it. stop() may be called from any
 /// thread (run() returns within its poll interval).
 
+#include <babelqueue/export/kafka.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
 
 #include <atomic>
@@ -34,12 +35,12 @@ inline namespace v1 {
 namespace kafka {
 
 /// Counters of a re-injector.
-struct reinjector_stats {
+struct BABELQUEUE_KAFKA_EXPORT reinjector_stats {
   std::int64_t reinjected = 0;  ///< records republished to their work topic
   std::int64_t held = 0;        ///< times a partition was paused for a record not yet due
 };
 
-class reinjector {
+class BABELQUEUE_KAFKA_EXPORT reinjector {
  public:
   /// Opens the producer and the consumer of every tier of every work topic in `topics`
   /// (`opts.retry_topics` must list the tiers; transport_errc::invalid_argument otherwise).

@@ -17,6 +17,7 @@
 /// of instances on any threads may use one NAME concurrently. The free functions below are
 /// thread-safe. No callbacks.
 
+#include <babelqueue/export/memory.hpp>
 #include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -32,7 +33,7 @@ namespace memory {
 
 class broker;  // the shared in-process state (src/memory)
 
-class memory_transport final : public transport {
+class BABELQUEUE_MEMORY_EXPORT memory_transport final : public transport {
  public:
   /// Opens the broker called `name` (created on first use).
   explicit memory_transport(std::string_view name = {});
@@ -71,15 +72,15 @@ class memory_transport final : public transport {
 };
 
 /// Registers the `memory` scheme with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_MEMORY_EXPORT void register_transport();
 
 /// Messages in `queue` of broker `name` that are ready or delayed (not in flight).
-std::size_t depth(std::string_view name, std::string_view queue);
+BABELQUEUE_MEMORY_EXPORT std::size_t depth(std::string_view name, std::string_view queue);
 /// Messages received from `queue` of broker `name` and not yet settled.
-std::size_t in_flight(std::string_view name, std::string_view queue);
+BABELQUEUE_MEMORY_EXPORT std::size_t in_flight(std::string_view name, std::string_view queue);
 /// Forgets broker `name` (its queues empty for transports opened afterwards; transports
 /// already open keep the old broker).
-void reset(std::string_view name);
+BABELQUEUE_MEMORY_EXPORT void reset(std::string_view name);
 
 }  // namespace memory
 }  // namespace v1

@@ -18,6 +18,8 @@
 /// 32-character string with spaces inside is a (15-byte) id there and a hash here (and in Go).
 /// @note Thread-safety: pure functions.
 
+#include <babelqueue/export/otel.hpp>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -33,17 +35,17 @@ using trace_id_bytes = std::array<std::uint8_t, 16>;
 using span_id_bytes = std::array<std::uint8_t, 8>;
 
 /// The TraceID every SDK derives from an envelope `trace_id` (never all zero).
-trace_id_bytes trace_id_of(std::string_view trace_id) noexcept;
+BABELQUEUE_OTEL_EXPORT trace_id_bytes trace_id_of(std::string_view trace_id) noexcept;
 
 /// `id` as a lowercase canonical UUID string (`4bf92f35-77b3-4da6-a3ce-929d0e0e4736`).
-std::string uuid_of(const trace_id_bytes& id);
+BABELQUEUE_OTEL_EXPORT std::string uuid_of(const trace_id_bytes& id);
 
 /// The span id of the synthetic remote parent derived from `trace_id` (never all zero).
-span_id_bytes synthetic_span_id_of(std::string_view trace_id) noexcept;
+BABELQUEUE_OTEL_EXPORT span_id_bytes synthetic_span_id_of(std::string_view trace_id) noexcept;
 
 /// Lowercase hex of the bytes (32 digits for a TraceID, 16 for a SpanID), as W3C writes them.
-std::string to_hex(const trace_id_bytes& id);
-std::string to_hex(const span_id_bytes& id);
+BABELQUEUE_OTEL_EXPORT std::string to_hex(const trace_id_bytes& id);
+BABELQUEUE_OTEL_EXPORT std::string to_hex(const span_id_bytes& id);
 
 }  // namespace otel
 }  // namespace v1

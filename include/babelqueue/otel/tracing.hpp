@@ -53,6 +53,7 @@
 ///
 /// @note Thread-safety: one tracing object may serve any number of apps and threads.
 
+#include <babelqueue/export/otel.hpp>
 #include <babelqueue/otel/trace_id.hpp>
 #include <babelqueue/runtime/observer.hpp>
 
@@ -71,17 +72,19 @@ inline namespace v1 {
 namespace otel {
 
 /// trace_id_of() as an OpenTelemetry TraceId.
-opentelemetry::trace::TraceId otel_trace_id_of(std::string_view trace_id) noexcept;
+BABELQUEUE_OTEL_EXPORT opentelemetry::trace::TraceId otel_trace_id_of(
+    std::string_view trace_id) noexcept;
 /// uuid_of() of an OpenTelemetry TraceId.
-std::string uuid_of(const opentelemetry::trace::TraceId& id);
+BABELQUEUE_OTEL_EXPORT std::string uuid_of(const opentelemetry::trace::TraceId& id);
 /// The synthetic remote parent of `trace_id` (sampled, remote) — what a consumer uses
 /// without a `traceparent`.
-opentelemetry::trace::SpanContext synthetic_parent_of(std::string_view trace_id) noexcept;
+BABELQUEUE_OTEL_EXPORT opentelemetry::trace::SpanContext synthetic_parent_of(
+    std::string_view trace_id) noexcept;
 
 /// Instrumentation scope name of the default tracer.
 inline constexpr std::string_view instrumentation_name = "babelqueue";
 
-struct tracing_options {
+struct BABELQUEUE_OTEL_EXPORT tracing_options {
   /// The tracer spans are started on; null = the global TracerProvider's tracer named
   /// `babelqueue` (read once, when make_tracing() runs).
   opentelemetry::nostd::shared_ptr<opentelemetry::trace::Tracer> tracer;
@@ -95,7 +98,7 @@ struct tracing_options {
 };
 
 /// The OpenTelemetry observer; attach it to app_options::observers.
-class tracing final : public observer {
+class BABELQUEUE_OTEL_EXPORT tracing final : public observer {
  public:
   explicit tracing(tracing_options options = {});
   ~tracing() override;
@@ -115,7 +118,7 @@ class tracing final : public observer {
 };
 
 /// A shared tracing observer (what app_options::observers holds).
-std::shared_ptr<tracing> make_tracing(tracing_options options = {});
+BABELQUEUE_OTEL_EXPORT std::shared_ptr<tracing> make_tracing(tracing_options options = {});
 
 }  // namespace otel
 }  // namespace v1

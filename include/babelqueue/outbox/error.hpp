@@ -10,6 +10,7 @@
 /// @note Thread-safety: value types; no shared state.
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/outbox.hpp>
 #include <babelqueue/result.hpp>
 
 #include <optional>
@@ -41,7 +42,7 @@ inline namespace v1 {
 namespace outbox {
 
 /// The category of outbox::errc values ("babelqueue.outbox").
-const std::error_category& category() noexcept;
+BABELQUEUE_OUTBOX_EXPORT const std::error_category& category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};

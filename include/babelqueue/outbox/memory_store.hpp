@@ -6,6 +6,7 @@
 /// "transaction" is the process itself; production keeps rows in the business database.
 /// @note Thread-safety: every member may be called from any thread (one mutex).
 
+#include <babelqueue/export/outbox.hpp>
 #include <babelqueue/outbox/store.hpp>
 
 #include <cstdint>
@@ -16,13 +17,13 @@ namespace babelqueue {
 inline namespace v1 {
 namespace outbox {
 
-struct memory_store_options {
+struct BABELQUEUE_OUTBOX_EXPORT memory_store_options {
   /// A row is parked when its publish failed this many times; 0 = never park (the peers'
   /// behaviour, which lets failing rows block newer ones).
   std::int64_t park_after = 5;
 };
 
-class memory_store final : public store {
+class BABELQUEUE_OUTBOX_EXPORT memory_store final : public store {
  public:
   explicit memory_store(memory_store_options options = {}) : options_(options) {}
   result<std::string> save(std::string_view body, std::string_view queue) override;

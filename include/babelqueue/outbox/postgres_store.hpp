@@ -39,6 +39,7 @@
 /// store (its own connection). A save() on the relay's own store during a pass is committed
 /// with that pass.
 
+#include <babelqueue/export/outbox_postgres.hpp>
 #include <babelqueue/outbox/store.hpp>
 #include <babelqueue/result.hpp>
 
@@ -52,14 +53,14 @@ namespace babelqueue {
 inline namespace v1 {
 namespace outbox {
 
-struct postgres_store_options {
+struct BABELQUEUE_OUTBOX_POSTGRES_EXPORT postgres_store_options {
   /// Table name: `[A-Za-z_][A-Za-z0-9_]{0,62}` (it is the only text put into SQL).
   std::string table = "babelqueue_outbox";
   /// A row is parked when its publish failed this many times; 0 = never park.
   std::int64_t park_after = 5;
 };
 
-class postgres_store final : public store {
+class BABELQUEUE_OUTBOX_POSTGRES_EXPORT postgres_store final : public store {
  public:
   /// Connects with `conninfo` (URL or key=value string); the table is made by migrate().
   static result<std::unique_ptr<postgres_store>> open(const std::string& conninfo,

@@ -14,6 +14,7 @@
 /// @note Thread-safety: one relay is used by one thread; run several relays (each with its
 /// own transport) only on a store that claims rows (PostgreSQL: FOR UPDATE SKIP LOCKED).
 
+#include <babelqueue/export/outbox.hpp>
 #include <babelqueue/outbox/store.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
@@ -28,7 +29,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace outbox {
 
-struct relay_options {
+struct BABELQUEUE_OUTBOX_EXPORT relay_options {
   /// Rows per pass; 0 = 100 (Go substitutes defaults for non-positive options too).
   std::size_t batch = 100;
   /// Back-off step and cap after a failed publish; non-positive = 50 ms / 5 s.
@@ -40,13 +41,13 @@ struct relay_options {
 };
 
 /// What one pass (or a drain) did.
-struct flush_result {
+struct BABELQUEUE_OUTBOX_EXPORT flush_result {
   std::size_t published = 0;  ///< rows confirmed by the transport and marked published
   std::size_t failed = 0;     ///< publish failures recorded with mark_failed
   std::size_t attempted() const noexcept { return published + failed; }
 };
 
-class relay {
+class BABELQUEUE_OUTBOX_EXPORT relay {
  public:
   /// @throws std::invalid_argument when `rows` is null.
   relay(std::shared_ptr<store> rows, transport& broker, relay_options options = {});

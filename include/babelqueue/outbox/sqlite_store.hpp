@@ -19,6 +19,7 @@
 /// @note Thread-safety: every member takes the store's mutex, so a store may be shared by
 /// threads; an adopted connection must not be used by another thread while a call runs.
 
+#include <babelqueue/export/outbox_sqlite.hpp>
 #include <babelqueue/outbox/store.hpp>
 #include <babelqueue/result.hpp>
 
@@ -33,7 +34,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace outbox {
 
-struct sqlite_store_options {
+struct BABELQUEUE_OUTBOX_SQLITE_EXPORT sqlite_store_options {
   /// Table name: `[A-Za-z_][A-Za-z0-9_]{0,62}` (it is the only text put into SQL).
   std::string table = "babelqueue_outbox";
   /// A row is parked when its publish failed this many times; 0 = never park.
@@ -42,7 +43,7 @@ struct sqlite_store_options {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-class sqlite_store final : public store {
+class BABELQUEUE_OUTBOX_SQLITE_EXPORT sqlite_store final : public store {
  public:
   /// Opens (creating) the database file at `path`; the table is created by migrate().
   static result<std::unique_ptr<sqlite_store>> open(const std::string& path,

@@ -17,6 +17,7 @@
 /// thread. PostgreSQL claims rows with `FOR UPDATE SKIP LOCKED`, so two relays on one table
 /// never publish the same pending row at once.
 
+#include <babelqueue/export/outbox.hpp>
 #include <babelqueue/result.hpp>
 
 #include <cstddef>
@@ -35,7 +36,7 @@ namespace outbox {
 enum class row_status { pending, published, parked };
 
 /// One outbox row as the relay sees it.
-struct record {
+struct BABELQUEUE_OUTBOX_EXPORT record {
   std::string id;             ///< the store's own row id (not `meta.id`), as text
   std::string queue;          ///< target queue
   std::string body;           ///< the exact encoded envelope, published verbatim
@@ -46,14 +47,14 @@ struct record {
 };
 
 /// What list() returns.
-struct list_options {
+struct BABELQUEUE_OUTBOX_EXPORT list_options {
   /// Rows of this status only; nullopt = every status.
   std::optional<row_status> status;
   /// At most this many rows, oldest first.
   std::size_t limit = 100;
 };
 
-class store {
+class BABELQUEUE_OUTBOX_EXPORT store {
  public:
   virtual ~store() = default;
   /// Stores `body` (verbatim) for `queue` as a pending row; returns its row id. Runs inside
@@ -75,9 +76,9 @@ class store {
 };
 
 /// Reads `pending` / `published` / `parked`.
-std::optional<row_status> parse_status(std::string_view text) noexcept;
+BABELQUEUE_OUTBOX_EXPORT std::optional<row_status> parse_status(std::string_view text) noexcept;
 /// `pending` / `published` / `parked`.
-std::string_view to_string(row_status status) noexcept;
+BABELQUEUE_OUTBOX_EXPORT std::string_view to_string(row_status status) noexcept;
 
 }  // namespace outbox
 }  // namespace v1

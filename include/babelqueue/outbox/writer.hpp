@@ -10,6 +10,7 @@
 /// @note Thread-safety: as the store.
 
 #include <babelqueue/envelope.hpp>
+#include <babelqueue/export/outbox.hpp>
 #include <babelqueue/outbox/store.hpp>
 #include <babelqueue/result.hpp>
 
@@ -22,9 +23,9 @@ inline namespace v1 {
 namespace outbox {
 
 /// The queue a relay publishes an envelope to: `meta.queue`, else "default".
-std::string_view queue_of(const envelope& env) noexcept;
+BABELQUEUE_OUTBOX_EXPORT std::string_view queue_of(const envelope& env) noexcept;
 
-class writer {
+class BABELQUEUE_OUTBOX_EXPORT writer {
  public:
   /// @throws std::invalid_argument when `rows` is null.
   explicit writer(std::shared_ptr<store> rows);

@@ -58,6 +58,7 @@
 /// instance per thread (the App does). Each instance has its own Pulsar client (its own
 /// connection and I/O thread), so distinct instances share nothing but the logger.
 
+#include <babelqueue/export/pulsar.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/transport.hpp>
@@ -79,7 +80,7 @@ enum class subscription_kind { shared, key_shared, failover, exclusive };
 
 /// Options of a pulsar transport; each field is the URL query key of the same name, except
 /// `host`, `port` and `tls` (the URL's authority and scheme).
-struct options {
+struct BABELQUEUE_PULSAR_EXPORT options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 6650;
   /// pulsar+ssl://
@@ -139,10 +140,10 @@ struct options {
 
 /// Reads options from a `pulsar://` or `pulsar+ssl://` URL. condition::invalid_argument on
 /// unknown keys or malformed values.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_PULSAR_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance.
-struct transport_stats {
+struct BABELQUEUE_PULSAR_EXPORT transport_stats {
   std::int64_t published = 0;      ///< messages the broker persisted (send receipts)
   std::int64_t delivered = 0;      ///< messages received
   std::int64_t acked = 0;          ///< acknowledged
@@ -153,7 +154,7 @@ struct transport_stats {
 };
 
 /// The `pulsar` transport. See the file comment for guarantees and thread-safety.
-class pulsar_transport final : public transport {
+class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
  public:
   /// Checks the options and creates the client. Makes no network call: the first operation
   /// connects (a wrong host shows there, as unavailable).
@@ -217,10 +218,11 @@ class pulsar_transport final : public transport {
 /// process): `sink` receives `pulsar <file>:<line> <text>` at or above `min_level`. A null
 /// sink restores the default: warnings and errors to stderr. Thread-safe; the sink is called
 /// from the client's threads and must be thread-safe and not throw.
-void set_client_log_sink(log_sink sink, log_level min_level = log_level::info);
+BABELQUEUE_PULSAR_EXPORT void set_client_log_sink(log_sink sink,
+                                                  log_level min_level = log_level::info);
 
 /// Registers the `pulsar` and `pulsar+ssl` schemes with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_PULSAR_EXPORT void register_transport();
 
 }  // namespace pulsar
 }  // namespace v1

@@ -68,6 +68,7 @@
 /// AMQP connection (one publish channel, one channel per consumed queue) used by one thread
 /// at a time, plus its heartbeat keeper thread, which it synchronises with internally.
 
+#include <babelqueue/export/rabbitmq.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -84,7 +85,7 @@ namespace rabbitmq {
 
 /// Options of a rabbitmq transport; each field but host/port/vhost/username/password/tls is
 /// the URL query key of the same name. Every timeout is finite.
-struct options {
+struct BABELQUEUE_RABBITMQ_EXPORT options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 5672;  ///< 5671 is the default for amqps://
   std::string vhost = "/";
@@ -124,10 +125,10 @@ struct options {
 
 /// Reads options from an `amqp://` or `amqps://` URL. transport_errc::invalid_argument on
 /// unknown keys, malformed values, or `tls_*` keys on `amqp://`.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_RABBITMQ_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance (for tests, benchmarks and operators).
-struct transport_stats {
+struct BABELQUEUE_RABBITMQ_EXPORT transport_stats {
   std::int64_t connects = 0;        ///< successful connects, the first included
   std::int64_t published = 0;       ///< messages confirmed by the broker
   std::int64_t delivered = 0;       ///< deliveries received from the broker
@@ -135,7 +136,7 @@ struct transport_stats {
 };
 
 /// The `amqp` transport. See the file comment for guarantees and thread-safety.
-class rabbitmq_transport final : public transport {
+class BABELQUEUE_RABBITMQ_EXPORT rabbitmq_transport final : public transport {
  public:
   /// Checks the options (the same rules and messages as options_from_url()), then connects
   /// once (transport_errc::unavailable when the broker cannot be reached within
@@ -192,7 +193,7 @@ class rabbitmq_transport final : public transport {
 };
 
 /// Registers the `amqp` and `amqps` schemes with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_RABBITMQ_EXPORT void register_transport();
 
 }  // namespace rabbitmq
 }  // namespace v1

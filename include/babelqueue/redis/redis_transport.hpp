@@ -142,6 +142,7 @@
 /// hiredis connection (one per primary in cluster mode) used by one thread at a time. Any number of instances (threads,
 /// processes, hosts) may share queues. It runs no callbacks and starts no threads.
 
+#include <babelqueue/export/redis.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -161,7 +162,7 @@ namespace redis {
 
 /// Options of a redis transport; each field but host/port/username/password/db is the URL
 /// query key of the same name. Every timeout is finite.
-struct options {
+struct BABELQUEUE_REDIS_EXPORT options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
   std::string username;  ///< Redis 6 ACL user; empty = `AUTH <password>` only
@@ -250,17 +251,17 @@ struct options {
 /// Reads options from a `redis://`, `rediss://`, `redis+sentinel://` or `rediss+sentinel://`
 /// URL. errc::invalid_argument on a bad db path or master name, unknown keys, malformed
 /// values, or `tls_*` keys without TLS.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_REDIS_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// What recover() did.
-struct recover_report {
+struct BABELQUEUE_REDIS_EXPORT recover_report {
   std::int64_t moved = 0;      ///< messages returned to the ready list
   std::int64_t stamped = 0;    ///< untracked `:processing` values given a tracking member now
   std::int64_t remaining = 0;  ///< values left in `:processing`
 };
 
 /// Counters of one instance (for tests, benchmarks and operators).
-struct transport_stats {
+struct BABELQUEUE_REDIS_EXPORT transport_stats {
   std::int64_t reconnects = 0;   ///< successful connects after the first
   std::int64_t round_trips = 0;  ///< request/response exchanges with the server
   std::int64_t stale_acks = 0;   ///< acks/releases whose reservation was already gone
@@ -270,7 +271,7 @@ struct transport_stats {
 };
 
 /// The `redis` transport. See the file comment for guarantees and thread-safety.
-class redis_transport final : public transport {
+class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
  public:
   /// Checks the options (the same rules and messages as options_from_url()), then connects
   /// once to check the server (transport_errc::unavailable when it cannot be reached within
@@ -357,7 +358,7 @@ class redis_transport final : public transport {
 
 /// Registers the `redis`, `rediss`, `redis+sentinel` and `rediss+sentinel` schemes with the
 /// URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_REDIS_EXPORT void register_transport();
 
 }  // namespace redis
 }  // namespace v1

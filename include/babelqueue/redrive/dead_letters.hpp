@@ -11,6 +11,7 @@
 /// read whose release re-publishes. Use it on a queue nobody consumes.
 /// @note Thread-safety: uses `broker` from the calling thread only.
 
+#include <babelqueue/export/redrive.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
@@ -24,7 +25,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// One dead-lettered message as an operator sees it.
-struct dead_letter_entry {
+struct BABELQUEUE_REDRIVE_EXPORT dead_letter_entry {
   std::string body;  ///< the exact bytes
   headers hdrs;
   bool decodable = false;
@@ -37,7 +38,7 @@ struct dead_letter_entry {
   std::int64_t failed_at = 0;  ///< Unix ms
 };
 
-struct dead_letter_list_options {
+struct BABELQUEUE_REDRIVE_EXPORT dead_letter_list_options {
   std::size_t offset = 0;
   std::size_t limit = 100;
   /// Allow the receive-then-release fallback on transports that cannot peek (see above).
@@ -47,11 +48,12 @@ struct dead_letter_list_options {
 };
 
 /// Up to `limit` messages of `queue` from `offset`, oldest first.
-result<std::vector<dead_letter_entry>> list_dead_letters(
+BABELQUEUE_REDRIVE_EXPORT result<std::vector<dead_letter_entry>> list_dead_letters(
     transport& broker, std::string_view queue, const dead_letter_list_options& options = {});
 
 /// Describes one body (decoding it with the frozen codec).
-dead_letter_entry describe_dead_letter(std::string body, headers hdrs = {});
+BABELQUEUE_REDRIVE_EXPORT dead_letter_entry describe_dead_letter(std::string body,
+                                                                 headers hdrs = {});
 
 }  // namespace v1
 }  // namespace babelqueue

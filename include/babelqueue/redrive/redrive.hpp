@@ -27,6 +27,7 @@
 
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/redrive.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
@@ -53,10 +54,10 @@ enum class redrive_outcome {
   not_processed,  ///< taken, then put back untouched because the run stopped on an error
   failed,         ///< its re-publish failed (the run stopped); put back
 };
-std::string_view to_string(redrive_outcome outcome) noexcept;
+BABELQUEUE_REDRIVE_EXPORT std::string_view to_string(redrive_outcome outcome) noexcept;
 
 /// One message of a run (the peers' RedriveItem, plus the outcome and the error text).
-struct redrive_item {
+struct BABELQUEUE_REDRIVE_EXPORT redrive_item {
   std::string id;         ///< `meta.id` ("" when undecodable or absent)
   std::string trace_id;   ///< "" when undecodable
   std::string urn;        ///< `job` ("" when undecodable)
@@ -72,14 +73,14 @@ struct redrive_item {
 };
 
 /// Progress of a long run, reported after each message is processed.
-struct redrive_progress {
+struct BABELQUEUE_REDRIVE_EXPORT redrive_progress {
   std::size_t taken = 0;      ///< messages taken from the DLQ in the drain phase
   std::size_t processed = 0;  ///< of those, processed so far
   std::size_t redriven = 0;
   std::size_t skipped = 0;
 };
 
-struct redrive_options {
+struct BABELQUEUE_REDRIVE_EXPORT redrive_options {
   /// Report the plan and put everything back; nothing is published.
   bool dry_run = false;
   /// Only messages for which it returns true are redriven (the others are put back).
@@ -102,7 +103,7 @@ struct redrive_options {
 
 /// What a run did. `error` is set when the run stopped early (a receive, publish, ack or
 /// put-back failed); the items still describe every message taken, so nothing is unaccounted.
-struct redrive_report {
+struct BABELQUEUE_REDRIVE_EXPORT redrive_report {
   std::size_t redriven = 0;
   /// Put back on purpose: undecodable, unselected, dry-run and no-target messages.
   std::size_t skipped = 0;
@@ -115,12 +116,13 @@ struct redrive_report {
 /// Re-published messages keep the DLQ delivery's W3C `traceparent`/`tracestate` headers when
 /// the transport carries headers (beyond the peers, which publish without headers), so the
 /// trace continues; `trace_id` in the body is kept in any case.
-redrive_report redrive(transport& broker, std::string_view dlq,
-                       const redrive_options& options = {});
+BABELQUEUE_REDRIVE_EXPORT redrive_report redrive(transport& broker, std::string_view dlq,
+                                                 const redrive_options& options = {});
 
 /// The lossless reset of a dead-lettered body (D4): `dead_letter` removed, `attempts` 0,
 /// everything else byte for byte. Fails with the codec's reason for an undecodable body.
-result<std::string> reset_for_redrive(std::string_view dead_lettered_body);
+BABELQUEUE_REDRIVE_EXPORT result<std::string> reset_for_redrive(
+    std::string_view dead_lettered_body);
 
 }  // namespace v1
 }  // namespace babelqueue

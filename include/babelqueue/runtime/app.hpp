@@ -47,12 +47,13 @@
 /// The app must outlive every consume()/drain() call.
 
 #include <babelqueue/dead_letter.hpp>
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/result.hpp>
 #include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/message.hpp>
 #include <babelqueue/runtime/metrics.hpp>
 #include <babelqueue/runtime/observer.hpp>
-#include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/typed.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
@@ -79,7 +80,7 @@ class observer_hub;
 }  // namespace detail
 
 /// Runtime options. Defaults as D5 / Go's App.
-struct app_options {
+struct BABELQUEUE_RUNTIME_EXPORT app_options {
   /// Default queue of publish() and consume()/drain() without a queue name.
   std::string queue{default_queue};
   /// Handler runs before a message is dead-lettered (or dropped). <= 1 = no retry.
@@ -114,7 +115,7 @@ using handler = std::function<void(message& msg)>;
 /// Opens one transport; called once for the publisher and once per worker / drain().
 using transport_source = std::function<result<std::unique_ptr<transport>>()>;
 
-class app {
+class BABELQUEUE_RUNTIME_EXPORT app {
  public:
   /// Opens transports from `url` through the registry (url.hpp): register the transport's
   /// scheme first. @throws babelqueue::error when the URL or the first transport (the

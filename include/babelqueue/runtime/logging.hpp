@@ -11,6 +11,7 @@
 /// stderr_logger is thread-safe (one process-wide mutex: lines never interleave). The
 /// callback given to observer_from_log_sink() must be thread-safe itself.
 
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/runtime/observer.hpp>
 
 #include <atomic>
@@ -23,7 +24,7 @@ inline namespace v1 {
 
 /// Writes `babelqueue <level>: <format(record)>` lines to stderr for every record at or
 /// above its level. The level may be changed while the app runs.
-class stderr_logger final : public observer {
+class BABELQUEUE_RUNTIME_EXPORT stderr_logger final : public observer {
  public:
   explicit stderr_logger(log_level min_level = log_level::info) noexcept : level_(min_level) {}
   log_level min_level() const noexcept override { return level_.load(std::memory_order_relaxed); }
@@ -40,8 +41,8 @@ using log_sink = std::function<void(log_level level, std::string_view line)>;
 
 /// Adapts a log_sink into an observer that receives every record at or above `min_level`,
 /// formatted with format(). A null sink gives an observer that logs nothing.
-std::shared_ptr<observer> observer_from_log_sink(log_sink sink,
-                                                 log_level min_level = log_level::info);
+BABELQUEUE_RUNTIME_EXPORT std::shared_ptr<observer> observer_from_log_sink(
+    log_sink sink, log_level min_level = log_level::info);
 
 }  // namespace v1
 }  // namespace babelqueue

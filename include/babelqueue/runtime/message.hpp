@@ -13,6 +13,7 @@
 /// parse (a non-const first call is not safe against a concurrent const call).
 
 #include <babelqueue/envelope.hpp>
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
@@ -28,7 +29,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// Options of app::publish() (a fresh message).
-struct publish_options {
+struct BABELQUEUE_RUNTIME_EXPORT publish_options {
   /// Target queue; empty means the app's queue (app_options::queue). Also written to
   /// `meta.queue`.
   std::string queue;
@@ -41,7 +42,7 @@ struct publish_options {
 
 /// Options of message::publish() (a downstream message continuing the handled one). There
 /// is no trace_id: the new message always carries the inbound message's trace.
-struct continue_publish_options {
+struct BABELQUEUE_RUNTIME_EXPORT continue_publish_options {
   /// Target queue; empty means the app's queue (app_options::queue). Also written to
   /// `meta.queue`.
   std::string queue;
@@ -51,7 +52,7 @@ struct continue_publish_options {
 
 /// Options of app::publish(const envelope&): the envelope already carries its trace_id and
 /// `meta.queue`, so there is no trace_id here either.
-struct envelope_publish_options {
+struct BABELQUEUE_RUNTIME_EXPORT envelope_publish_options {
   /// Target queue; empty means the envelope's `meta.queue`, else the app's queue.
   std::string queue;
   /// Out-of-band headers, as publish_options::hdrs.
@@ -73,7 +74,7 @@ class message_publisher {
 };
 }  // namespace detail
 
-class message {
+class BABELQUEUE_RUNTIME_EXPORT message {
  public:
   /// Built by the runtime. `env` is the decoded envelope with `attempts` already reconciled.
   message(const received_message& delivery, const envelope& env,

@@ -12,6 +12,7 @@
 
 #include <babelqueue/dead_letter.hpp>
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/runtime/observer.hpp>
 
 #include <array>
@@ -27,7 +28,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// A point-in-time copy of atomic_metrics.
-struct metrics_snapshot {
+struct BABELQUEUE_RUNTIME_EXPORT metrics_snapshot {
   std::uint64_t published = 0, consumed = 0, acked = 0, retried = 0, dead_lettered = 0,
                 released = 0, dropped = 0, rejected = 0;
   /// rejected, by D3 reason name (`malformed_json` ... `invalid_attempts`, else `other`);
@@ -42,7 +43,7 @@ struct metrics_snapshot {
 
 /// Built-in counters (totals, not per queue). An observer of metrics events only: it wants
 /// no logs and keeps no span state.
-class atomic_metrics final : public observer {
+class BABELQUEUE_RUNTIME_EXPORT atomic_metrics final : public observer {
  public:
   void on_published(std::string_view) override { add(published_); }
   void on_consumed(std::string_view) override { add(consumed_); }

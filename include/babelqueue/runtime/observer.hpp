@@ -61,6 +61,7 @@
 #include <babelqueue/dead_letter.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
@@ -79,12 +80,12 @@ inline namespace v1 {
 enum class log_level { debug = 0, info = 1, warn = 2, error = 3, off = 4 };
 
 /// `debug`, `info`, `warn`, `error`, `off`.
-std::string_view to_string(log_level level) noexcept;
+BABELQUEUE_RUNTIME_EXPORT std::string_view to_string(log_level level) noexcept;
 
 /// One log record: a one-line message (no trailing newline) plus structured context.
 /// Views are valid only during the on_log call. Context fields are empty / nullopt / null
 /// when they do not apply (e.g. a receive error has a queue and nothing else).
-struct log_record {
+struct BABELQUEUE_RUNTIME_EXPORT log_record {
   log_level level = log_level::info;
   /// What happened, without the context below (`retrying (attempt 2 of 3): boom`).
   std::string_view message;
@@ -102,7 +103,7 @@ struct log_record {
 
 /// One line: the message, then ` [queue=… urn=… id=… trace_id=… attempts=…]` with the
 /// non-empty context fields (nothing when there are none).
-std::string format(const log_record& record);
+BABELQUEUE_RUNTIME_EXPORT std::string format(const log_record& record);
 
 /// Which runtime operation publishes (the `kind` of a publish span).
 enum class publish_kind {
@@ -113,10 +114,10 @@ enum class publish_kind {
 };
 
 /// `app`, `message`, `retry`, `dead_letter`.
-std::string_view to_string(publish_kind kind) noexcept;
+BABELQUEUE_RUNTIME_EXPORT std::string_view to_string(publish_kind kind) noexcept;
 
 /// One publish, as on_publish_start and on_publish_end see it.
-struct publish_info {
+struct BABELQUEUE_RUNTIME_EXPORT publish_info {
   publish_kind kind;
   /// The target queue.
   std::string_view queue;
@@ -149,7 +150,7 @@ struct publish_info {
 };
 
 /// One delivery, as on_process_start and on_process_end see it.
-struct process_info {
+struct BABELQUEUE_RUNTIME_EXPORT process_info {
   /// The queue it was received from.
   std::string_view queue;
   /// The delivery: body as received, headers as received (`traceparent`...), the broker's
@@ -177,10 +178,10 @@ enum class process_outcome {
 };
 
 /// `acked`, `retried`, `dead_lettered`, `dropped`, `released`, `rejected`, `unsettled`.
-std::string_view to_string(process_outcome outcome) noexcept;
+BABELQUEUE_RUNTIME_EXPORT std::string_view to_string(process_outcome outcome) noexcept;
 
 /// The end of a delivery. Views and pointers are valid only during on_process_end.
-struct process_result {
+struct BABELQUEUE_RUNTIME_EXPORT process_result {
   process_outcome outcome = process_outcome::acked;
   /// Why the delivery did not succeed; null when nothing failed (acked, and the unknown-URN
   /// delete/release/dead_letter strategies). A handler that threw: code handler_failed,
@@ -209,13 +210,13 @@ struct process_result {
 /// What one observer keeps for one span between its start and end hook (an OpenTelemetry
 /// span and its scope, a timer...). Returned by on_publish_start / on_process_start, handed
 /// back to the matching end hook, then destroyed by the runtime on the same thread.
-class span_state {
+class BABELQUEUE_RUNTIME_EXPORT span_state {
  public:
   virtual ~span_state() = default;
 };
 
 /// The observer interface. See the file comment for order, threads, cost and exceptions.
-class observer {
+class BABELQUEUE_RUNTIME_EXPORT observer {
  public:
   virtual ~observer() = default;
 

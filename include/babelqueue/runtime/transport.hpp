@@ -33,6 +33,7 @@
 /// publish/ack/release by the per-operation timeouts of the transport's options (finite
 /// defaults, set from the URL query string).
 
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/result.hpp>
 
@@ -52,7 +53,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// One message taken from a broker and not yet settled.
-struct received_message {
+struct BABELQUEUE_RUNTIME_EXPORT received_message {
   /// The envelope bytes exactly as published (any binding frame already removed).
   std::string body;
   /// The queue it was received from (as the caller named it in receive()).
@@ -76,13 +77,13 @@ struct received_message {
 };
 
 /// One message of a batch publish.
-struct outgoing_message {
+struct BABELQUEUE_RUNTIME_EXPORT outgoing_message {
   std::string body;
   headers hdrs;
 };
 
 /// Where the runtime sends the retry copy of a failed message (see transport::route_retry()).
-struct retry_route {
+struct BABELQUEUE_RUNTIME_EXPORT retry_route {
   /// The queue (topic) to publish the copy to.
   std::string queue;
   /// Headers added to the copy's out-of-band headers (e.g. Kafka's `bq-delay`).
@@ -90,7 +91,7 @@ struct retry_route {
 };
 
 /// One message seen by transport::peek(): a copy, the queue still holds it.
-struct peeked_message {
+struct BABELQUEUE_RUNTIME_EXPORT peeked_message {
   /// The envelope bytes exactly as stored (any binding frame removed).
   std::string body;
   /// Its out-of-band headers; empty when the binding carries none.
@@ -98,7 +99,7 @@ struct peeked_message {
 };
 
 /// What a binding can do natively. The runtime consults it; callers may too.
-struct transport_capabilities {
+struct BABELQUEUE_RUNTIME_EXPORT transport_capabilities {
   /// release() honours a non-zero delay.
   bool native_delay = false;
   /// publish() carries out-of-band headers and receive() returns them. When false, a
@@ -132,7 +133,7 @@ struct transport_capabilities {
 };
 
 /// The abstract transport. See the file comment for the thread-safety contract.
-class transport {
+class BABELQUEUE_RUNTIME_EXPORT transport {
  public:
   virtual ~transport() = default;
   transport() = default;

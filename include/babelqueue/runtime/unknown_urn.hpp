@@ -3,6 +3,8 @@
 /// @brief The runtime's policy for a message whose URN has no handler (spec consumer rule 3).
 /// @note Thread-safety: pure functions.
 
+#include <babelqueue/export/runtime.hpp>
+
 #include <optional>
 #include <string_view>
 
@@ -18,9 +20,10 @@ enum class unknown_urn_strategy {
 };
 
 /// `fail`, `delete`, `release`, `dead_letter`.
-std::string_view to_string(unknown_urn_strategy strategy) noexcept;
+BABELQUEUE_RUNTIME_EXPORT std::string_view to_string(unknown_urn_strategy strategy) noexcept;
 /// Parses the spellings above (also `dead-letter`, as the spec writes it once).
-std::optional<unknown_urn_strategy> parse_unknown_urn_strategy(std::string_view text) noexcept;
+BABELQUEUE_RUNTIME_EXPORT std::optional<unknown_urn_strategy> parse_unknown_urn_strategy(
+    std::string_view text) noexcept;
 
 }  // namespace v1
 }  // namespace babelqueue

@@ -29,6 +29,7 @@
 /// thread-safe (the registry is guarded by a mutex; factories run outside it, on the
 /// calling thread).
 
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
@@ -47,7 +48,7 @@ namespace babelqueue {
 inline namespace v1 {
 
 /// A parsed, percent-decoded broker URL.
-struct broker_url {
+struct BABELQUEUE_RUNTIME_EXPORT broker_url {
   std::string scheme;  ///< lower-cased: `memory`, `sqlite`, `redis`, `rediss`, ...
   std::string user;
   std::string password;
@@ -85,12 +86,12 @@ struct broker_url {
 /// dropped. Works on any text, parseable or not (`redis://user:***@host:6379/0`). Every
 /// transport and the CLI print broker URLs only through this (or broker_url::redacted()), so
 /// no error, log record, metric label or span attribute carries a password, token or key.
-std::string redact_url(std::string_view url);
+BABELQUEUE_RUNTIME_EXPORT std::string redact_url(std::string_view url);
 
 /// True for a query option whose value is a secret: names containing `pass`, `secret`,
 /// `token`, `sas`, `signature`, `credential`, `auth`, `private`, `apikey`, or `key` / `*_key`.
 /// Names ending in `_file` / `_path` (where a secret is kept, e.g. `tls_key_file`) are not.
-bool is_secret_option(std::string_view key);
+BABELQUEUE_RUNTIME_EXPORT bool is_secret_option(std::string_view key);
 
 /// Typed reader over a URL's query string. Each get() consumes its key; finish() fails when
 /// keys remain (unknown options). Values:
@@ -99,7 +100,7 @@ bool is_secret_option(std::string_view key);
 ///  - booleans: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`.
 ///  - integers: decimal, optional `-`, within int64.
 /// On a bad value the error names the key and the value; `out` is left unchanged.
-class query_options {
+class BABELQUEUE_RUNTIME_EXPORT query_options {
  public:
   explicit query_options(const broker_url& url) : remaining_(url.query) {}
 
@@ -119,23 +120,23 @@ class query_options {
 };
 
 /// Parses a duration as query_options does (`250ms`, `5s`, `1m`, bare = ms).
-result<std::chrono::milliseconds> parse_duration(std::string_view text);
+BABELQUEUE_RUNTIME_EXPORT result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 /// Builds a transport from a parsed URL. Runs on the thread calling open_transport().
 using transport_factory = std::function<result<std::unique_ptr<transport>>(const broker_url&)>;
 
 /// Registers (or replaces) the factory for `scheme` (lower-case, without `://`).
-void register_transport(std::string scheme, transport_factory factory);
+BABELQUEUE_RUNTIME_EXPORT void register_transport(std::string scheme, transport_factory factory);
 
 /// Parses `url` and opens a transport through the factory registered for its scheme.
 /// runtime_errc::unknown_scheme (message lists the registered schemes) when none is registered;
 /// errc::invalid_argument for a malformed URL or options; otherwise the factory's error.
-result<std::unique_ptr<transport>> open_transport(std::string_view url);
+BABELQUEUE_RUNTIME_EXPORT result<std::unique_ptr<transport>> open_transport(std::string_view url);
 /// As above with an already parsed URL.
-result<std::unique_ptr<transport>> open_transport(const broker_url& url);
+BABELQUEUE_RUNTIME_EXPORT result<std::unique_ptr<transport>> open_transport(const broker_url& url);
 
 /// The currently registered schemes, sorted.
-std::vector<std::string> registered_schemes();
+BABELQUEUE_RUNTIME_EXPORT std::vector<std::string> registered_schemes();
 
 }  // namespace v1
 }  // namespace babelqueue

@@ -10,6 +10,7 @@
 /// (one `_` per Unicode character). `x-gdpr-sensitive` marks pass through in the payload.
 /// @note Thread-safety: pure functions.
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/schema/registry.hpp>
@@ -21,22 +22,23 @@ namespace babelqueue {
 inline namespace v1 {
 namespace schema {
 
-struct asyncapi_options {
+struct BABELQUEUE_SCHEMA_EXPORT asyncapi_options {
   std::string title = "BabelQueue Event Catalog";
   std::string version = "1.0.0";
 };
 
 /// The AsyncAPI component id of a URN (`urn:babel:orders:created` → `urn_babel_orders_created`).
-std::string asyncapi_component_id(std::string_view urn);
+BABELQUEUE_SCHEMA_EXPORT std::string asyncapi_component_id(std::string_view urn);
 
 /// Builds the document. Errors: a schema file is unreadable (errc::io) or not JSON
 /// (`asyncapi: "<urn>": invalid schema JSON: …`, errc::malformed_json).
-result<json> build_asyncapi(const registry& reg, const asyncapi_options& options = {});
+BABELQUEUE_SCHEMA_EXPORT result<json> build_asyncapi(const registry& reg,
+                                                     const asyncapi_options& options = {});
 
 /// Renders JSON the way Go's `json.MarshalIndent(v, "", "  ")` renders a decoded document
 /// (object keys byte-sorted, `<` `>` `&` U+2028 U+2029 escaped, numbers as float64), without
 /// the trailing newline — so the CLI output is byte-identical to bqschema's.
-std::string go_indent_json(const json& value);
+BABELQUEUE_SCHEMA_EXPORT std::string go_indent_json(const json& value);
 
 }  // namespace schema
 }  // namespace v1

@@ -24,6 +24,7 @@
 /// Messages are prefixed `<path>: ` (omitted at the root) and sorted byte-wise.
 /// @note Thread-safety: pure function.
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/schema/document.hpp>
 
 #include <string>
@@ -34,7 +35,8 @@ inline namespace v1 {
 namespace schema {
 
 /// The breaking changes from `old_schema` to `new_schema`; empty when compatible.
-std::vector<std::string> breaking_changes(const document& old_schema, const document& new_schema);
+BABELQUEUE_SCHEMA_EXPORT std::vector<std::string> breaking_changes(const document& old_schema,
+                                                                   const document& new_schema);
 
 }  // namespace schema
 }  // namespace v1

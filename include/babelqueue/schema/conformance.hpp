@@ -7,6 +7,7 @@
 /// project's conformance runner and this library's own tests share one implementation.
 /// @note Thread-safety: pure function.
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/schema/document.hpp>
@@ -18,7 +19,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace schema {
 
-struct payload_case_result {
+struct BABELQUEUE_SCHEMA_EXPORT payload_case_result {
   std::string name;
   bool expected_valid = false;
   bool valid = false;
@@ -30,7 +31,8 @@ struct payload_case_result {
 /// Validates each case's `data` against the block's `schema`. errc::invalid_argument when
 /// the block is malformed (no object `schema`, no `cases` array, a case without a string
 /// `name` or a boolean `valid`); a case without `data` validates `null`.
-result<std::vector<payload_case_result>> run_payload_schema(const json& block);
+BABELQUEUE_SCHEMA_EXPORT result<std::vector<payload_case_result>> run_payload_schema(
+    const json& block);
 
 }  // namespace schema
 }  // namespace v1

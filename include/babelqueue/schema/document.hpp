@@ -21,9 +21,10 @@
 /// @note Thread-safety: a document is immutable after construction; validate() may be called
 /// concurrently from any number of threads.
 
-#include <babelqueue/schema/error.hpp>
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/schema/error.hpp>
 
 #include <cstddef>
 #include <memory>
@@ -36,7 +37,7 @@ inline namespace v1 {
 namespace schema {
 
 /// One reason a value does not match its schema.
-struct violation {
+struct BABELQUEUE_SCHEMA_EXPORT violation {
   /// Where bqschema reports it: dotted properties and `[i]` indices (`items[0].sku`), empty at
   /// the root. `missing required` / `additional property` are reported at the PARENT (as Go).
   std::string path;
@@ -62,7 +63,7 @@ struct violation {
 };
 
 /// The outcome of validating one value.
-class report {
+class BABELQUEUE_SCHEMA_EXPORT report {
  public:
   report() = default;
   /// Builds a report from violations in evaluation order (the order Python/PHP would meet
@@ -90,13 +91,13 @@ struct node;
 }
 
 /// Limits applied when a schema is parsed.
-struct parse_options {
+struct BABELQUEUE_SCHEMA_EXPORT parse_options {
   /// Maximum nesting of the schema document (objects/arrays). Deeper → errc::invalid_argument.
   std::size_t max_depth = 256;
 };
 
 /// A parsed schema. Cheap to copy (shared immutable state).
-class document {
+class BABELQUEUE_SCHEMA_EXPORT document {
  public:
   /// Parses schema text strictly (RFC 8259). Errors: errc::malformed_json (not JSON),
   /// errc::invalid_argument (not a JSON object, or nested deeper than options.max_depth),

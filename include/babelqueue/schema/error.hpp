@@ -8,6 +8,7 @@
 /// @note Thread-safety: value types; the category is a stateless singleton.
 
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/schema.hpp>
 
 #include <system_error>
 
@@ -34,7 +35,7 @@ inline namespace v1 {
 namespace schema {
 
 /// The category of schema::errc values ("babelqueue.schema").
-const std::error_category& category() noexcept;
+BABELQUEUE_SCHEMA_EXPORT const std::error_category& category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};

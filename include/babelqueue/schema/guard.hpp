@@ -16,12 +16,13 @@
 ///
 /// @note Thread-safety: free functions; safe to call concurrently with a thread-safe provider.
 
-#include <babelqueue/schema/error.hpp>
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/error.hpp>
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/schema/document.hpp>
+#include <babelqueue/schema/error.hpp>
 #include <babelqueue/schema/provider.hpp>
 
 #include <string>
@@ -33,7 +34,7 @@ namespace schema {
 
 /// Thrown when `data` does not match its URN's schema. what() is
 /// `invalid_data: data for "<urn>" does not match its URN schema: <v1>; <v2>…`.
-class invalid_payload_error : public babelqueue::error {
+class BABELQUEUE_SCHEMA_EXPORT invalid_payload_error : public babelqueue::error {
  public:
   invalid_payload_error(std::string urn, report violations);
 
@@ -48,17 +49,19 @@ class invalid_payload_error : public babelqueue::error {
 
 /// Validates `data` against `urn`'s schema. An empty (ok) report when the URN has no schema
 /// (opt-in) or the data matches; the error only when the schema cannot be loaded.
-result<report> check(const provider& schemas, std::string_view urn, const json& data);
+BABELQUEUE_SCHEMA_EXPORT result<report> check(const provider& schemas, std::string_view urn,
+                                              const json& data);
 
 /// As check(), throwing. Named `validate` because `assert` is a macro in C++.
 /// @throws invalid_payload_error when the data does not match;
 /// @throws babelqueue::error when the schema cannot be loaded.
-void validate(const provider& schemas, std::string_view urn, const json& data);
+BABELQUEUE_SCHEMA_EXPORT void validate(const provider& schemas, std::string_view urn,
+                                       const json& data);
 
 /// The envelope form (Go's `schema.Validate`): the URN is env.urn(), the data env.data().
 /// @throws as validate(); babelqueue::error (errc::number_out_of_range) when `data` holds a
 /// number no C++ type can hold.
-void validate(const provider& schemas, const envelope& env);
+BABELQUEUE_SCHEMA_EXPORT void validate(const provider& schemas, const envelope& env);
 
 }  // namespace schema
 }  // namespace v1

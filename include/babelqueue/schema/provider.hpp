@@ -10,6 +10,7 @@
 /// @note Thread-safety: find() may be called concurrently from any thread on every provider
 /// in this library; implementations of the seam must allow that too.
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/schema/document.hpp>
@@ -27,7 +28,7 @@ namespace schema {
 using schema_ptr = std::shared_ptr<const document>;
 
 /// URN → schema.
-class provider {
+class BABELQUEUE_SCHEMA_EXPORT provider {
  public:
   virtual ~provider() = default;
   /// The schema registered for `urn` (exact string match), null when none is registered, or
@@ -40,7 +41,7 @@ class provider {
 /// added, so a bad schema fails at construction rather than on the first message.
 /// @note Thread-safety: add() is not thread-safe; after the last add(), find() may be
 /// called concurrently.
-class map_provider final : public provider {
+class BABELQUEUE_SCHEMA_EXPORT map_provider final : public provider {
  public:
   map_provider() = default;
 

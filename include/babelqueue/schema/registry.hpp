@@ -15,6 +15,7 @@
 /// @note Thread-safety: `registry` is immutable after load(); every member is safe to call
 /// concurrently. `dir_provider` is safe to share between threads (see below).
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/schema/provider.hpp>
 
@@ -29,7 +30,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace schema {
 
-struct registry_options {
+struct BABELQUEUE_SCHEMA_EXPORT registry_options {
   /// bqschema's rules (see file comment); false = the runtime providers' lenient rules.
   bool strict = false;
   /// Limits for parsing each schema file.
@@ -37,7 +38,7 @@ struct registry_options {
 };
 
 /// One manifest entry.
-struct registry_entry {
+struct BABELQUEUE_SCHEMA_EXPORT registry_entry {
   std::string urn;
   /// The path as written in the manifest.
   std::string schema;
@@ -46,7 +47,7 @@ struct registry_entry {
 };
 
 /// A loaded `registry.json`. Schema files are not read by load().
-class registry {
+class BABELQUEUE_SCHEMA_EXPORT registry {
  public:
   /// Reads and checks the manifest once. Errors: errc::io (unreadable, message
   /// `registry: read <path>: <reason>`), errc::malformed_json / errc::invalid_argument
@@ -85,7 +86,7 @@ class registry {
 /// fixing a file on disk heals a long-running consumer). Unknown URN → null (skip).
 /// @note Thread-safety: find() is safe from any number of threads; loads are serialised by
 /// one mutex (schema files are small and each is loaded once). Copies share the cache.
-class dir_provider final : public provider {
+class BABELQUEUE_SCHEMA_EXPORT dir_provider final : public provider {
  public:
   /// Opens `manifest` (lenient rules unless options.strict). Errors as registry::load().
   static result<dir_provider> open(const std::filesystem::path& manifest,

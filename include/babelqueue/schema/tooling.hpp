@@ -9,6 +9,7 @@
 /// with bqschema's strict rules (registry_options::strict).
 /// @note Thread-safety: each call is independent; streams are the caller's.
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/schema/asyncapi.hpp>
 
 #include <filesystem>
@@ -25,23 +26,26 @@ namespace schema {
 /// `<file>: no job/urn — skipped`, `<file> [<urn>]: no schema registered — skipped`.
 /// The URN is the string `job` when non-empty, else the string `urn`; `data` is validated
 /// (absent → null). A file that cannot be read or is not a JSON object stops with exit 2.
-int run_validate(const std::filesystem::path& registry_path, const std::vector<std::string>& files,
-                 std::ostream& out, std::ostream& err);
+BABELQUEUE_SCHEMA_EXPORT int run_validate(const std::filesystem::path& registry_path,
+                                          const std::vector<std::string>& files, std::ostream& out,
+                                          std::ostream& err);
 
 /// `compat OLD NEW`: `backward-compatible: no breaking changes.` (0) or
 /// `N breaking change(s) — mint a new URN instead (versioning-policy §3):` + `  - …` (1).
-int run_compat(const std::string& old_file, const std::string& new_file, std::ostream& out,
-               std::ostream& err);
+BABELQUEUE_SCHEMA_EXPORT int run_compat(const std::string& old_file, const std::string& new_file,
+                                        std::ostream& out, std::ostream& err);
 
 /// `check --registry R`: `  ok <urn>` / `  x <urn>: <error>` per URN (sorted), then
 /// `N URN(s) in registry.`; 1 when any schema fails to load.
-int run_check(const std::filesystem::path& registry_path, std::ostream& out, std::ostream& err);
+BABELQUEUE_SCHEMA_EXPORT int run_check(const std::filesystem::path& registry_path,
+                                       std::ostream& out, std::ostream& err);
 
 /// `export-asyncapi --registry R [-o FILE] [--title T] [--doc-version V]`: the document
 /// (go_indent_json + newline) on `out`, or written to FILE with `wrote FILE (N URN(s))` on `err`.
-int run_export_asyncapi(const std::filesystem::path& registry_path,
-                        const std::optional<std::string>& output_file,
-                        const asyncapi_options& options, std::ostream& out, std::ostream& err);
+BABELQUEUE_SCHEMA_EXPORT int run_export_asyncapi(const std::filesystem::path& registry_path,
+                                                 const std::optional<std::string>& output_file,
+                                                 const asyncapi_options& options, std::ostream& out,
+                                                 std::ostream& err);
 
 }  // namespace schema
 }  // namespace v1

@@ -62,6 +62,7 @@
 /// their writes (each waiting at most busy_timeout). It runs no callbacks. Do not put the
 /// file on a network file system (SQLite's WAL needs shared memory on one machine).
 
+#include <babelqueue/export/sqlite.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -82,7 +83,7 @@ enum class synchronous_mode { normal, full };
 
 /// Options of a sqlite transport. Each field (but `path`) is the URL query key of the same
 /// name. Every timeout is finite.
-struct options {
+struct BABELQUEUE_SQLITE_EXPORT options {
   /// The database file (the URL's host + path). Created, with its schema, when missing.
   std::string path;
   /// How long a received message stays reserved before it is delivered again (> 0).
@@ -101,17 +102,17 @@ struct options {
 
 /// Reads options from a `sqlite://` URL. errc::invalid_argument for an empty path,
 /// `:memory:`, unknown keys or malformed/out-of-range values.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_SQLITE_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counts for one queue, read in one snapshot (for operators and tests).
-struct queue_stats {
+struct BABELQUEUE_SQLITE_EXPORT queue_stats {
   std::int64_t ready = 0;      ///< deliverable now
   std::int64_t delayed = 0;    ///< released/never reserved, deliverable later
   std::int64_t in_flight = 0;  ///< reserved and the reservation has not expired
 };
 
 /// The `sqlite` transport. See the file comment for guarantees and thread-safety.
-class sqlite_transport final : public transport {
+class BABELQUEUE_SQLITE_EXPORT sqlite_transport final : public transport {
  public:
   /// Opens (and, when allowed, creates) the database and prepares the statements.
   /// transport_errc::not_found when the file cannot be created/opened, refused when it is not
@@ -168,7 +169,7 @@ class sqlite_transport final : public transport {
 };
 
 /// Registers the `sqlite` scheme with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_SQLITE_EXPORT void register_transport();
 
 }  // namespace sqlite
 }  // namespace v1

@@ -70,6 +70,7 @@
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract); use one
 /// instance per thread (the App does). Distinct instances share nothing.
 
+#include <babelqueue/export/sqs.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -87,7 +88,7 @@ namespace sqs {
 
 /// Options of an sqs transport; each field is the URL query key of the same name, except
 /// `region` (the URL's host).
-struct options {
+struct BABELQUEUE_SQS_EXPORT options {
   std::string region;
   /// Where every request goes; empty = `https://sqs.<region>.amazonaws.com`.
   std::string endpoint;
@@ -140,10 +141,10 @@ struct options {
 /// Reads options from an `sqs://` URL (the region from the host or, when empty, from
 /// AWS_REGION / AWS_DEFAULT_REGION). condition::invalid_argument on unknown keys,
 /// malformed values or no region.
-result<options> options_from_url(const broker_url& url);
+BABELQUEUE_SQS_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance.
-struct transport_stats {
+struct BABELQUEUE_SQS_EXPORT transport_stats {
   std::int64_t requests = 0;         ///< HTTP requests sent (retries included)
   std::int64_t connects = 0;         ///< TCP connections opened (keep-alive reuses one)
   std::int64_t published = 0;        ///< messages SQS accepted
@@ -152,7 +153,7 @@ struct transport_stats {
 };
 
 /// The `sqs` transport. See the file comment for guarantees and thread-safety.
-class sqs_transport final : public transport {
+class BABELQUEUE_SQS_EXPORT sqs_transport final : public transport {
  public:
   /// Checks the options and resolves credentials (transport_errc::permission when none is
   /// found). Makes no network call: the first operation connects.
@@ -220,7 +221,7 @@ class sqs_transport final : public transport {
 };
 
 /// Registers the `sqs` scheme with the URL factory (url.hpp). Idempotent.
-void register_transport();
+BABELQUEUE_SQS_EXPORT void register_transport();
 
 }  // namespace sqs
 }  // namespace v1

@@ -1,0 +1,31 @@
+# cmake -P check of a shared build's ABI (tests/install/CMakeLists.txt, label install):
+# no symbol of a `detail` namespace is exported by LIBRARY (-DLIBRARY=<.so>, -DNM=<nm>).
+# The libraries are compiled with hidden visibility and export only what their public headers
+# mark with BABELQUEUE_<C>_EXPORT; this proves nothing internal leaked into the dynamic table.
+cmake_minimum_required(VERSION 3.25)
+foreach(var IN ITEMS LIBRARY NM)
+  if("${${var}}" STREQUAL "")
+    message(FATAL_ERROR "exported_symbols.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+execute_process(COMMAND ${NM} -D --defined-only --demangle ${LIBRARY}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} failed on ${LIBRARY}: ${err}")
+endif()
+string(REPLACE "\n" ";" lines "${out}")
+set(leaked "")
+set(count 0)
+foreach(line IN LISTS lines)
+  if(line MATCHES "babelqueue::")
+    math(EXPR count "${count} + 1")
+  endif()
+  if(line MATCHES "babelqueue::(v1::)?([a-z_0-9]+::)*detail::")
+    list(APPEND leaked "${line}")
+  endif()
+endforeach()
+if(leaked)
+  list(JOIN leaked "\n" text)
+  message(FATAL_ERROR "${LIBRARY} exports detail symbols:\n${text}")
+endif()
+message(STATUS "${LIBRARY}: ${count} babelqueue symbols exported, none of them detail")
