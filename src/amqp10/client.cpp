@@ -46,6 +46,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -225,15 +226,23 @@ struct client::impl final : proton::messaging_handler {
     return std::clamp(config.idle_timeout / 4, milliseconds(50), milliseconds(1000));
   }
 
-  void start_keeper() {
-    keeper_ = std::thread([this] {
-      std::unique_lock k(keeper_m_);
-      while (!keeper_cv_.wait_for(k, keeper_period(), [this] { return keeper_stop_; })) {
-        std::unique_lock io(io_, std::try_to_lock);
-        if (!io.owns_lock() || closing_ || driver_ == nullptr) continue;  // a call pumps
-        guarded([&] { pump_once(clock::now()); });
-      }
-    });
+  // std::thread throws std::system_error when the OS refuses a thread; open() returns that
+  // as runtime_errc::resource_exhausted instead of letting it escape.
+  result<void> start_keeper() {
+    try {
+      keeper_ = std::thread([this] {
+        std::unique_lock k(keeper_m_);
+        while (!keeper_cv_.wait_for(k, keeper_period(), [this] { return keeper_stop_; })) {
+          std::unique_lock io(io_, std::try_to_lock);
+          if (!io.owns_lock() || closing_ || driver_ == nullptr) continue;  // a call pumps
+          guarded([&] { pump_once(clock::now()); });
+        }
+      });
+    } catch (const std::system_error& e) {
+      return fail(runtime_errc::resource_exhausted,
+                  config.name + ": could not start the connection keeper thread: " + e.what());
+    }
+    return {};
   }
 
   void stop_keeper() {
@@ -1018,7 +1027,8 @@ result<std::unique_ptr<client>> client::open(client_config config) {
       return fail(std::move(why));
     }
   }
-  p->start_keeper();
+  // On failure `c` closes the connection it opened as it goes out of scope.
+  if (auto keeper = p->start_keeper(); !keeper) return fail(keeper.error());
   return c;
 }
 

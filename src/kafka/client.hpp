@@ -6,8 +6,8 @@
 //
 // Thread-safety: pure functions; the log callback runs on librdkafka's threads and only
 // calls options::log (which must be thread-safe) or writes one line to stderr.
-#include <babelqueue/error.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <librdkafka/rdkafka.h>
 
@@ -70,8 +70,5 @@ error_info kafka_error(rd_kafka_resp_err_t err, std::string context);
 /// so that a new subscription is assigned them at once; refusals are ignored.
 void create_missing_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
                            std::chrono::milliseconds timeout);
-
-/// Whether retrying the same operation can succeed (broker down, timeouts, leader moves).
-bool is_transient(rd_kafka_resp_err_t err) noexcept;
 
 }  // namespace babelqueue::inline v1::kafka::detail

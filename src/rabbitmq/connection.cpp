@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+#include <system_error>
 
 namespace babelqueue::inline v1::rabbitmq::detail {
 
@@ -38,8 +40,17 @@ std::string in_quotes(std::string_view s) { return babelqueue::detail::concat("'
 
 }  // namespace
 
-connection::connection(const options& opts) : opts_(opts) {
-  if (opts_.heartbeat.count() > 0) keeper_ = std::thread([this] { keep_alive(); });
+connection::connection(const options& opts) : opts_(opts) {}
+
+result<void> connection::start_keeper() {
+  if (opts_.heartbeat.count() <= 0 || keeper_.joinable()) return {};
+  try {
+    keeper_ = std::thread([this] { keep_alive(); });
+  } catch (const std::system_error& e) {
+    return fail(runtime_errc::resource_exhausted,
+                std::string("rabbitmq: could not start the heartbeat thread: ") + e.what());
+  }
+  return {};
 }
 
 connection::~connection() {

@@ -48,7 +48,8 @@ struct flush_result {
 
 class relay {
  public:
-  /// @throws std::invalid_argument when `rows` is null.
+  /// @throws babelqueue::error with outbox::errc::invalid_argument (condition
+  /// `invalid_argument`) when `rows` is null: a caller mistake, found before any call.
   relay(std::shared_ptr<store> rows, transport& broker, relay_options options = {});
   /// One pass (see the file comment).
   result<flush_result> flush();

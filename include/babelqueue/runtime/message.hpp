@@ -15,6 +15,7 @@
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <cstdint>

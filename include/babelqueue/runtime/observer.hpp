@@ -62,6 +62,7 @@
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/error.hpp>
 #include <babelqueue/headers.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
 

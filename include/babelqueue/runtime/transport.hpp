@@ -35,6 +35,7 @@
 
 #include <babelqueue/headers.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <chrono>
 #include <cstdint>
