@@ -45,22 +45,17 @@ def safe(m, text):
 def rewrite(text):
     count = 0
 
-    def single(m):
-        nonlocal count
-        if not safe(m, text):
-            return m.group(0)
-        count += 1
-        return f"{m.group('indent')}BABELQUEUE_TRY({m.group('expr')});"
+    def to(macro):
+        def sub(m):
+            nonlocal count
+            if not safe(m, text):
+                return m.group(0)
+            count += 1
+            return f"{m.group('indent')}{macro(m)};"
+        return sub
 
-    def pair(m):
-        nonlocal count
-        if not safe(m, text):
-            return m.group(0)
-        count += 1
-        return f"{m.group('indent')}BABELQUEUE_TRY_LET({m.group('n')}, {m.group('expr')});"
-
-    text = SINGLE.sub(single, text)
-    text = PAIR.sub(pair, text)
+    text = SINGLE.sub(to(lambda m: f"BABELQUEUE_TRY({m.group('expr')})"), text)
+    text = PAIR.sub(to(lambda m: f"BABELQUEUE_TRY_LET({m.group('n')}, {m.group('expr')})"), text)
     return text, count
 
 
