@@ -3,6 +3,7 @@
 #include "kafka/record_headers.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,8 @@
 // Producing with awaited delivery reports (producer.hpp).
 #include "kafka/producer.hpp"
 
+#include <babelqueue/runtime/error.hpp>
+
 #include <algorithm>
 
 namespace babelqueue::inline v1::kafka::detail {

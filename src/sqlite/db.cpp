@@ -1,5 +1,7 @@
 #include "sqlite/db.hpp"
 
+#include <babelqueue/runtime/error.hpp>
+
 #include <sqlite3.h>
 
 #include <utility>
