@@ -7,18 +7,22 @@
 /// failure is an `error_info`, or throws `babelqueue::error`, which carries the same
 /// `error_info`. There is no second result type and no second exception hierarchy (the
 /// schema guard's `invalid_payload_error` derives from `babelqueue::error` to carry its
-/// violation report).
+/// violation report). Constructors and factories that cannot return a result throw it for a
+/// caller mistake, with a code whose condition is `invalid_argument` (their headers say
+/// which); a thread the SDK cannot start inside a call is `runtime_errc::resource_exhausted`
+/// from that call, never an escaping std::system_error.
 ///
 /// Codes (each enum is a `std::error_code` enum in its own category):
 ///  - `errc`            "babelqueue.core"       the wire contract: D3 reasons, encoder errors
-///  - `runtime_errc`    "babelqueue.runtime"    app/URL registry/worker failures
+///  - `runtime_errc`    "babelqueue.runtime"    app/URL registry/worker failures, and
 ///  - `transport_errc`  "babelqueue.transport"  what every broker binding maps native
-///                                              failures to (docs/errors.md has the table)
+///                      failures to: both live with the runtime (runtime/error.hpp)
 ///  - `schema::errc`    "babelqueue.schema"     (schema/error.hpp)
 ///  - `gdpr::errc`      "babelqueue.gdpr"       (gdpr/error.hpp)
+///  - `idempotency::errc`, `outbox::errc`, `amqp10::auth_errc` likewise in their components
 /// `condition` groups codes of every category into the questions a caller asks
 /// (`r.code() == condition::timeout`, `condition::invalid_argument`, ...), and
-/// `is_transient()` is the one test the runtime's retry/back-off decisions read.
+/// `is_transient()` (on those conditions) is the one retry predicate of every component.
 ///
 /// Native failures (hiredis, SQLite, OpenSSL, rabbitmq-c, librdkafka, ...) keep their own
 /// code and text in `error_info::native`, beside the mapped code.
@@ -60,30 +64,6 @@ enum class errc : int {
   invalid_argument = 25,     ///< a caller-supplied value is unusable
 };
 
-/// Runtime codes ("babelqueue.runtime"): the app, the URL registry, workers.
-enum class runtime_errc : int {
-  invalid_argument = 1,  ///< unusable options or arguments (bad URL, empty queue, ...)
-  unknown_scheme = 2,    ///< no transport is registered for a URL scheme
-  already_running = 3,   ///< consume() is already running on this app
-  resource_exhausted = 4,  ///< the OS refused a resource (a worker thread could not start)
-  handler_failed = 5,    ///< a message handler threw (message = what(), native = type name)
-  io = 6,                ///< a file or OS call failed
-};
-
-/// Transport codes ("babelqueue.transport"): the one documented set every broker binding
-/// maps its client library's failures to (docs/errors.md lists the mapping per transport).
-enum class transport_errc : int {
-  unavailable = 1,       ///< broker unreachable, connection lost, broker busy: a retry may succeed
-  timeout = 2,           ///< the operation did not finish within its deadline
-  refused = 3,           ///< the broker rejected the operation (not a permission problem)
-  permission = 4,        ///< authentication or authorisation failed (WRONGPASS, NOAUTH, 403)
-  not_found = 5,         ///< the queue / topic / stream does not exist
-  too_large = 6,         ///< the message exceeds what the broker accepts
-  invalid_argument = 7,  ///< unusable options, names or handles (caller error)
-  not_supported = 8,     ///< the binding cannot do this (e.g. a delayed release on Redis)
-  closed = 9,            ///< the transport was closed by its owner
-};
-
 /// Portable questions over every category (a std::error_condition enum):
 /// `if (r.code() == babelqueue::condition::timeout) ...`.
 enum class condition : int {
@@ -105,29 +85,17 @@ enum class condition : int {
 template <>
 struct std::is_error_code_enum<babelqueue::errc> : std::true_type {};
 template <>
-struct std::is_error_code_enum<babelqueue::runtime_errc> : std::true_type {};
-template <>
-struct std::is_error_code_enum<babelqueue::transport_errc> : std::true_type {};
-template <>
 struct std::is_error_condition_enum<babelqueue::condition> : std::true_type {};
 
 namespace babelqueue {
 inline namespace v1 {
 
 BABELQUEUE_CORE_EXPORT const std::error_category& core_category() noexcept;
-BABELQUEUE_CORE_EXPORT const std::error_category& runtime_category() noexcept;
-BABELQUEUE_CORE_EXPORT const std::error_category& transport_category() noexcept;
 BABELQUEUE_CORE_EXPORT const std::error_category& condition_category() noexcept;
 /// The core category (kept under its first name).
 inline const std::error_category& category() noexcept { return core_category(); }
 
 inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), core_category()}; }
-inline std::error_code make_error_code(runtime_errc e) noexcept {
-  return {static_cast<int>(e), runtime_category()};
-}
-inline std::error_code make_error_code(transport_errc e) noexcept {
-  return {static_cast<int>(e), transport_category()};
-}
 inline std::error_condition make_error_condition(condition c) noexcept {
   return {static_cast<int>(c), condition_category()};
 }
@@ -138,9 +106,11 @@ inline std::error_condition make_error_condition(condition c) noexcept {
 BABELQUEUE_CORE_EXPORT std::string_view reason(const std::error_code& code) noexcept;
 BABELQUEUE_CORE_EXPORT std::string_view reason(errc e) noexcept;
 
-/// True for failures where the same call may succeed later without any change by the caller
-/// (transport unavailable, timeout, runtime io). The runtime backs off and retries on these;
-/// on the others it does not retry the same way.
+/// True for failures where the same call may succeed later without any change by the caller:
+/// a code whose condition is `unavailable`, `timeout` or `io`, in any babelqueue category
+/// (transport_errc::unavailable, runtime_errc::io, idempotency::errc::unavailable, ...). The
+/// one retry predicate: the runtime's back-off, the transports' own retries and the outbox
+/// read it; none keeps a copy.
 BABELQUEUE_CORE_EXPORT bool is_transient(const std::error_code& code) noexcept;
 
 /// The failure as the broker's client library reported it, kept beside the mapped code.

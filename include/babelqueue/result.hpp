@@ -78,7 +78,9 @@ class [[nodiscard]] result {
 
   /// The error; only meaningful when !has_value().
   const error_info& error() const& noexcept { return *std::get_if<1>(&state_); }
-  error_info&& error() && noexcept { return std::move(*std::get_if<1>(&state_)); }
+  /// By value from an rvalue (as value() &&), so `auto&& e = f().error()` cannot dangle and
+  /// `return fail(std::move(r).error())` moves the message instead of copying it.
+  error_info error() && noexcept { return std::move(*std::get_if<1>(&state_)); }
   /// errc::ok when this holds a value.
   std::error_code code() const noexcept {
     return has_value() ? make_error_code(errc::ok) : error().code;
@@ -104,7 +106,8 @@ class [[nodiscard]] result<void> {
     if (!has_value()) throw babelqueue::error(error_);
   }
   const error_info& error() const& noexcept { return error_; }
-  error_info&& error() && noexcept { return std::move(error_); }
+  /// By value from an rvalue, as result<T>::error() &&.
+  error_info error() && noexcept { return std::move(error_); }
   std::error_code code() const noexcept { return error_.code; }
 
  private:

@@ -32,7 +32,8 @@ result<std::unique_ptr<client>> client::open(client_config config) {
       return fail(std::move(why));
     }
   }
-  p->start_keeper();
+  // On failure `c` closes the connection it opened as it goes out of scope.
+  if (auto keeper = p->start_keeper(); !keeper) return fail(keeper.error());
   return c;
 }
 

@@ -26,6 +26,7 @@
 // it synchronises internally with its keeper (one mutex, held for the whole of each call).
 
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <proton/message.hpp>
 #include <proton/symbol.hpp>

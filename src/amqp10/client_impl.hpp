@@ -167,12 +167,17 @@ struct client::impl final : proton::messaging_handler {
     return std::clamp(config.idle_timeout / 4, milliseconds(50), milliseconds(1000));
   }
 
-  void start_keeper() {
-    keeper_.start(keeper_period(), [this] {
+  // The OS refusing a thread is an error of open() (runtime_errc::resource_exhausted), never
+  // an exception escaping it.
+  result<void> start_keeper() {
+    auto refused = keeper_.start(keeper_period(), [this] {
       std::unique_lock io(io_, std::try_to_lock);
       if (!io.owns_lock() || closing_ || driver_ == nullptr) return;  // a call pumps
       guarded([&] { pump_once(clock::now()); });
     });
+    if (!refused) return {};
+    return fail(runtime_errc::resource_exhausted,
+                config.name + ": could not start the connection keeper thread: " + *refused);
   }
 
   void stop_keeper() { keeper_.stop(); }

@@ -4,7 +4,7 @@
 //
 // Thread-safety: pure functions.
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <proton/error_condition.hpp>
 

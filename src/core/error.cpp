@@ -1,4 +1,4 @@
-// The core, runtime, transport and condition categories, reason names, is_transient().
+// The core and condition categories, reason names, is_transient().
 #include <babelqueue/error.hpp>
 
 namespace babelqueue {
@@ -35,66 +35,6 @@ class core_category_impl final : public error_category_base {
     if (value == static_cast<int>(errc::empty_urn) ||
         value == static_cast<int>(errc::invalid_argument)) {
       return static_cast<int>(condition::invalid_argument);
-    }
-    return 0;
-  }
-};
-
-class runtime_category_impl final : public error_category_base {
- public:
-  const char* name() const noexcept override { return "babelqueue.runtime"; }
-  std::string_view reason(int value) const noexcept override {
-    switch (static_cast<runtime_errc>(value)) {
-      case runtime_errc::invalid_argument: return "invalid_argument";
-      case runtime_errc::unknown_scheme: return "unknown_scheme";
-      case runtime_errc::already_running: return "already_running";
-      case runtime_errc::resource_exhausted: return "resource_exhausted";
-      case runtime_errc::handler_failed: return "handler_failed";
-      case runtime_errc::io: return "io";
-    }
-    return value == 0 ? "ok" : "unknown";
-  }
-  int condition_of(int value) const noexcept override {
-    switch (static_cast<runtime_errc>(value)) {
-      case runtime_errc::invalid_argument:
-      case runtime_errc::unknown_scheme:
-      case runtime_errc::already_running: return static_cast<int>(condition::invalid_argument);
-      case runtime_errc::io: return static_cast<int>(condition::io);
-      case runtime_errc::resource_exhausted:
-      case runtime_errc::handler_failed: return 0;
-    }
-    return 0;
-  }
-};
-
-class transport_category_impl final : public error_category_base {
- public:
-  const char* name() const noexcept override { return "babelqueue.transport"; }
-  std::string_view reason(int value) const noexcept override {
-    switch (static_cast<transport_errc>(value)) {
-      case transport_errc::unavailable: return "unavailable";
-      case transport_errc::timeout: return "timeout";
-      case transport_errc::refused: return "refused";
-      case transport_errc::permission: return "permission";
-      case transport_errc::not_found: return "not_found";
-      case transport_errc::too_large: return "too_large";
-      case transport_errc::invalid_argument: return "invalid_argument";
-      case transport_errc::not_supported: return "not_supported";
-      case transport_errc::closed: return "closed";
-    }
-    return value == 0 ? "ok" : "unknown";
-  }
-  int condition_of(int value) const noexcept override {
-    switch (static_cast<transport_errc>(value)) {
-      case transport_errc::unavailable: return static_cast<int>(condition::unavailable);
-      case transport_errc::timeout: return static_cast<int>(condition::timeout);
-      case transport_errc::refused: return 0;
-      case transport_errc::permission: return static_cast<int>(condition::permission);
-      case transport_errc::not_found: return static_cast<int>(condition::not_found);
-      case transport_errc::too_large: return static_cast<int>(condition::too_large);
-      case transport_errc::invalid_argument: return static_cast<int>(condition::invalid_argument);
-      case transport_errc::not_supported: return static_cast<int>(condition::not_supported);
-      case transport_errc::closed: return static_cast<int>(condition::closed);
     }
     return 0;
   }
@@ -148,14 +88,10 @@ std::error_condition error_category_base::default_error_condition(int value) con
 // function-local static would pay its guard on each of those.
 namespace {
 constinit const core_category_impl k_core_category{};
-constinit const runtime_category_impl k_runtime_category{};
-constinit const transport_category_impl k_transport_category{};
 constinit const condition_category_impl k_condition_category{};
 }  // namespace
 
 const std::error_category& core_category() noexcept { return k_core_category; }
-const std::error_category& runtime_category() noexcept { return k_runtime_category; }
-const std::error_category& transport_category() noexcept { return k_transport_category; }
 const std::error_category& condition_category() noexcept { return k_condition_category; }
 
 std::string_view reason(const std::error_code& code) noexcept {
@@ -168,8 +104,9 @@ std::string_view reason(const std::error_code& code) noexcept {
 std::string_view reason(errc e) noexcept { return reason(make_error_code(e)); }
 
 bool is_transient(const std::error_code& code) noexcept {
-  return code == transport_errc::unavailable || code == transport_errc::timeout ||
-         code == runtime_errc::io;
+  // On the portable conditions, so that every babelqueue category (a component's own, or a
+  // user's on error_category_base) is asked the same question.
+  return code == condition::unavailable || code == condition::timeout || code == condition::io;
 }
 
 error::error(error_info info)

@@ -18,6 +18,8 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -31,18 +33,30 @@ class keeper_thread {
   ~keeper_thread() { stop(); }
 
   /// Starts the thread: `tick` runs every `period` (first after one period) until stop().
-  void start(std::chrono::milliseconds period, std::function<void()> tick) {
+  /// Never throws: when the OS refuses a thread (std::thread throws std::system_error) it
+  /// returns that refusal's text, which the owner reports as a resource_exhausted error of
+  /// its open(); nullopt when the thread runs.
+  [[nodiscard]] std::optional<std::string> start(std::chrono::milliseconds period,
+                                                 std::function<void()> tick) noexcept {
     stop_ = false;
-    thread_ = std::thread([this, period, tick = std::move(tick)] {
-      std::unique_lock k(m_);
-      while (!wake_.wait_for(k, period, [this] { return stop_; })) {
-        try {
-          tick();
-        } catch (...) {  // see the file comment
+    try {
+      thread_ = std::thread([this, period, tick = std::move(tick)] {
+        std::unique_lock k(m_);
+        while (!wake_.wait_for(k, period, [this] { return stop_; })) {
+          try {
+            tick();
+          } catch (...) {  // see the file comment
+          }
         }
-      }
-    });
+      });
+    } catch (const std::exception& e) {  // std::system_error, or bad_alloc copying `tick`
+      return std::string(e.what());
+    }
+    return std::nullopt;
   }
+
+  /// Whether the thread was started and not yet stopped.
+  bool running() const noexcept { return thread_.joinable(); }
 
   /// Stops and joins the thread; a no-op when it is not running.
   void stop() noexcept {

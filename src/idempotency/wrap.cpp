@@ -1,8 +1,8 @@
 // The idempotent handler wrapper (wrap.hpp): the spec's decision order.
 #include <babelqueue/error.hpp>
+#include <babelqueue/idempotency/error.hpp>
 #include <babelqueue/idempotency/wrap.hpp>
 
-#include <stdexcept>
 #include <utility>
 
 namespace babelqueue {
@@ -10,8 +10,8 @@ inline namespace v1 {
 namespace idempotency {
 
 handler wrap(std::shared_ptr<store> seen_set, handler inner, wrap_options options) {
-  if (!seen_set) throw std::invalid_argument("idempotency::wrap: the store is null");
-  if (!inner) throw std::invalid_argument("idempotency::wrap: the handler is empty");
+  if (!seen_set) throw_invalid_argument("idempotency::wrap: the store is null");
+  if (!inner) throw_invalid_argument("idempotency::wrap: the handler is empty");
   return [seen_set = std::move(seen_set), inner = std::move(inner), options](message& msg) {
     const std::string_view id = msg.id();  // empty: absent, not a string, or ""
     if (id.empty()) {

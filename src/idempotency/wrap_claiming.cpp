@@ -3,7 +3,6 @@
 #include <babelqueue/idempotency/error.hpp>
 #include <babelqueue/idempotency/wrap.hpp>
 
-#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -22,10 +21,10 @@ namespace {
 
 handler wrap_claiming(std::shared_ptr<claiming_store> claims, handler inner,
                       claim_options options) {
-  if (!claims) throw std::invalid_argument("idempotency::wrap_claiming: the store is null");
-  if (!inner) throw std::invalid_argument("idempotency::wrap_claiming: the handler is empty");
+  if (!claims) throw_invalid_argument("idempotency::wrap_claiming: the store is null");
+  if (!inner) throw_invalid_argument("idempotency::wrap_claiming: the handler is empty");
   if (options.ttl <= std::chrono::milliseconds::zero()) {
-    throw std::invalid_argument("idempotency::wrap_claiming: the claim ttl must be positive");
+    throw_invalid_argument("idempotency::wrap_claiming: the claim ttl must be positive");
   }
   return [claims = std::move(claims), inner = std::move(inner), options](message& msg) {
     const std::string_view id = msg.id();

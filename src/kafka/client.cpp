@@ -178,10 +178,4 @@ void create_missing_topics(rd_kafka_t* rk, const std::vector<std::string>& topic
   rd_kafka_NewTopic_destroy_array(news.data(), news.size());
 }
 
-
-bool is_transient(rd_kafka_resp_err_t err) noexcept {
-  const auto code = kafka_error(err, {}).code;
-  return code == transport_errc::unavailable || code == transport_errc::timeout;
-}
-
 }  // namespace babelqueue::inline v1::kafka::detail

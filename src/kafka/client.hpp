@@ -10,6 +10,7 @@
 
 #include <babelqueue/error.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <librdkafka/rdkafka.h>
 
@@ -69,8 +70,5 @@ result<handle_ptr> create_client(rd_kafka_type_t type, conf_ptr conf);
 /// so that a new subscription is assigned them at once; refusals are ignored.
 void create_missing_topics(rd_kafka_t* rk, const std::vector<std::string>& topics,
                            std::chrono::milliseconds timeout);
-
-/// Whether retrying the same operation can succeed (broker down, timeouts, leader moves).
-bool is_transient(rd_kafka_resp_err_t err) noexcept;
 
 }  // namespace babelqueue::inline v1::kafka::detail

@@ -3,6 +3,7 @@
 #include "kafka/message.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -28,7 +29,8 @@ partition_list_ptr list_of(const std::string& topic,
 // An error event of the consumer that the next poll may overcome (broker restarts, leader
 // moves, a topic still being created): the loop keeps polling.
 bool keeps_polling(rd_kafka_resp_err_t err) {
-  return is_transient(err) || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+  return babelqueue::is_transient(kafka_error(err, {}).code) ||
+         err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
          err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC || err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
          err == RD_KAFKA_RESP_ERR__PARTITION_EOF;
 }

@@ -2,6 +2,7 @@
 #include "kafka/producer.hpp"
 
 #include "kafka/message.hpp"
+#include <babelqueue/runtime/error.hpp>
 
 #include <algorithm>
 

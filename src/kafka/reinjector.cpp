@@ -162,10 +162,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
 result<void> reinjector::run() {
   while (!stop_.load(std::memory_order_acquire)) {
     auto r = run_for(std::chrono::milliseconds(500));
-    if (!r) {
-      const auto code = r.error().code;
-      if (code != transport_errc::unavailable && code != transport_errc::timeout) return fail(r.error());
-    }
+    if (!r && !is_transient(r.code())) return fail(r.error());
   }
   return {};
 }

@@ -1,8 +1,8 @@
 // The outbox relay (relay.hpp): wire-helpers §2.4 (flush) and §2.5 (drain).
+#include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/relay.hpp>
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,7 +24,7 @@ std::string reason_of(const error_info& e) { return std::string(e.reason()) + ":
 
 relay::relay(std::shared_ptr<store> rows, transport& broker, relay_options options)
     : rows_(std::move(rows)), broker_(broker), options_(std::move(options)) {
-  if (!rows_) throw std::invalid_argument("outbox::relay: the store is null");
+  if (!rows_) throw_invalid_argument("outbox::relay: the store is null");
   if (options_.batch == 0) options_.batch = default_batch;
   if (options_.backoff_step <= std::chrono::milliseconds::zero())
     options_.backoff_step = std::chrono::milliseconds(50);

@@ -3,7 +3,6 @@
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/writer.hpp>
 
-#include <stdexcept>
 #include <utility>
 
 namespace babelqueue {
@@ -16,7 +15,7 @@ std::string_view queue_of(const envelope& env) noexcept {
 }
 
 writer::writer(std::shared_ptr<store> rows) : rows_(std::move(rows)) {
-  if (!rows_) throw std::invalid_argument("outbox::writer: the store is null");
+  if (!rows_) throw_invalid_argument("outbox::writer: the store is null");
 }
 
 result<std::string> writer::write(const envelope& env) {

@@ -1,6 +1,6 @@
 #pragma once
 // pulsar::Result → transport_errc, in one place (docs/errors.md has the table).
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <pulsar/Result.h>
 

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+#include <system_error>
 
 namespace babelqueue::inline v1::rabbitmq::detail {
 
@@ -38,13 +40,18 @@ std::string in_quotes(std::string_view s) { return babelqueue::detail::concat("'
 
 }  // namespace
 
-connection::connection(const options& opts) : opts_(opts) {
-  if (opts_.heartbeat.count() > 0) {
-    const auto period = std::max<std::chrono::milliseconds>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(opts_.heartbeat) / 2,
-        std::chrono::milliseconds(500));
-    keeper_.start(period, [this] { keep_alive(); });
+connection::connection(const options& opts) : opts_(opts) {}
+
+result<void> connection::start_keeper() {
+  if (opts_.heartbeat.count() <= 0 || keeper_.running()) return {};
+  const auto period = std::max<std::chrono::milliseconds>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(opts_.heartbeat) / 2,
+      std::chrono::milliseconds(500));
+  if (auto refused = keeper_.start(period, [this] { keep_alive(); })) {
+    return fail(runtime_errc::resource_exhausted,
+                "rabbitmq: could not start the heartbeat thread: " + *refused);
   }
+  return {};
 }
 
 connection::~connection() {

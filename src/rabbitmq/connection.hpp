@@ -60,6 +60,11 @@ class connection {
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
+  /// Starts the heartbeat keeper thread (when `heartbeat` > 0; once). Not done by the
+  /// constructor so that an OS refusing the thread is an error of open(), not an exception:
+  /// runtime_errc::resource_exhausted.
+  result<void> start_keeper();
+
   std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
 
   bool is_open() const noexcept { return state_ != nullptr; }

@@ -6,7 +6,7 @@
 //
 // Thread-safety: pure functions.
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <amqp.h>
 

@@ -74,6 +74,7 @@ rabbitmq_transport::~rabbitmq_transport() = default;
 result<std::unique_ptr<rabbitmq_transport>> rabbitmq_transport::open(options opts) {
   if (auto r = detail::validate(opts); !r) return fail(r.error());
   std::unique_ptr<rabbitmq_transport> t(new rabbitmq_transport(std::move(opts)));
+  if (auto r = t->impl_->conn.start_keeper(); !r) return fail(r.error());
   auto lock = t->impl_->conn.lock();
   if (auto r = t->impl_->conn.connect(clock::now() + t->opts_.connect_timeout); !r) {
     return fail(r.error());

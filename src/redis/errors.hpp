@@ -10,7 +10,7 @@
 //
 // Thread-safety: pure functions.
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <string>
 #include <string_view>

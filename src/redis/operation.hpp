@@ -20,7 +20,7 @@
 #include "redis/errors.hpp"
 #include "redis/request.hpp"
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <algorithm>
 #include <chrono>

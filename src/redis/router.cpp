@@ -3,6 +3,7 @@
 #include "redis/cluster_slot.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <algorithm>
 

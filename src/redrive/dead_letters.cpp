@@ -1,6 +1,7 @@
 // list_dead_letters(): peek where the transport can, receive-and-release only when asked.
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redrive/dead_letters.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <utility>
 

@@ -1,6 +1,7 @@
 // redrive(): drain the DLQ, then process each taken message in order (redrive.hpp).
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redrive/redrive.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <utility>
 

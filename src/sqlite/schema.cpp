@@ -1,5 +1,7 @@
 #include "sqlite/schema.hpp"
 
+#include <babelqueue/runtime/error.hpp>
+
 #include <string>
 
 namespace babelqueue::inline v1::sqlite::detail {

@@ -155,8 +155,6 @@ std::string receipt_batch(std::string_view queue_url, const std::vector<std::str
   return req;
 }
 
-bool transient(const error_info& e) { return e.code == transport_errc::unavailable; }
-
 }  // namespace
 
 std::string md5_hex(std::string_view bytes) {
@@ -206,7 +204,9 @@ result<json> api::call(std::string_view operation, const std::string& request,
   for (int attempt = 0;; ++attempt) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock::now());
     auto r = call_once(operation, request, std::max(left, milliseconds{1}));
-    if (r || !transient(r.error()) || attempt >= opts_.retries ||
+    // The one retry predicate; a timeout that spent the call's whole bound stops at the
+    // deadline check.
+    if (r || !is_transient(r.code()) || attempt >= opts_.retries ||
         clock::now() + pause >= deadline) {
       return r;
     }

@@ -8,7 +8,7 @@
 // key: the later value wins. No error message here quotes a value or a line of the file.
 #include "sqs/credentials.hpp"
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/text.hpp>
 
 #include <cstdlib>

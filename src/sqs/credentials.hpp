@@ -5,6 +5,7 @@
 // ~/.aws/credentials) section of the profile AWS_PROFILE (default "default"). Secrets are
 // never logged and never appear in an error message.
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <functional>
 #include <optional>

@@ -1,7 +1,7 @@
 // The libcurl side of the SQS transport (see http.hpp).
 #include "sqs/http.hpp"
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/text.hpp>
 
 #include <curl/curl.h>

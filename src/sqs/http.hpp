@@ -3,6 +3,7 @@
 // so the connection to the endpoint stays open (keep-alive) and TLS is negotiated once.
 // Not thread-safe: one per transport instance (the transport seam's contract).
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <chrono>
 #include <memory>

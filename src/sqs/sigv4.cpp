@@ -10,7 +10,7 @@
 //    joined by ',' in the order given; every header passed is signed.
 #include "sqs/sigv4.hpp"
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/text.hpp>
 
 #include <openssl/crypto.h>

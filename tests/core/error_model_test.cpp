@@ -1,85 +1,99 @@
 // The one error model: a category per component, stable reason names, portable conditions,
-// is_transient(), native errors, and the one exception type.
+// is_transient(), native errors, and the one exception type. (The runtime and transport
+// categories are tested with the runtime: tests/runtime/error_codes_test.cpp.)
 #include <babelqueue/codec.hpp>
 #include <babelqueue/error.hpp>
 #include <babelqueue/result.hpp>
 
 #include <gtest/gtest.h>
 
-#include <set>
 #include <string>
 
 using namespace babelqueue;
 
-TEST(ErrorModel, EachComponentHasItsOwnCategory) {
-  std::set<std::string> names{core_category().name(), runtime_category().name(),
-                              transport_category().name(), condition_category().name()};
-  EXPECT_EQ(names, (std::set<std::string>{"babelqueue.core", "babelqueue.runtime",
-                                          "babelqueue.transport", "babelqueue"}));
+namespace {
+
+// A category of the kind a component (or a user) defines on error_category_base: is_transient()
+// and the conditions must hold for it without core knowing it.
+enum class user_errc : int { flaky = 1, slow = 2, broken_file = 3, bad_input = 4, other = 5 };
+class user_category_impl final : public error_category_base {
+ public:
+  const char* name() const noexcept override { return "test.user"; }
+  std::string_view reason(int value) const noexcept override {
+    static constexpr std::string_view names[] = {"ok", "flaky", "slow", "broken_file", "bad_input",
+                                                 "other"};
+    return value >= 0 && value <= 5 ? names[value] : "unknown";
+  }
+  int condition_of(int value) const noexcept override {
+    switch (static_cast<user_errc>(value)) {
+      case user_errc::flaky: return static_cast<int>(condition::unavailable);
+      case user_errc::slow: return static_cast<int>(condition::timeout);
+      case user_errc::broken_file: return static_cast<int>(condition::io);
+      case user_errc::bad_input: return static_cast<int>(condition::invalid_argument);
+      case user_errc::other: return 0;
+    }
+    return 0;
+  }
+};
+const user_category_impl user_category{};
+std::error_code user_code(user_errc e) { return {static_cast<int>(e), user_category}; }
+
+TEST(ErrorModel, CoreAndConditionCategoriesAreNamed) {
+  EXPECT_STREQ(core_category().name(), "babelqueue.core");
+  EXPECT_STREQ(condition_category().name(), "babelqueue");
   EXPECT_EQ(std::error_code(errc::invalid_argument).category(), core_category());
-  EXPECT_EQ(std::error_code(runtime_errc::invalid_argument).category(), runtime_category());
-  EXPECT_EQ(std::error_code(transport_errc::invalid_argument).category(), transport_category());
-  // Same name, different codes: they are not equal as codes...
-  EXPECT_NE(std::error_code(errc::invalid_argument), std::error_code(transport_errc::invalid_argument));
-  // ...but the same portable condition.
   EXPECT_EQ(std::error_code(errc::invalid_argument), condition::invalid_argument);
-  EXPECT_EQ(std::error_code(runtime_errc::unknown_scheme), condition::invalid_argument);
-  EXPECT_EQ(std::error_code(transport_errc::invalid_argument), condition::invalid_argument);
+  EXPECT_EQ(std::error_code(errc::empty_urn), condition::invalid_argument);
 }
 
 TEST(ErrorModel, ReasonNamesAreStable) {
   EXPECT_EQ(reason(errc::malformed_json), "malformed_json");
   EXPECT_EQ(reason(errc::ok), "ok");
-  EXPECT_EQ(reason(std::error_code(transport_errc::permission)), "permission");
-  EXPECT_EQ(reason(std::error_code(runtime_errc::handler_failed)), "handler_failed");
-  EXPECT_EQ(reason(std::error_code(runtime_errc::resource_exhausted)), "resource_exhausted");
+  EXPECT_EQ(reason(user_code(user_errc::flaky)), "flaky");
   EXPECT_EQ(reason(std::make_error_code(std::errc::io_error)), "unknown");  // not ours
-  EXPECT_EQ(std::error_code(transport_errc::too_large).message(), "too_large");
+  EXPECT_EQ(std::error_code(errc::forbidden_key).message(), "forbidden_key");
 }
 
-TEST(ErrorModel, ConditionsGroupD3RejectionsAndTransportKinds) {
+TEST(ErrorModel, ConditionsGroupD3Rejections) {
   for (auto e : {errc::malformed_json, errc::missing_urn, errc::missing_meta,
                  errc::unsupported_schema_version, errc::invalid_data, errc::missing_trace_id,
                  errc::invalid_attempts}) {
     EXPECT_EQ(std::error_code(e), condition::rejected) << reason(e);
   }
   EXPECT_NE(std::error_code(errc::invalid_utf8), condition::rejected);
-  EXPECT_EQ(std::error_code(transport_errc::timeout), condition::timeout);
-  EXPECT_EQ(std::error_code(transport_errc::unavailable), condition::unavailable);
-  EXPECT_EQ(std::error_code(transport_errc::not_found), condition::not_found);
-  EXPECT_EQ(std::error_code(transport_errc::closed), condition::closed);
-  EXPECT_NE(std::error_code(transport_errc::refused), condition::permission);
 }
 
-TEST(ErrorModel, TransientIsWhatARetryCanFix) {
-  EXPECT_TRUE(is_transient(transport_errc::unavailable));
-  EXPECT_TRUE(is_transient(transport_errc::timeout));
-  EXPECT_TRUE(is_transient(runtime_errc::io));
-  for (auto e : {transport_errc::refused, transport_errc::permission, transport_errc::not_found,
-                 transport_errc::too_large, transport_errc::invalid_argument,
-                 transport_errc::not_supported, transport_errc::closed}) {
-    EXPECT_FALSE(is_transient(e)) << reason(std::error_code(e));
-  }
+TEST(ErrorModel, TransientIsDefinedOnThePortableConditionsOfAnyCategory) {
+  EXPECT_TRUE(is_transient(user_code(user_errc::flaky)));        // condition::unavailable
+  EXPECT_TRUE(is_transient(user_code(user_errc::slow)));         // condition::timeout
+  EXPECT_TRUE(is_transient(user_code(user_errc::broken_file)));  // condition::io
+  EXPECT_FALSE(is_transient(user_code(user_errc::bad_input)));
+  EXPECT_FALSE(is_transient(user_code(user_errc::other)));
+  EXPECT_EQ(user_code(user_errc::bad_input), condition::invalid_argument);
   EXPECT_FALSE(is_transient(errc::malformed_json));
+  EXPECT_FALSE(is_transient(errc::invalid_argument));
+  EXPECT_FALSE(is_transient(errc::ok));
+  // A foreign category is never transient by accident (std::errc::timed_out is not ours).
+  EXPECT_FALSE(is_transient(std::make_error_code(std::errc::timed_out)));
 }
 
 TEST(ErrorModel, ResultCarriesCodeMessageAndNative) {
   result<int> ok = 3;
   EXPECT_EQ(ok.code(), errc::ok);
   EXPECT_FALSE(ok.code());
-  result<int> bad = fail(transport_errc::permission, "redis AUTH refused: WRONGPASS",
+  result<int> bad = fail(user_code(user_errc::other), "redis AUTH refused: WRONGPASS",
                          native_error{"redis", 0, "WRONGPASS invalid username-password pair"});
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.code(), transport_errc::permission);
-  EXPECT_EQ(bad.error().reason(), "permission");
+  EXPECT_EQ(bad.code(), user_code(user_errc::other));
+  EXPECT_EQ(bad.error().reason(), "other");
   ASSERT_TRUE(bad.error().native);
   EXPECT_EQ(bad.error().native->source, "redis");
   try {
     (void)bad.value();
     FAIL() << "value() must throw";
   } catch (const error& e) {  // the one exception type, also a std::system_error
-    EXPECT_STREQ(e.what(), "permission: redis AUTH refused: WRONGPASS");
-    EXPECT_EQ(e.code(), transport_errc::permission);
+    EXPECT_STREQ(e.what(), "other: redis AUTH refused: WRONGPASS");
+    EXPECT_EQ(e.code(), user_code(user_errc::other));
     EXPECT_EQ(e.info().native->text, "WRONGPASS invalid username-password pair");
   }
   result<void> v;
@@ -100,3 +114,5 @@ TEST(ErrorModel, DecodeFailuresAreCoreCodes) {
   EXPECT_EQ(r.code(), condition::rejected);
   EXPECT_EQ(check("{"), errc::malformed_json);
 }
+
+}  // namespace

@@ -182,9 +182,9 @@ TEST_F(ClaimingWrap, FourWorkersRacingOnTheSameIdsRunEachEffectOnce) {
 
 TEST(ClaimingWrapArguments, RefusesNullStoreEmptyHandlerAndNonPositiveTtl) {
   auto s = std::make_shared<idempotency::memory_store>();
-  EXPECT_THROW(idempotency::wrap_claiming(nullptr, [](message&) {}), std::invalid_argument);
-  EXPECT_THROW(idempotency::wrap_claiming(s, {}), std::invalid_argument);
-  EXPECT_THROW(idempotency::wrap_claiming(s, [](message&) {}, {.ttl = 0ms}), std::invalid_argument);
+  EXPECT_THROW(idempotency::wrap_claiming(nullptr, [](message&) {}), babelqueue::error);
+  EXPECT_THROW(idempotency::wrap_claiming(s, {}), babelqueue::error);
+  EXPECT_THROW(idempotency::wrap_claiming(s, [](message&) {}, {.ttl = 0ms}), babelqueue::error);
 }
 
 }  // namespace

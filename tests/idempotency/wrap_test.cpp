@@ -173,9 +173,9 @@ TEST_F(Idempotency, ManyWorkersShareOneStore) {
 }
 
 TEST(IdempotencyWrap, RefusesANullStoreOrAnEmptyHandler) {
-  EXPECT_THROW(idempotency::wrap(nullptr, [](message&) {}), std::invalid_argument);
+  EXPECT_THROW(idempotency::wrap(nullptr, [](message&) {}), babelqueue::error);
   EXPECT_THROW(idempotency::wrap(std::make_shared<idempotency::memory_store>(), {}),
-               std::invalid_argument);
+               babelqueue::error);
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include <babelqueue/bindings/kafka.hpp>
 #include <babelqueue/codec.hpp>
-#include <babelqueue/error.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/url.hpp>
 
 #include <gtest/gtest.h>

@@ -80,7 +80,7 @@ TEST_F(Outbox, TheWriterTakesTheQueueFromMetaElseDefault) {
   EXPECT_EQ(listed[1].queue, "default");  // no meta.queue
   EXPECT_EQ(listed[1].body, exact);       // canonical input is stored byte for byte
   EXPECT_FALSE(out.write_encoded("{}", ""));
-  EXPECT_THROW(outbox::writer(nullptr), std::invalid_argument);
+  EXPECT_THROW(outbox::writer(nullptr), babelqueue::error);
 }
 
 TEST_F(Outbox, FlushPublishesVerbatimOldestFirstAndMarksAfterConfirmation) {

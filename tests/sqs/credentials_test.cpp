@@ -3,7 +3,7 @@
 // fresh temporary directory per test.
 #include "sqs/credentials.hpp"
 
-#include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

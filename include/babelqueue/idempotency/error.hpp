@@ -57,6 +57,12 @@ inline babelqueue::failure fail(errc code, std::string message) {
 inline babelqueue::failure fail(errc code, std::string message, native_error native) {
   return babelqueue::failure{error_info{code, std::move(message), {}, std::move(native)}};
 }
+/// The caller-mistake exception of the factories and constructors that cannot return a
+/// result (their headers say which): babelqueue::error with `errc::invalid_argument`, whose
+/// condition is `babelqueue::condition::invalid_argument`.
+[[noreturn]] inline void throw_invalid_argument(std::string message) {
+  throw babelqueue::error(error_info{errc::invalid_argument, std::move(message)});
+}
 }  // namespace idempotency
 }  // namespace v1
 }  // namespace babelqueue

@@ -44,8 +44,9 @@ struct BABELQUEUE_IDEMPOTENCY_EXPORT wrap_options {
 };
 
 /// Wraps `inner` with the decision order above, keyed on `meta.id` in `store`.
-BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap(std::shared_ptr<store> seen_set, handler inner,
-                                           wrap_options options = {});
+/// @throws babelqueue::error with idempotency::errc::invalid_argument (condition
+/// `invalid_argument`) when `seen_set` is null or `inner` is empty.
+BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap(std::shared_ptr<store> seen_set, handler inner, wrap_options options = {});
 
 /// Options of wrap_claiming().
 struct BABELQUEUE_IDEMPOTENCY_EXPORT claim_options {
@@ -65,6 +66,8 @@ struct BABELQUEUE_IDEMPOTENCY_EXPORT claim_options {
 ///  4. claim won → the handler runs; a throw → `release(id)`, then the exception propagates
 ///     (the id is free for the retry at once); success → `remember(id)` (which ends the claim).
 /// A store error in any step fails the delivery (retried), never a silent skip.
+/// @throws babelqueue::error with idempotency::errc::invalid_argument (condition
+/// `invalid_argument`) when `claims` is null, `inner` is empty or `options.ttl` is not > 0.
 /// @note Thread-safety: as wrap().
 BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap_claiming(std::shared_ptr<claiming_store> claims,
                                                     handler inner, claim_options options = {});

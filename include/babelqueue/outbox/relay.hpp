@@ -49,7 +49,8 @@ struct BABELQUEUE_OUTBOX_EXPORT flush_result {
 
 class BABELQUEUE_OUTBOX_EXPORT relay {
  public:
-  /// @throws std::invalid_argument when `rows` is null.
+  /// @throws babelqueue::error with outbox::errc::invalid_argument (condition
+  /// `invalid_argument`) when `rows` is null: a caller mistake, found before any call.
   relay(std::shared_ptr<store> rows, transport& broker, relay_options options = {});
   /// One pass (see the file comment).
   result<flush_result> flush();

@@ -27,7 +27,8 @@ BABELQUEUE_OUTBOX_EXPORT std::string_view queue_of(const envelope& env) noexcept
 
 class BABELQUEUE_OUTBOX_EXPORT writer {
  public:
-  /// @throws std::invalid_argument when `rows` is null.
+  /// @throws babelqueue::error with outbox::errc::invalid_argument (condition
+  /// `invalid_argument`) when `rows` is null: a caller mistake, found before any call.
   explicit writer(std::shared_ptr<store> rows);
   /// Encodes `env` (errors as babelqueue::encode's) and saves it; returns the row id.
   result<std::string> write(const envelope& env);

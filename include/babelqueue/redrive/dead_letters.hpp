@@ -47,7 +47,8 @@ struct BABELQUEUE_REDRIVE_EXPORT dead_letter_list_options {
   std::chrono::milliseconds receive_timeout{1000};
 };
 
-/// Up to `limit` messages of `queue` from `offset`, oldest first.
+/// Up to `limit` messages of `queue` from `offset`, oldest first. transport_errc::
+/// invalid_argument for an empty `queue`; transport_errc::not_supported as above.
 BABELQUEUE_REDRIVE_EXPORT result<std::vector<dead_letter_entry>> list_dead_letters(
     transport& broker, std::string_view queue, const dead_letter_list_options& options = {});
 

@@ -50,6 +50,7 @@
 #include <babelqueue/export/runtime.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/message.hpp>
 #include <babelqueue/runtime/metrics.hpp>
@@ -174,8 +175,10 @@ class BABELQUEUE_RUNTIME_EXPORT app {
   /// each with its own transport. Blocks. A bad message or a broker error never ends the
   /// loop (broker errors are logged and retried with backoff). After stop(), in-flight
   /// handlers finish and their messages are settled; then the transports are closed.
-  /// Errors: a worker transport could not be opened at start (nothing is consumed then),
-  /// or consume() is already running (runtime_errc::invalid_argument).
+  /// Errors: a worker transport could not be opened at start (its error; nothing is
+  /// consumed then), consume() is already running (runtime_errc::already_running, condition
+  /// `invalid_argument`), an empty queue name (runtime_errc::invalid_argument), or the OS
+  /// refused a worker thread (runtime_errc::resource_exhausted).
   result<void> consume(std::vector<std::string> queues = {});
 
   /// Processes messages from `queue` (empty = the app's queue) on the calling thread until

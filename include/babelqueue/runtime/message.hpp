@@ -16,6 +16,7 @@
 #include <babelqueue/export/runtime.hpp>
 #include <babelqueue/json.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/typed/convert.hpp>
 

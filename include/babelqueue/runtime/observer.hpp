@@ -63,6 +63,7 @@
 #include <babelqueue/error.hpp>
 #include <babelqueue/export/runtime.hpp>
 #include <babelqueue/headers.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
 

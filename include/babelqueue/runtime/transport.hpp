@@ -36,6 +36,7 @@
 #include <babelqueue/export/runtime.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <chrono>
 #include <cstddef>

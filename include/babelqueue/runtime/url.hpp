@@ -22,7 +22,7 @@
 /// Options: the query string maps 1:1 onto the transport's options struct (same names,
 /// snake_case), every timeout with a finite default. Transports read them with
 /// query_options, which rejects unknown keys and malformed values with
-/// errc::invalid_argument, so a typo never silently falls back to a default.
+/// runtime_errc::invalid_argument, so a typo never silently falls back to a default.
 ///
 /// @note Thread-safety: broker_url and query_options are value types (one thread per
 /// object). register_transport(), open_transport() and registered_schemes() are
@@ -31,6 +31,7 @@
 
 #include <babelqueue/export/runtime.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
 #include <chrono>
@@ -61,7 +62,7 @@ struct BABELQUEUE_RUNTIME_EXPORT broker_url {
   std::string path;  ///< with its leading `/`, or empty
   std::map<std::string, std::string, std::less<>> query;
 
-  /// errc::invalid_argument with a reason on: no `scheme://`, bad scheme characters, bad
+  /// runtime_errc::invalid_argument with a reason on: no `scheme://`, bad scheme characters, bad
   /// percent escape, port not a number in 1..65535, unterminated `[`, a repeated query key.
   static result<broker_url> parse(std::string_view url);
 
@@ -111,7 +112,8 @@ class BABELQUEUE_RUNTIME_EXPORT query_options {
   /// Integers restricted to [min, max].
   result<void> get(std::string_view key, std::int64_t& out, std::int64_t min, std::int64_t max);
 
-  /// errc::invalid_argument "unknown option(s) for <scheme>: a, b" when keys were not read.
+  /// runtime_errc::invalid_argument "unknown option(s) for <scheme>: a, b" when keys were
+  /// not read.
   result<void> finish(std::string_view scheme) const;
 
  private:
@@ -130,7 +132,8 @@ BABELQUEUE_RUNTIME_EXPORT void register_transport(std::string scheme, transport_
 
 /// Parses `url` and opens a transport through the factory registered for its scheme.
 /// runtime_errc::unknown_scheme (message lists the registered schemes) when none is registered;
-/// errc::invalid_argument for a malformed URL or options; otherwise the factory's error.
+/// runtime_errc::invalid_argument for a malformed URL or options; otherwise the factory's
+/// error.
 BABELQUEUE_RUNTIME_EXPORT result<std::unique_ptr<transport>> open_transport(std::string_view url);
 /// As above with an already parsed URL.
 BABELQUEUE_RUNTIME_EXPORT result<std::unique_ptr<transport>> open_transport(const broker_url& url);
