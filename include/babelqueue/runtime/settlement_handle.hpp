@@ -21,6 +21,7 @@
 ///
 /// Thread-safety: as the transport that owns it (one thread at a time per instance).
 
+#include <babelqueue/export/runtime.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 
@@ -61,7 +62,7 @@ class claimed_handle {
 
 /// The identity of one transport instance as the owner of the handles it hands out. One
 /// member per instance; ids are never reused within the process.
-class settlement_owner {
+class BABELQUEUE_RUNTIME_EXPORT settlement_owner {
  public:
   /// `who` prefixes refusals (the scheme: "sqs", "kafka", ...).
   explicit settlement_owner(std::string_view who) : who_(who), id_(next_id()) {}
@@ -95,10 +96,9 @@ class settlement_owner {
   }
 
  private:
-  static std::uint64_t next_id() noexcept {
-    static std::atomic<std::uint64_t> next{1};
-    return next.fetch_add(1, std::memory_order_relaxed);
-  }
+  // Out of line (src/runtime/settlement_handle.cpp): one counter for the whole process, also
+  // when the transports are shared libraries with hidden inline symbols.
+  static std::uint64_t next_id() noexcept;
 
   std::string who_;
   std::uint64_t id_;
