@@ -8,6 +8,9 @@
 #ifdef BQ_HAVE_REDIS
 #include <babelqueue/redis/redis_transport.hpp>
 #endif
+#ifdef BQ_HAVE_REDIS_SENTINEL
+#include "redis/sentinel_group.hpp"
+#endif
 #ifdef BQ_HAVE_RABBITMQ
 #include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
 #endif
@@ -66,6 +69,21 @@ namespace {
   return with_option(u, "create_queues=true&visibility=5" + options);
 }
 
+#ifdef BQ_HAVE_REDIS_SENTINEL
+// `redis+sentinel://` of a Sentinel group (a primary, a replica, three Sentinels) this test
+// process starts on first use (tests/redis/sentinel_group.hpp) and keeps to its end; empty
+// when redis-server cannot be started.
+std::string sentinel_url(const std::string&) {
+  static std::unique_ptr<bqtest::sentinel_group> group;
+  static std::string why;
+  if (!group && why.empty()) {
+    group = bqtest::sentinel_group::start({}, why);
+    if (!group && why.empty()) why = "the Sentinel group did not start";
+  }
+  return group ? group->url("?connect_timeout=500ms&command_timeout=5s") : std::string();
+}
+#endif
+
 std::vector<target> broker_targets() {
   std::vector<target> all;
 #ifdef BQ_HAVE_REDIS
@@ -76,6 +94,12 @@ std::vector<target> broker_targets() {
   all.push_back({.name = "redis_cluster",
                  .service = "redis-cluster",
                  .url = env_url("BABELQUEUE_REDIS_CLUSTER_URL"),
+                 .relay_faithful = false});
+#endif
+#ifdef BQ_HAVE_REDIS_SENTINEL
+  all.push_back({.name = "redis_sentinel",
+                 .service = "(redis-server on PATH: the test starts its own Sentinel group)",
+                 .url = sentinel_url,
                  .relay_faithful = false});
 #endif
 #ifdef BQ_HAVE_RABBITMQ
