@@ -84,23 +84,49 @@ std::string sentinel_url(const std::string&) {
 }
 #endif
 
+#ifdef BQ_HAVE_REDIS
+// close() gives back only prefetched messages: one a consumer took and never settled stays
+// reserved — in `<queue>:processing` until recover() (owned layout, D6), in `:reserved` until
+// its expiry (laravel=1) — for retry_after, 90 s by default.
+const std::pair<std::string, std::string> redis_close_gap = {
+    "AConsumerClosingWithoutAckGivesTheMessageBack",
+    "redis: close() leaves a taken, unsettled message reserved until recover() / the "
+    ":reserved expiry (retry_after, 90 s)"};
+#endif
+
+#ifdef BQ_HAVE_SQS
+// These cases send bodies that are not envelopes; a FIFO queue without content-based
+// deduplication needs a MessageDeduplicationId, which the binding takes from the envelope id.
+const std::string sqs_fifo_raw_body_gap =
+    "sqs FIFO: a body that is not an envelope has no MessageDeduplicationId (the binding takes "
+    "the envelope id), so the server refuses it (HTTP 400)";
+#endif
+
 std::vector<target> broker_targets() {
   std::vector<target> all;
 #ifdef BQ_HAVE_REDIS
-  all.push_back({.name = "redis", .service = "redis", .url = env_url("BABELQUEUE_REDIS_URL")});
+  all.push_back({.name = "redis",
+                 .service = "redis",
+                 .url = env_url("BABELQUEUE_REDIS_URL"),
+                 .known_gaps = {redis_close_gap}});
   all.push_back({.name = "redis_laravel",
                  .service = "redis",
-                 .url = env_url("BABELQUEUE_REDIS_URL", "laravel=1")});
+                 .url = env_url("BABELQUEUE_REDIS_URL", "laravel=1"),
+                 .known_gaps = {redis_close_gap}});
+  // A queue's keys must share one slot: a hash-tagged name.
   all.push_back({.name = "redis_cluster",
                  .service = "redis-cluster",
                  .url = env_url("BABELQUEUE_REDIS_CLUSTER_URL"),
-                 .relay_faithful = false});
+                 .queue = [](const std::string& id) { return "{" + id + "}"; },
+                 .relay_faithful = false,
+                 .known_gaps = {redis_close_gap}});
 #endif
 #ifdef BQ_HAVE_REDIS_SENTINEL
   all.push_back({.name = "redis_sentinel",
                  .service = "(redis-server on PATH: the test starts its own Sentinel group)",
                  .url = sentinel_url,
-                 .relay_faithful = false});
+                 .relay_faithful = false,
+                 .known_gaps = {redis_close_gap}});
 #endif
 #ifdef BQ_HAVE_RABBITMQ
   all.push_back({.name = "amqp", .service = "rabbitmq", .url = env_url("BABELQUEUE_RABBITMQ_URL")});
@@ -132,7 +158,10 @@ std::vector<target> broker_targets() {
                    if (cs.empty()) return cs;
                    auto u = babelqueue::asb::url_from_connection_string(cs);
                    return u ? *u : std::string();
-                 }});
+                 },
+                 .known_gaps = {{"ReleaseWithADelayIsNotSeenBeforeIt",
+                                 "the Service Bus stand-in (Artemis) ignores "
+                                 "x-opt-scheduled-enqueue-time (docs/transports/asb.md)"}}});
 #endif
 #ifdef BQ_HAVE_SQS
   all.push_back({.name = "sqs",
@@ -141,7 +170,9 @@ std::vector<target> broker_targets() {
   all.push_back({.name = "sqs_fifo",
                  .service = "sqs",
                  .url = [](const std::string&) { return sqs_url("&fifo=true"); },
-                 .queue = [](const std::string& id) { return id + ".fifo"; }});
+                 .queue = [](const std::string& id) { return id + ".fifo"; },
+                 .known_gaps = {{"AOneByteBodyTravels", sqs_fifo_raw_body_gap},
+                                {"ABodyAtTheMaximumTravels", sqs_fifo_raw_body_gap}}});
 #endif
 #ifdef BQ_HAVE_PULSAR
   all.push_back({.name = "pulsar",
