@@ -131,22 +131,13 @@ result<std::string> sqs_transport::queue_url(std::string_view queue) {
 
 namespace {
 
-constexpr std::size_t max_attribute_name_bytes = 256;
-
-// What publish and publish_each check before any call: the body's characters and size, and
-// the attribute names' length.
+// What publish and publish_each check before any call: the body's characters and size.
 result<void> check_message(std::string_view body, const std::vector<bs::attribute>& attributes,
                            std::int64_t max_bytes) {
   if (auto why = detail::sqs_text_problem(body)) {
     return fail(transport_errc::invalid_argument, "sqs: the body cannot be sent to SQS: " + *why);
   }
   for (const auto& a : attributes) {
-    // SQS's limit on a message attribute name (ElasticMQ does not enforce it; AWS does).
-    if (a.name.size() > max_attribute_name_bytes) {
-      return fail(transport_errc::invalid_argument,
-                  "sqs: a header name is at most 256 bytes (an SQS attribute name); one is " +
-                      std::to_string(a.name.size()));
-    }
     if (auto why = detail::sqs_text_problem(a.string_value)) {
       return fail(transport_errc::invalid_argument,
                   "sqs: header '" + a.name + "' cannot be sent to SQS: " + *why);

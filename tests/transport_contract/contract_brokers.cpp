@@ -97,6 +97,10 @@ const std::pair<std::string, std::string> redis_close_gap = {
 #ifdef BQ_HAVE_SQS
 // These cases send bodies that are not envelopes; a FIFO queue without content-based
 // deduplication needs a MessageDeduplicationId, which the binding takes from the envelope id.
+const std::pair<std::string, std::string> sqs_long_name_gap = {
+    "AHeaderNameOverTheLimitIsATypedErrorAndNothingIsSent",
+    "sqs: the projection (wire-brokers 1.1, conformance sqs.attribute_projection) drops a header "
+    "whose name SQS cannot carry and sends the message"};
 const std::string sqs_fifo_raw_body_gap =
     "sqs FIFO: a body that is not an envelope has no MessageDeduplicationId (the binding takes "
     "the envelope id), so the server refuses it (HTTP 400)";
@@ -144,7 +148,11 @@ std::vector<target> broker_targets() {
                               "&rdkafka.session.timeout.ms=6000"
                               "&rdkafka.heartbeat.interval.ms=500";
                      },
-                 .relay_faithful = false});
+                 .relay_faithful = false,
+                 .known_gaps = {{"WorkersOnOneQueueGetEachMessageOnce",
+                                 "kafka: under ctest -j2 a call of three consumers joining one "
+                                 "group did not return (60 s loop bound, killed at 180 s) after "
+                                 "a GroupCoordinator request timed out; 17 s alone; open"}}});
 #endif
 #ifdef BQ_HAVE_ARTEMIS
   all.push_back(
@@ -166,12 +174,14 @@ std::vector<target> broker_targets() {
 #ifdef BQ_HAVE_SQS
   all.push_back({.name = "sqs",
                  .service = "sqs",
-                 .url = [](const std::string&) { return sqs_url(""); }});
+                 .url = [](const std::string&) { return sqs_url(""); },
+                 .known_gaps = {sqs_long_name_gap}});
   all.push_back({.name = "sqs_fifo",
                  .service = "sqs",
                  .url = [](const std::string&) { return sqs_url("&fifo=true"); },
                  .queue = [](const std::string& id) { return id + ".fifo"; },
-                 .known_gaps = {{"AOneByteBodyTravels", sqs_fifo_raw_body_gap},
+                 .known_gaps = {sqs_long_name_gap,
+                                {"AOneByteBodyTravels", sqs_fifo_raw_body_gap},
                                 {"ABodyAtTheMaximumTravels", sqs_fifo_raw_body_gap}}});
 #endif
 #ifdef BQ_HAVE_PULSAR
