@@ -167,6 +167,19 @@ class TransportContract : public ::testing::TestWithParam<target> {
     return std::move(**got);
   }
 
+  /// Publishes `body` with `hdrs` on `t` and receives it back (nullopt, with a test failure,
+  /// when either step fails).
+  std::optional<babelqueue::received_message> publish_and_take(babelqueue::transport& t,
+                                                               const std::string& body,
+                                                               const babelqueue::headers& hdrs) {
+    auto published = t.publish(queue_, body, hdrs);
+    EXPECT_TRUE(published) << published.error().message;
+    if (!published) return std::nullopt;
+    auto m = next(t);
+    EXPECT_TRUE(m) << "the published message did not arrive";
+    return m;
+  }
+
   /// True when nothing arrives on `t` within `wait` (the queue holds nothing takeable).
   bool nothing_within(babelqueue::transport& t, std::chrono::milliseconds wait) {
     auto got = t.receive(queue_, wait);

@@ -48,8 +48,7 @@ TEST_P(TransportContract, ReleasePutsTheMessageBackUnchanged) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(2, "urn:babel:test:item", queue_);
   const auto hdrs = case_headers(features(), "release");
-  ASSERT_TRUE(t.publish(queue_, body, hdrs));
-  auto first = next(t);
+  auto first = publish_and_take(t, body, hdrs);
   ASSERT_TRUE(first);
   auto released = t.release(*first);
   ASSERT_TRUE(released) << released.error().message;
@@ -66,8 +65,7 @@ TEST_P(TransportContract, ReleaseWithADelayIsNotSeenBeforeIt) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(3, "urn:babel:test:item", queue_);
   const auto hdrs = case_headers(features(), "delayed release");
-  ASSERT_TRUE(t.publish(queue_, body, hdrs));
-  auto first = next(t);
+  auto first = publish_and_take(t, body, hdrs);
   ASSERT_TRUE(first);
   constexpr auto delay = 2s;  // whole seconds: SQS's granularity
   const auto released_at = clock::now();
