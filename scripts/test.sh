@@ -511,6 +511,11 @@ for ((i = 0; i < ${#ordered[@]}; i++)); do
     services_ready
     tests_started=$SECONDS
     ctest_phase "$phase" --preset "$phase"
+    # The transport contract suite's case x transport table (tests/transport_contract/).
+    if [[ -f build/$phase/transport_contract_table.md ]]; then
+      echo "== $phase: transport contract, case x transport =="
+      cat "build/$phase/transport_contract_table.md"
+    fi
     note "$phase" "$t" "$BUILD_NOTE, tests $((SECONDS - tests_started))s: $CTEST_RESULT"
     continue
   fi

@@ -39,6 +39,19 @@ result<void> check_queue(std::string_view queue) {
   return {};
 }
 
+// A header name is a field-table key, an AMQP short string: a longer one would be sent as a
+// malformed frame, which the broker answers by closing the connection (INTERNAL_ERROR).
+result<void> check_header_names(const headers& hdrs) {
+  for (const auto& h : hdrs) {
+    if (h.first.size() > rb::max_short_string) {
+      return fail(transport_errc::invalid_argument,
+                  "amqp: a header name is at most 255 bytes (an AMQP short string); one is " +
+                      std::to_string(h.first.size()));
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 struct rabbitmq_transport::impl {
@@ -134,6 +147,9 @@ result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std:
   if (closed) return fail(transport_errc::closed, "amqp transport is closed");
   if (auto r = check_queue(queue); !r) return r;
   if (count == 0) return {};
+  for (std::size_t i = 0; i < count; ++i) {  // before anything is sent
+    if (auto r = check_header_names(at(i).second); !r) return r;
+  }
   auto deadline = clock::now() + opts.operation_timeout;
   if (auto r = prepare(queue, deadline); !r) return r;
   const std::uint64_t generation = conn.generation();

@@ -1,5 +1,5 @@
 // artemis:// against the shared Artemis broker: the projection as a bare AMQP client reads
-// it, round trips, failed-delivery counting, delayed release, 1 MiB, refused logins,
+// it, round trips, failed-delivery counting, 1 MiB, refused logins,
 // stock MULTICAST defaults, peers' body shapes, settlement misuse, batches, close, and the
 // `durable` option on every publish path.
 #include "artemis/artemis_fixture.hpp"
@@ -160,26 +160,6 @@ TEST_F(ArtemisTransport, ReleaseIsAFailedDeliveryTheBrokerCountsAndReconcileRead
     else
       ASSERT_TRUE(t->ack(**got));
   }
-}
-
-TEST_F(ArtemisTransport, ADelayedReleaseComesBackLaterWithTheSameBytesAndHeaders) {
-  auto t = open();
-  ASSERT_TRUE(t);
-  const std::string body = envelope_text(3);
-  ASSERT_TRUE(t->publish(queue_, body, {{"traceparent", "tp-1"}}));
-  auto got = t->receive(queue_, 5s);
-  ASSERT_TRUE(got && got->has_value());
-  const auto released_at = std::chrono::steady_clock::now();
-  ASSERT_TRUE(t->release(**got, 1500ms));
-  auto early = t->receive(queue_, 300ms);
-  ASSERT_TRUE(early);
-  EXPECT_FALSE(early->has_value()) << "scheduled by x-opt-delivery-time, not back at once";
-  auto later = t->receive(queue_, 10s);
-  ASSERT_TRUE(later && later->has_value());
-  EXPECT_GE(std::chrono::steady_clock::now() - released_at, 1000ms);
-  EXPECT_EQ((*later)->body, body);
-  EXPECT_EQ((*later)->hdrs, (babelqueue::headers{{"traceparent", "tp-1"}}));
-  ASSERT_TRUE(t->ack(**later));
 }
 
 TEST_F(ArtemisTransport, AOneMebibyteMessageRoundTrips) {

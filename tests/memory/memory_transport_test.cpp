@@ -144,19 +144,6 @@ TEST(MemoryTransport, EmptyQueueNamesAreRefused) {
   EXPECT_EQ(t.receive("", 0ms).code(), condition::invalid_argument);
 }
 
-TEST(MemoryTransport, BatchPublishKeepsOrder) {
-  const auto n = name("batch");
-  memory::memory_transport t(n);
-  std::vector<outgoing_message> batch{{"a", {}}, {"b", {{"k", "v"}}}, {"c", {}}};
-  ASSERT_TRUE(t.publish_batch("q", batch));
-  std::string seen;
-  while (auto m = t.receive("q", 0ms).value()) {
-    seen += m->body;
-    (void)t.ack(*m);
-  }
-  EXPECT_EQ(seen, "abc");
-}
-
 TEST(MemoryTransport, ManyThreadsNoMessageLostOrDuplicated) {
   const auto n = name("threads");
   constexpr int producers = 4, per_producer = 2000, consumers = 4;

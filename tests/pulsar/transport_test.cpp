@@ -1,5 +1,5 @@
 // pulsar:// against a real Pulsar standalone: the projection as a bare Pulsar client sees it,
-// settlement (ack, negative ack with the redelivery count, delayed release), delayed publish,
+// settlement (ack, negative ack with the redelivery count; delayed release: tests/transport_contract), delayed publish,
 // batches, a 1 MiB message, the schema-version gate, the subscription made on first publish,
 // the native DeadLetterPolicy, close handing unsettled messages back, and bad input.
 #include "pulsar/pulsar_fixture.hpp"
@@ -97,26 +97,6 @@ TEST_F(PulsarTransport, ANegativeAckRedeliversWithTheCountGrowing) {
   ASSERT_TRUE(last);
   ASSERT_TRUE(t->ack(*last));
   EXPECT_EQ(t->stats().nacked, 3);
-}
-
-TEST_F(PulsarTransport, ADelayedReleaseComesBackAfterTheDelayWithTheSameBytes) {
-  auto t = open();
-  ASSERT_TRUE(t);
-  const std::string body = bqtest::envelope_text(4);
-  ASSERT_TRUE(t->publish(queue_, body, {{"tenant", "acme"}}));
-  auto m = next(*t, queue_);
-  ASSERT_TRUE(m);
-  const auto released = std::chrono::steady_clock::now();
-  ASSERT_TRUE(t->release(*m, 2s));
-  auto early = t->receive(queue_, 1s);
-  ASSERT_TRUE(early);
-  EXPECT_FALSE(early->has_value()) << "not before its delay";
-  auto back = next(*t, queue_, 15s);
-  ASSERT_TRUE(back);
-  EXPECT_GE(std::chrono::steady_clock::now() - released, 1900ms);
-  EXPECT_EQ(back->body, body) << "same bytes";
-  EXPECT_EQ(back->hdrs, (babelqueue::headers{{"tenant", "acme"}})) << "same headers";
-  ASSERT_TRUE(t->ack(*back));
 }
 
 TEST_F(PulsarTransport, PublishAfterDeliversLaterAndMirrorsTheDelay) {

@@ -55,7 +55,9 @@ TEST_P(TransportContract, CloseReturnsByItsDeadlineWhenTheBrokerStopsAnswering) 
                                         .count()
                                  << " ms with a 2000 ms deadline";
   }  // the relay closes its connections: the broker sees the stalled consumer gone
-  // The message was never acked: a healthy consumer gets it back.
+  // The message was never acked: a healthy consumer gets it back — where a consumer that
+  // closes gives it back at all (see AConsumerClosingWithoutAckGivesTheMessageBack).
+  if (known_gap("AConsumerClosingWithoutAckGivesTheMessageBack")) return;
   auto again = next(transport(), 30s);
   ASSERT_TRUE(again) << "the message held by the stalled consumer was lost";
   ASSERT_TRUE(transport().ack(*again));

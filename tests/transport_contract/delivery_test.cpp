@@ -11,6 +11,23 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
+// Headers a case sends where the binding carries them (none where it does not).
+babelqueue::headers case_headers(const babelqueue::transport_capabilities& f,
+                                 const std::string& value) {
+  if (!f.headers) return {};
+  return {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+          {"x-contract", value}};
+}
+
+// Every header of `sent` is in `got` with the same bytes.
+void expect_headers_kept(const babelqueue::headers& sent, const babelqueue::headers& got) {
+  for (const auto& [name, value] : sent) {
+    auto it = got.find(name);
+    ASSERT_NE(it, got.end()) << "header " << name << " lost";
+    EXPECT_EQ(it->second, value) << "header " << name << " changed";
+  }
+}
+
 TEST_P(TransportContract, PublishReceiveAckLeavesNothing) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(1, "urn:babel:test:item", queue_);
@@ -30,21 +47,15 @@ TEST_P(TransportContract, PublishReceiveAckLeavesNothing) {
 TEST_P(TransportContract, ReleasePutsTheMessageBackUnchanged) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(2, "urn:babel:test:item", queue_);
-  babelqueue::headers hdrs;
-  if (features().headers) hdrs = {{"x-contract", "release"}};
-  ASSERT_TRUE(t.publish(queue_, body, hdrs));
-  auto first = next(t);
+  const auto hdrs = case_headers(features(), "release");
+  auto first = publish_and_take(t, body, hdrs);
   ASSERT_TRUE(first);
   auto released = t.release(*first);
   ASSERT_TRUE(released) << released.error().message;
   auto again = next(t);
   ASSERT_TRUE(again) << "a released message did not come back";
   EXPECT_EQ(again->body, body);
-  for (const auto& [name, value] : hdrs) {
-    auto it = again->hdrs.find(name);
-    ASSERT_NE(it, again->hdrs.end()) << "header " << name << " lost by release";
-    EXPECT_EQ(it->second, value);
-  }
+  expect_headers_kept(hdrs, again->hdrs);
   ASSERT_TRUE(t.ack(*again));
   EXPECT_TRUE(nothing_within(t, 1s));
 }
@@ -53,8 +64,8 @@ TEST_P(TransportContract, ReleaseWithADelayIsNotSeenBeforeIt) {
   BQ_CONTRACT_REQUIRE(native_delay);
   auto& t = transport();
   const std::string body = bqtest::envelope_text(3, "urn:babel:test:item", queue_);
-  ASSERT_TRUE(t.publish(queue_, body));
-  auto first = next(t);
+  const auto hdrs = case_headers(features(), "delayed release");
+  auto first = publish_and_take(t, body, hdrs);
   ASSERT_TRUE(first);
   constexpr auto delay = 2s;  // whole seconds: SQS's granularity
   const auto released_at = clock::now();
@@ -70,6 +81,7 @@ TEST_P(TransportContract, ReleaseWithADelayIsNotSeenBeforeIt) {
                                           .count()
                                    << " ms";
   EXPECT_EQ(again->body, body);
+  expect_headers_kept(hdrs, again->hdrs);
   ASSERT_TRUE(t.ack(*again));
 }
 
