@@ -320,8 +320,10 @@ result<T> from_data(const json& data) {
   std::string pointer;
   std::string problem;
   try {
-    T value{};
-    read(data, value);
+    // Built in place and returned by name: moving a whole T into the result made GCC 12's
+    // -O2 -Wmaybe-uninitialized misfire inside nlohmann's move constructor.
+    result<T> value(std::in_place);
+    read(data, *value);
     return value;
   } catch (const conversion_error& e) {
     pointer = e.pointer();
