@@ -26,6 +26,7 @@
 /// macros and clashes get a trailing `_` or a number.
 /// @note Thread-safety: each call is independent.
 
+#include <babelqueue/export/schema.hpp>
 #include <babelqueue/result.hpp>
 #include <babelqueue/schema/registry.hpp>
 
@@ -38,7 +39,7 @@ namespace babelqueue {
 inline namespace v1 {
 namespace schema {
 
-struct codegen_options {
+struct BABELQUEUE_SCHEMA_EXPORT codegen_options {
   /// Only "cpp" is known.
   std::string language = "cpp";
   /// C++ namespace of the generated types (`a::b` allowed).
@@ -48,14 +49,14 @@ struct codegen_options {
   std::string single_header;
 };
 
-struct generated_file {
+struct BABELQUEUE_SCHEMA_EXPORT generated_file {
   std::string name;  ///< file name, relative to the output directory
   std::string text;
 };
 
 /// Generates the headers for every URN of `reg`. Errors: errc::invalid_argument (unknown
 /// language, bad namespace), and the registry's own load_schema() errors.
-result<std::vector<generated_file>> generate_code(const registry& reg,
+BABELQUEUE_SCHEMA_EXPORT result<std::vector<generated_file>> generate_code(const registry& reg,
                                                   const codegen_options& options = {});
 
 /// The command: loads `registry_path` (a registry.json, or a directory holding one, strict
@@ -63,7 +64,7 @@ result<std::vector<generated_file>> generate_code(const registry& reg,
 /// its text changed, so a build that regenerates does not recompile needlessly. Prints
 /// `wrote N file(s) to DIR (M URN(s))` on `out`; errors on `err`; exit 0 / 1 (a schema
 /// cannot be generated) / 2 (usage or I/O).
-int run_codegen(const std::filesystem::path& registry_path, const std::filesystem::path& out_dir,
+BABELQUEUE_SCHEMA_EXPORT int run_codegen(const std::filesystem::path& registry_path, const std::filesystem::path& out_dir,
                 const codegen_options& options, std::ostream& out, std::ostream& err);
 
 }  // namespace schema
