@@ -1,6 +1,7 @@
 // The AMQP 1.0 client's public calls (client.hpp): each takes `io_` for its whole length and
 // drives the connection through the state in client_impl.hpp.
 #include "amqp10/client_impl.hpp"
+#include "core/propagate.hpp"
 
 namespace babelqueue::inline v1::amqp10 {
 
@@ -33,7 +34,7 @@ result<std::unique_ptr<client>> client::open(client_config config) {
     }
   }
   // On failure `c` closes the connection it opened as it goes out of scope.
-  if (auto keeper = p->start_keeper(); !keeper) return fail(keeper.error());
+  BABELQUEUE_TRY(p->start_keeper());
   return c;
 }
 

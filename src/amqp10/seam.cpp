@@ -1,5 +1,7 @@
 #include "amqp10/seam.hpp"
 
+#include "core/propagate.hpp"
+
 namespace babelqueue::inline v1::amqp10 {
 
 seam::seam(std::unique_ptr<client> c, message_codec codec, std::string name,
@@ -40,9 +42,8 @@ result<void> seam::publish_batch(std::string_view queue,
 
 result<std::optional<received_message>> seam::receive(std::string_view queue,
                                                       std::chrono::milliseconds timeout) {
-  if (auto r = check_queue(queue); !r) return fail(r.error());
-  auto in = client_->receive(queue, clock::now() + timeout);
-  if (!in) return fail(in.error());
+  BABELQUEUE_TRY(check_queue(queue));
+  BABELQUEUE_TRY_LET(in, client_->receive(queue, clock::now() + timeout));
   if (!*in) return std::optional<received_message>();
   received_message out;
   out.queue = std::string(queue);
@@ -58,8 +59,7 @@ result<claimed_handle<delivery_ref>> seam::own(const received_message& message) 
 }
 
 result<void> seam::settle(const received_message& message, const settlement& how) {
-  auto h = own(message);
-  if (!h) return fail(h.error());
+  BABELQUEUE_TRY_LET(h, own(message));
   // Settled either way: on error its connection is gone and the broker delivers it again.
   h->settle();
   return client_->settle(**h, how);
@@ -73,7 +73,7 @@ result<void> seam::release(const received_message& message, std::chrono::millise
                            outcome failure) {
   if (delay.count() <= 0) return settle(message, settlement{failure, {}, {}, {}});
   // Checked before the copy goes out: a foreign or settled message must not be republished.
-  if (auto h = own(message); !h) return fail(h.error());
+  BABELQUEUE_TRY(own(message));
   // The brokers schedule only at publish time: the same bytes and headers again, delayed,
   // then the original is done.
   std::vector<proton::message> copy;

@@ -4,6 +4,7 @@
 #include "amqp10/seam.hpp"
 #include "artemis/message.hpp"
 #include "artemis/options.hpp"
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/artemis/artemis_transport.hpp>
@@ -61,9 +62,8 @@ artemis_transport::artemis_transport(options opts) : opts_(std::move(opts)) {}
 artemis_transport::~artemis_transport() = default;
 
 result<std::unique_ptr<artemis_transport>> artemis_transport::open(options opts) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
-  auto c = amqp10::client::open(client_config_of(opts));
-  if (!c) return fail(c.error());
+  BABELQUEUE_TRY(detail::validate(opts));
+  BABELQUEUE_TRY_LET(c, amqp10::client::open(client_config_of(opts)));
   std::unique_ptr<artemis_transport> t(new artemis_transport(std::move(opts)));
   t->impl_ = std::make_unique<impl>(std::move(*c), t->opts_);
   return t;

@@ -2,6 +2,7 @@
 // validation of options, shared with artemis_transport::open().
 #include "artemis/options.hpp"
 
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 
 namespace babelqueue::inline v1::artemis {
@@ -59,18 +60,16 @@ result<options> options_from_url(const broker_url& url) {
   }
 
   query_options q(url);
-  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
-  if (auto r = q.get("idle_timeout", o.idle_timeout); !r) return fail(r.error());
-  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  if (auto r = q.get("durable", o.durable); !r) return fail(r.error());
-  if (auto r = babelqueue::detail::read_tls_options(url, q, o, "artemis", "artemis+ssl"); !r) {
-    return fail(r.error());
-  }
-  if (auto r = q.finish(o.tls ? "artemis+ssl" : "artemis"); !r) return fail(r.error());
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
+  BABELQUEUE_TRY(q.get("operation_timeout", o.operation_timeout));
+  BABELQUEUE_TRY(q.get("idle_timeout", o.idle_timeout));
+  BABELQUEUE_TRY(q.get("prefetch", o.prefetch));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_min", o.reconnect_backoff_min));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_max", o.reconnect_backoff_max));
+  BABELQUEUE_TRY(q.get("durable", o.durable));
+  BABELQUEUE_TRY(babelqueue::detail::read_tls_options(url, q, o, "artemis", "artemis+ssl"));
+  BABELQUEUE_TRY(q.finish(o.tls ? "artemis+ssl" : "artemis"));
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 

@@ -4,10 +4,11 @@
 #include "amqp10/seam.hpp"
 #include "asb/message.hpp"
 #include "asb/options.hpp"
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 
-#include <babelqueue/asb/sas_token.hpp>
 #include <babelqueue/asb/asb_transport.hpp>
+#include <babelqueue/asb/sas_token.hpp>
 #include <babelqueue/bindings/asb.hpp>
 
 namespace babelqueue::inline v1::asb {
@@ -70,9 +71,8 @@ asb_transport::asb_transport(options opts) : opts_(std::move(opts)) {}
 asb_transport::~asb_transport() = default;
 
 result<std::unique_ptr<asb_transport>> asb_transport::open(options opts) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
-  auto c = amqp10::client::open(client_config_of(opts));
-  if (!c) return fail(c.error());
+  BABELQUEUE_TRY(detail::validate(opts));
+  BABELQUEUE_TRY_LET(c, amqp10::client::open(client_config_of(opts)));
   std::unique_ptr<asb_transport> t(new asb_transport(std::move(opts)));
   t->impl_ = std::make_unique<impl>(std::move(*c), t->opts_);
   return t;

@@ -1,6 +1,7 @@
 // sb:// URL and connection string → options, and their one validation.
 #include "asb/options.hpp"
 
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/asb/connection_string.hpp>
@@ -81,31 +82,30 @@ result<options> options_from_url(const broker_url& url) {
     return fail(bad("path '" + url.path + "' is not used: queues are named per call"));
   }
   query_options q(url);
-  if (auto r = q.get("emulator", o.emulator); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("emulator", o.emulator));
   o.port = o.emulator ? 5672 : 5671;
   if (url.port) o.port = *url.port;
-  if (auto r = q.get("sas_token", o.sas_token); !r) return fail(r.error());
-  if (auto r = q.get("entity_path", o.entity_path); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("sas_token", o.sas_token));
+  BABELQUEUE_TRY(q.get("entity_path", o.entity_path));
   std::chrono::milliseconds ttl = o.token_ttl;
-  if (auto r = q.get("token_ttl", ttl); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("token_ttl", ttl));
   o.token_ttl = std::chrono::duration_cast<std::chrono::seconds>(ttl);
-  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
-  if (auto r = q.get("idle_timeout", o.idle_timeout); !r) return fail(r.error());
-  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_server_name", o.tls_server_name); !r) return fail(r.error());
-  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
-  if (auto r = q.finish("sb"); !r) return fail(r.error());
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
+  BABELQUEUE_TRY(q.get("operation_timeout", o.operation_timeout));
+  BABELQUEUE_TRY(q.get("idle_timeout", o.idle_timeout));
+  BABELQUEUE_TRY(q.get("prefetch", o.prefetch));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_min", o.reconnect_backoff_min));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_max", o.reconnect_backoff_max));
+  BABELQUEUE_TRY(q.get("tls_ca_file", o.tls_ca_file));
+  BABELQUEUE_TRY(q.get("tls_server_name", o.tls_server_name));
+  BABELQUEUE_TRY(q.get("tls_verify", o.tls_verify));
+  BABELQUEUE_TRY(q.finish("sb"));
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 
 result<options> options_from_connection_string(std::string_view text) {
-  auto cs = parse_connection_string(text);
-  if (!cs) return fail(cs.error());
+  BABELQUEUE_TRY_LET(cs, parse_connection_string(text));
   options o;
   o.host = cs->host;
   o.emulator = cs->use_development_emulator;
@@ -114,13 +114,12 @@ result<options> options_from_connection_string(std::string_view text) {
   o.key = cs->shared_access_key.value_or("");
   o.sas_token = cs->shared_access_signature.value_or("");
   o.entity_path = cs->entity_path.value_or("");
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 
 result<std::string> url_from_connection_string(std::string_view text) {
-  auto o = options_from_connection_string(text);
-  if (!o) return fail(o.error());
+  BABELQUEUE_TRY_LET(o, options_from_connection_string(text));
   std::string url = "sb://";
   if (!o->key_name.empty()) url += url_escape(o->key_name) + ":" + url_escape(o->key) + "@";
   const bool ipv6 = o->host.find(':') != std::string::npos;

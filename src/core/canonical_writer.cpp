@@ -1,4 +1,5 @@
 // json -> canonical text (D2), and text -> canonical text (D4: numbers keep their text).
+#include "core/propagate.hpp"
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
 #include "output_cursor.hpp"
@@ -209,7 +210,7 @@ result<void> write_canonical_json(const json& value, std::string& out) {
 
 result<std::string> to_canonical_json(const json& value) {
   std::string out;
-  if (auto r = write_canonical_json(value, out); !r) return fail(r.error());
+  BABELQUEUE_TRY(write_canonical_json(value, out));
   return out;
 }
 

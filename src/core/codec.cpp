@@ -1,4 +1,5 @@
 // decode() / check() / encode(): the strict envelope gate (D3) and lossless re-emit (D4).
+#include "core/propagate.hpp"
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
 #include "shared_helpers.hpp"
@@ -582,7 +583,7 @@ result<void> encode_to(const envelope& env, std::string& out) {
 
 result<std::string> encode(const envelope& env) {
   std::string out;
-  if (auto r = encode_to(env, out); !r) return fail(r.error());
+  BABELQUEUE_TRY(encode_to(env, out));
   return out;
 }
 

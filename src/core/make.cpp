@@ -1,4 +1,5 @@
 // make() and continue_trace(): writing a fresh envelope straight into canonical text.
+#include "core/propagate.hpp"
 #include "envelope_access.hpp"
 #include "json_scanner.hpp"
 #include "output_cursor.hpp"
@@ -137,7 +138,7 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
     if (!quoted(urn, &A::urn(env))) return fail(errc::invalid_utf8, "URN is not valid UTF-8");
     if (urn.empty()) return fail(errc::empty_urn, "a message needs a non-blank URN");
     member(k, v0);
-    if (auto r = data.check(); !r) return fail(r.error());
+    BABELQUEUE_TRY(data.check());
     if (!detail::valid_utf8(queue)) return fail(errc::invalid_utf8, "queue is not valid UTF-8");
 
     k = key(",\"trace_id\":");
@@ -150,7 +151,7 @@ result<envelope> build_fresh(std::string_view urn_in, const Data& data, std::str
 
     k = key(",\"data\":");
     v0 = out.offset();
-    if (auto r = data.write(out); !r) return fail(r.error());
+    BABELQUEUE_TRY(data.write(out));
     data_index = member(k, v0);
 
     k = key(",\"meta\":");

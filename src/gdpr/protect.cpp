@@ -1,5 +1,7 @@
 // protect()/unprotect(): walk the compiled plan over data, in two phases so that a failure
 // leaves data untouched (phase 1 computes every replacement, phase 2 assigns them).
+#include "core/propagate.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/gdpr/protect.hpp>
 
@@ -126,14 +128,12 @@ result<void> unprotect(json& data, const field_plan& plan, const cipher& c) {
 }
 
 result<void> protect(json& data, const json& schema, const cipher& c) {
-  auto plan = field_plan::build(schema);
-  if (!plan) return failure{plan.error()};
+  BABELQUEUE_TRY_LET(plan, field_plan::build(schema));
   return protect(data, *plan, c);
 }
 
 result<void> unprotect(json& data, const json& schema, const cipher& c) {
-  auto plan = field_plan::build(schema);
-  if (!plan) return failure{plan.error()};
+  BABELQUEUE_TRY_LET(plan, field_plan::build(schema));
   return unprotect(data, *plan, c);
 }
 

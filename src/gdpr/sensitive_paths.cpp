@@ -1,7 +1,8 @@
 // Reading x-gdpr-sensitive marks: the peers' inventory listing and the checked protect plan.
-#include <babelqueue/gdpr/sensitive_paths.hpp>
-
+#include "core/propagate.hpp"
 #include "core/shared_helpers.hpp"
+
+#include <babelqueue/gdpr/sensitive_paths.hpp>
 
 #include <algorithm>
 #include <array>
@@ -234,7 +235,7 @@ result<field_plan> field_plan::build(const json& schema) {
                 "#");
   plan_builder builder;
   std::vector<path_step> steps;
-  if (auto r = builder.walk(schema, "#", steps, "", 0); !r) return failure{r.error()};
+  BABELQUEUE_TRY(builder.walk(schema, "#", steps, "", 0));
   plan.fields_ = std::move(builder.fields);
   std::stable_sort(plan.fields_.begin(), plan.fields_.end(),
                    [](const field& a, const field& b) { return a.path < b.path; });

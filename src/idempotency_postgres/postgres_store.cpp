@@ -1,4 +1,5 @@
 // The idempotency seen-set in PostgreSQL (idempotency/postgres_store.hpp).
+#include "core/propagate.hpp"
 #include "core/sql_identifier.hpp"
 #include "postgres/session.hpp"
 
@@ -128,18 +129,16 @@ postgres_store::~postgres_store() = default;
 
 result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& conninfo,
                                                              postgres_store_options options) {
-  if (auto ok = check(options); !ok) return failure{ok.error()};
-  auto s = postgres::session::open(conninfo, codes());
-  if (!s) return failure{s.error()};
+  BABELQUEUE_TRY(check(options));
+  BABELQUEUE_TRY_LET(s, postgres::session::open(conninfo, codes()));
   return std::unique_ptr<postgres_store>(
       new postgres_store(std::make_unique<impl>(std::move(*s), std::move(options))));
 }
 
 result<std::unique_ptr<postgres_store>> postgres_store::adopt(PGconn* conn,
                                                               postgres_store_options options) {
-  if (auto ok = check(options); !ok) return failure{ok.error()};
-  auto s = postgres::session::adopt(conn, codes());
-  if (!s) return failure{s.error()};
+  BABELQUEUE_TRY(check(options));
+  BABELQUEUE_TRY_LET(s, postgres::session::adopt(conn, codes()));
   return std::unique_ptr<postgres_store>(
       new postgres_store(std::make_unique<impl>(std::move(*s), std::move(options))));
 }
@@ -160,8 +159,7 @@ result<bool> postgres_store::seen(std::string_view id) {
   const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
   const postgres::param p[] = {postgres::param::text(key)};
-  auto r = impl_->session->exec(impl_->sql.seen, p, "seen");
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->session->exec(impl_->sql.seen, p, "seen"));
   return r->count() > 0;
 }
 
@@ -169,8 +167,7 @@ result<void> postgres_store::remember(std::string_view id) {
   const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
   const postgres::param p[] = {postgres::param::text(key), postgres::param::literal(impl_->ttl_ms)};
-  auto r = impl_->session->exec(impl_->sql.remember, p, "remember");
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->session->exec(impl_->sql.remember, p, "remember"));
   impl_->forget_token(id);
   return {};
 }
@@ -183,8 +180,8 @@ result<void> postgres_store::remember_in(PGconn* conn, std::string_view id) {
   const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
   const postgres::param p[] = {postgres::param::text(key), postgres::param::literal(impl_->ttl_ms)};
-  auto r = postgres::run(conn, impl_->session->codes(), impl_->sql.remember, p, "remember_in");
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(
+      r, postgres::run(conn, impl_->session->codes(), impl_->sql.remember, p, "remember_in"));
   impl_->forget_token(id);
   return {};
 }
@@ -193,8 +190,7 @@ result<void> postgres_store::forget(std::string_view id) {
   const std::string key = key_of(id);
   std::lock_guard lock(impl_->mutex);
   const postgres::param p[] = {postgres::param::text(key)};
-  auto r = impl_->session->exec(impl_->sql.forget, p, "forget");
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->session->exec(impl_->sql.forget, p, "forget"));
   return {};
 }
 
@@ -206,12 +202,10 @@ result<bool> postgres_store::claim(std::string_view id, std::chrono::millisecond
   const std::string token = uuid_v4();
   const std::string ttl_ms = std::to_string(ttl.count());
   std::lock_guard lock(impl_->mutex);
-  auto tx = postgres::scope::begin(*impl_->session, "claim");
-  if (!tx) return failure{tx.error()};
+  BABELQUEUE_TRY_LET(tx, postgres::scope::begin(*impl_->session, "claim"));
   const postgres::param take[] = {postgres::param::text(key), postgres::param::text(token),
                                   postgres::param::literal(ttl_ms)};
-  auto taken = impl_->session->exec(impl_->sql.claim, take, "claim", false);
-  if (!taken) return failure{taken.error()};
+  BABELQUEUE_TRY_LET(taken, impl_->session->exec(impl_->sql.claim, take, "claim", false));
   if (taken->count() == 0) return false;  // another worker's live claim (rolled back)
   // A new statement sees every commit made before it began, including a remember() of this
   // id that the upsert above had to wait for: a committed id is never claimed.
@@ -219,7 +213,7 @@ result<bool> postgres_store::claim(std::string_view id, std::chrono::millisecond
   auto committed = impl_->session->exec(impl_->sql.committed, by_id, "claim", false);
   if (!committed) return failure{committed.error()};
   if (committed->count() > 0) return false;  // the claim is rolled back with the scope
-  if (auto done = (*tx)->commit(); !done) return failure{done.error()};
+  BABELQUEUE_TRY((*tx)->commit());
   impl_->tokens.insert_or_assign(std::string(id), token);
   return true;
 }
@@ -230,16 +224,14 @@ result<void> postgres_store::release(std::string_view id) {
   auto it = impl_->tokens.find(id);
   if (it != impl_->tokens.end()) {
     const postgres::param p[] = {postgres::param::text(key), postgres::param::text(it->second)};
-    auto r = impl_->session->exec(impl_->sql.release_own, p, "release");
-    if (!r) return failure{r.error()};
+    BABELQUEUE_TRY_LET(r, impl_->session->exec(impl_->sql.release_own, p, "release"));
     impl_->tokens.erase(it);
     return {};
   }
   // A claim this store did not take (another instance's, e.g. an operator's tool): PHP's
   // release, any live claim on the id.
   const postgres::param p[] = {postgres::param::text(key)};
-  auto r = impl_->session->exec(impl_->sql.release_any, p, "release");
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->session->exec(impl_->sql.release_any, p, "release"));
   return {};
 }
 

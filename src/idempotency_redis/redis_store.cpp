@@ -1,5 +1,6 @@
 // The idempotency seen-set with claims in Redis (idempotency/redis_store.hpp): a small pool
 // of the redis transport's connection engines, one store_operation per call.
+#include "core/propagate.hpp"
 #include "idempotency_redis/store_operation.hpp"
 #include "redis/engine.hpp"
 #include "redis/options.hpp"
@@ -142,7 +143,7 @@ result<std::unique_ptr<redis_store>> redis_store::open(std::string_view url,
 
 result<std::unique_ptr<redis_store>> redis_store::open(redis::options connection,
                                                        redis_store_options options) {
-  if (auto r = check_options(options); !r) return failure{r.error()};
+  BABELQUEUE_TRY(check_options(options));
   if (auto r = redis::detail::validate(connection); !r) return fail(to_store_error(r.error()));
   auto state = std::make_unique<impl>();
   state->connection = std::move(connection);
@@ -163,7 +164,7 @@ result<std::unique_ptr<redis_store>> redis_store::open(redis::options connection
 result<bool> redis_store::seen(std::string_view id) {
   const std::string key = impl_->key(id);
   detail::store_operation op(detail::store_operation::k_seen, key, {}, {}, {});
-  if (auto r = impl_->run(op); !r) return failure{r.error()};
+  BABELQUEUE_TRY(impl_->run(op));
   return op.answer() > 0;
 }
 
@@ -193,7 +194,7 @@ result<bool> redis_store::claim(std::string_view id, std::chrono::milliseconds t
   const std::string token = uuid_v4();
   const std::string px = std::to_string(ttl.count());
   detail::store_operation op(detail::store_operation::k_claim, key, claim_key, token, px);
-  if (auto r = impl_->run(op); !r) return failure{r.error()};
+  BABELQUEUE_TRY(impl_->run(op));
   if (op.answer() != 1) return false;
   std::lock_guard lock(impl_->tokens_mutex);
   impl_->tokens.insert_or_assign(std::string(id), token);

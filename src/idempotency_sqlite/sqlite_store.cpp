@@ -1,4 +1,5 @@
 // The idempotency seen-set with claims in SQLite (idempotency/sqlite_store.hpp).
+#include "core/propagate.hpp"
 #include "core/sql_identifier.hpp"
 #include "core/sqlite_support.hpp"
 
@@ -186,7 +187,7 @@ sqlite_store::~sqlite_store() = default;
 
 result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path,
                                                          sqlite_store_options options) {
-  if (auto r = check_options(options); !r) return failure{r.error()};
+  BABELQUEUE_TRY(check_options(options));
   sqlite3* db = nullptr;
   std::string failed_step;
   // WAL: readers (seen) do not wait for the writers (remember, claim) of other workers.
@@ -204,7 +205,7 @@ result<std::unique_ptr<sqlite_store>> sqlite_store::adopt(sqlite3* db,
   if (db == nullptr) {
     return fail(errc::invalid_argument, "idempotency sqlite: the connection is null");
   }
-  if (auto r = check_options(options); !r) return failure{r.error()};
+  BABELQUEUE_TRY(check_options(options));
   auto state = std::make_unique<impl>();
   state->db = db;
   state->options = std::move(options);
@@ -235,7 +236,7 @@ result<void> sqlite_store::migrate() {
 result<bool> sqlite_store::seen(std::string_view id) {
   std::lock_guard lock(impl_->mutex);
   stmt st;
-  if (auto r = impl_->cached(k_seen, st); !r) return failure{r.error()};
+  BABELQUEUE_TRY(impl_->cached(k_seen, st));
   bind_text(st.s, 1, id);
   sqlite3_bind_int64(st.s, 2, now_ms());
   const int rc = sqlite3_step(st.s);
@@ -286,7 +287,7 @@ result<bool> sqlite_store::claim(std::string_view id, std::chrono::milliseconds 
   }
   std::lock_guard lock(impl_->mutex);
   stmt st;
-  if (auto r = impl_->cached(k_claim, st); !r) return failure{r.error()};
+  BABELQUEUE_TRY(impl_->cached(k_claim, st));
   const std::string token = uuid_v4();
   const std::int64_t now = now_ms();
   bind_text(st.s, 1, id);

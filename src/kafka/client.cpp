@@ -2,6 +2,8 @@
 // client.hpp).
 #include "kafka/client.hpp"
 
+#include "core/propagate.hpp"
+
 #include <array>
 #include <cstdio>
 
@@ -104,7 +106,7 @@ result<void> set_property(rd_kafka_conf_t* conf, const std::string& name,
 
 result<conf_ptr> producer_conf(const options& o, client_context* ctx) {
   conf_ptr conf(rd_kafka_conf_new());
-  if (auto r = set_common(conf.get(), o, ctx); !r) return fail(r.error());
+  BABELQUEUE_TRY(set_common(conf.get(), o, ctx));
   const bool all = o.acks == "all" || o.acks == "-1";
   const std::pair<const char*, std::string> props[] = {
       {"acks", all ? std::string("all") : o.acks},
@@ -118,15 +120,15 @@ result<conf_ptr> producer_conf(const options& o, client_context* ctx) {
       {"message.timeout.ms", std::to_string(o.operation_timeout.count())},
   };
   for (const auto& [name, value] : props) {
-    if (auto r = set_property(conf.get(), name, value); !r) return fail(r.error());
+    BABELQUEUE_TRY(set_property(conf.get(), name, value));
   }
-  if (auto r = set_passthrough(conf.get(), o); !r) return fail(r.error());
+  BABELQUEUE_TRY(set_passthrough(conf.get(), o));
   return conf;
 }
 
 result<conf_ptr> consumer_conf(const options& o, client_context* ctx) {
   conf_ptr conf(rd_kafka_conf_new());
-  if (auto r = set_common(conf.get(), o, ctx); !r) return fail(r.error());
+  BABELQUEUE_TRY(set_common(conf.get(), o, ctx));
   const std::pair<const char*, std::string> props[] = {
       {"group.id", o.group},
       // Process-then-commit: offsets are stored and committed by the transport only.
@@ -139,9 +141,9 @@ result<conf_ptr> consumer_conf(const options& o, client_context* ctx) {
       {"enable.partition.eof", "false"},
   };
   for (const auto& [name, value] : props) {
-    if (auto r = set_property(conf.get(), name, value); !r) return fail(r.error());
+    BABELQUEUE_TRY(set_property(conf.get(), name, value));
   }
-  if (auto r = set_passthrough(conf.get(), o); !r) return fail(r.error());
+  BABELQUEUE_TRY(set_passthrough(conf.get(), o));
   return conf;
 }
 

@@ -1,5 +1,7 @@
 // A consumer-group member with process-then-commit (consumer.hpp).
 #include "kafka/consumer.hpp"
+
+#include "core/propagate.hpp"
 #include "kafka/message.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
@@ -55,12 +57,10 @@ result<std::unique_ptr<consumer>> consumer::open(const options& o, std::string g
   c->commit_batch_ = o.commit_batch;
   options with_group = o;
   with_group.group = std::move(group);
-  auto conf = consumer_conf(with_group, &c->ctx_);
-  if (!conf) return fail(conf.error());
+  BABELQUEUE_TRY_LET(conf, consumer_conf(with_group, &c->ctx_));
   rd_kafka_conf_set_rebalance_cb(conf->get(), &consumer::on_rebalance);
   rd_kafka_conf_set_offset_commit_cb(conf->get(), &consumer::on_commit);
-  auto rk = create_client(RD_KAFKA_CONSUMER, std::move(*conf));
-  if (!rk) return fail(rk.error());
+  BABELQUEUE_TRY_LET(rk, create_client(RD_KAFKA_CONSUMER, std::move(*conf)));
   c->rk_ = std::move(*rk);
   rd_kafka_poll_set_consumer(c->rk_.get());
   if (c->prefetch_ > 1) c->queue_ = rd_kafka_queue_get_consumer(c->rk_.get());

@@ -1,13 +1,13 @@
 // The kafka:// transport (kafka_transport.hpp): one producer, one consumer per received
 // topic, the retry-tier routing and the registration of the scheme.
-#include <babelqueue/kafka/kafka_transport.hpp>
-
+#include "core/propagate.hpp"
 #include "kafka/consumer.hpp"
 #include "kafka/options.hpp"
 #include "kafka/producer.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
+#include <babelqueue/kafka/kafka_transport.hpp>
 
 #include <map>
 
@@ -36,18 +36,16 @@ kafka_transport::~kafka_transport() {
 }
 
 result<std::unique_ptr<kafka_transport>> kafka_transport::open(options opts) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(opts));
   std::unique_ptr<kafka_transport> t(new kafka_transport(std::move(opts)));
-  auto p = detail::producer::open(t->opts_);
-  if (!p) return fail(p.error());
+  BABELQUEUE_TRY_LET(p, detail::producer::open(t->opts_));
   t->impl_->producer = std::move(*p);
-  if (auto r = t->impl_->producer->probe(t->opts_.operation_timeout); !r) return fail(r.error());
+  BABELQUEUE_TRY(t->impl_->producer->probe(t->opts_.operation_timeout));
   // A consumer property is checked now too, so a typo in it fails at open, not at the
   // first receive.
   if (!t->opts_.rdkafka.empty()) {
     detail::client_context ctx;
-    auto conf = detail::consumer_conf(t->opts_, &ctx);
-    if (!conf) return fail(conf.error());
+    BABELQUEUE_TRY_LET(conf, detail::consumer_conf(t->opts_, &ctx));
   }
   return t;
 }
@@ -99,7 +97,7 @@ result<std::optional<received_message>> kafka_transport::receive(std::string_vie
   if (impl_->last_consumer != nullptr && topic == impl_->last_topic) {
     return impl_->last_consumer->receive(timeout);
   }
-  if (auto r = check_topic(topic); !r) return fail(r.error());
+  BABELQUEUE_TRY(check_topic(topic));
   auto it = impl_->consumers.find(topic);
   if (it == impl_->consumers.end()) {
     detail::create_missing_topics(impl_->producer->handle(), {std::string(topic)},
@@ -118,8 +116,7 @@ result<std::optional<received_message>> kafka_transport::receive(std::string_vie
 result<void> kafka_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
   // Its consumer exists: consumers go only with close(), checked above.
-  auto h = impl_->owner.claim<detail::record_handle>(message);
-  if (!h) return fail(h.error());
+  BABELQUEUE_TRY_LET(h, impl_->owner.claim<detail::record_handle>(message));
   h->settle();  // once: a second ack is invalid_argument, not the tracker's "revoked"
   return (*h)->source->settle(**h);
 }
@@ -127,8 +124,7 @@ result<void> kafka_transport::ack(const received_message& message) {
 result<void> kafka_transport::release(const received_message& message,
                                       std::chrono::milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
-  auto owned = impl_->owner.claim<detail::record_handle>(message);
-  if (!owned) return fail(owned.error());
+  BABELQUEUE_TRY_LET(owned, impl_->owner.claim<detail::record_handle>(message));
   const detail::record_handle* h = &**owned;
   detail::record rec;
   rec.value = message.body;

@@ -2,6 +2,8 @@
 // options built in code, and the `retry_topics` list.
 #include "kafka/options.hpp"
 
+#include "core/propagate.hpp"
+
 #include <babelqueue/bindings/kafka.hpp>
 
 #include <algorithm>
@@ -102,32 +104,29 @@ result<options> options_from_url(const broker_url& url) {
     }
   }
   query_options q(typed);
-  if (auto r = q.get("group", o.group); !r) return fail(r.error());
-  if (auto r = q.get("client_id", o.client_id); !r) return fail(r.error());
-  if (auto r = q.get("acks", o.acks); !r) return fail(r.error());
-  if (auto r = q.get("linger", o.linger); !r) return fail(r.error());
-  if (auto r = q.get("batch", o.batch); !r) return fail(r.error());
-  if (auto r = q.get("compression", o.compression); !r) return fail(r.error());
-  if (auto r = q.get("security_protocol", o.security_protocol); !r) return fail(r.error());
-  if (auto r = q.get("sasl_mechanism", o.sasl_mechanism); !r) return fail(r.error());
-  if (auto r = q.get("sasl_username", o.sasl_username); !r) return fail(r.error());
-  if (auto r = q.get("sasl_password", o.sasl_password); !r) return fail(r.error());
-  if (auto r = q.get("ssl_ca_location", o.ssl_ca_location); !r) return fail(r.error());
-  if (auto r = q.get("ssl_certificate_location", o.ssl_certificate_location); !r) {
-    return fail(r.error());
-  }
-  if (auto r = q.get("ssl_key_location", o.ssl_key_location); !r) return fail(r.error());
-  if (auto r = q.get("ssl_key_password", o.ssl_key_password); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("group", o.group));
+  BABELQUEUE_TRY(q.get("client_id", o.client_id));
+  BABELQUEUE_TRY(q.get("acks", o.acks));
+  BABELQUEUE_TRY(q.get("linger", o.linger));
+  BABELQUEUE_TRY(q.get("batch", o.batch));
+  BABELQUEUE_TRY(q.get("compression", o.compression));
+  BABELQUEUE_TRY(q.get("security_protocol", o.security_protocol));
+  BABELQUEUE_TRY(q.get("sasl_mechanism", o.sasl_mechanism));
+  BABELQUEUE_TRY(q.get("sasl_username", o.sasl_username));
+  BABELQUEUE_TRY(q.get("sasl_password", o.sasl_password));
+  BABELQUEUE_TRY(q.get("ssl_ca_location", o.ssl_ca_location));
+  BABELQUEUE_TRY(q.get("ssl_certificate_location", o.ssl_certificate_location));
+  BABELQUEUE_TRY(q.get("ssl_key_location", o.ssl_key_location));
+  BABELQUEUE_TRY(q.get("ssl_key_password", o.ssl_key_password));
   std::string tiers;
-  if (auto r = q.get("retry_topics", tiers); !r) return fail(r.error());
-  auto parsed = parse_retry_topics(tiers);
-  if (!parsed) return fail(parsed.error());
+  BABELQUEUE_TRY(q.get("retry_topics", tiers));
+  BABELQUEUE_TRY_LET(parsed, parse_retry_topics(tiers));
   o.retry_topics = std::move(*parsed);
-  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
-  if (auto r = q.get("commit_interval", o.commit_interval); !r) return fail(r.error());
-  if (auto r = q.get("commit_batch", o.commit_batch); !r) return fail(r.error());
-  if (auto r = q.finish("kafka"); !r) return fail(r.error());
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("operation_timeout", o.operation_timeout));
+  BABELQUEUE_TRY(q.get("commit_interval", o.commit_interval));
+  BABELQUEUE_TRY(q.get("commit_batch", o.commit_batch));
+  BABELQUEUE_TRY(q.finish("kafka"));
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 

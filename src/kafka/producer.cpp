@@ -1,7 +1,9 @@
 // Producing with awaited delivery reports (producer.hpp).
 #include "kafka/producer.hpp"
 
+#include "core/propagate.hpp"
 #include "kafka/message.hpp"
+
 #include <babelqueue/runtime/error.hpp>
 
 #include <algorithm>
@@ -26,11 +28,9 @@ result<std::unique_ptr<producer>> producer::open(const options& o) {
   p->ctx_.name = "producer";
   p->ctx_.self = p.get();
   p->timeout_ = o.operation_timeout;
-  auto conf = producer_conf(o, &p->ctx_);
-  if (!conf) return fail(conf.error());
+  BABELQUEUE_TRY_LET(conf, producer_conf(o, &p->ctx_));
   rd_kafka_conf_set_dr_msg_cb(conf->get(), &producer::on_delivery);
-  auto rk = create_client(RD_KAFKA_PRODUCER, std::move(*conf));
-  if (!rk) return fail(rk.error());
+  BABELQUEUE_TRY_LET(rk, create_client(RD_KAFKA_PRODUCER, std::move(*conf)));
   p->rk_ = std::move(*rk);
   return p;
 }

@@ -1,11 +1,11 @@
 // The retry-tier re-injector (reinjector.hpp).
-#include <babelqueue/kafka/reinjector.hpp>
-
+#include "core/propagate.hpp"
 #include "kafka/consumer.hpp"
 #include "kafka/options.hpp"
 #include "kafka/producer.hpp"
 
 #include <babelqueue/bindings/kafka.hpp>
+#include <babelqueue/kafka/reinjector.hpp>
 
 #include <algorithm>
 #include <map>
@@ -53,7 +53,7 @@ reinjector::~reinjector() {
 }
 
 result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<std::string> topics) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(opts));
   if (opts.retry_topics.empty()) {
     return fail(transport_errc::invalid_argument,
                 "kafka re-injector needs the retry tiers (retry_topics=5s,1m,...)");
@@ -69,8 +69,7 @@ result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<s
       r->tier_topics_.push_back(bk::retry_topic(t, n));
     }
   }
-  auto p = detail::producer::open(r->impl_->opts);
-  if (!p) return fail(p.error());
+  BABELQUEUE_TRY_LET(p, detail::producer::open(r->impl_->opts));
   r->impl_->producer = std::move(*p);
   if (auto probe = r->impl_->producer->probe(r->impl_->opts.operation_timeout); !probe) {
     return fail(probe.error());
@@ -104,12 +103,11 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (wait.count() <= 0) return reinjected;
     if (next_due >= 0) wait = std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(next_due - now_ms(), 0)));
-    auto got = self.consumer->receive(wait);
-    if (!got) return fail(got.error());
+    BABELQUEUE_TRY_LET(got, self.consumer->receive(wait));
     if (!*got) continue;
     const received_message& m = **got;
-    auto owned = self.handles.claim<detail::record_handle>(m);
-    if (!owned) return fail(owned.error());  // cannot happen: its own consumer's record
+    BABELQUEUE_TRY_LET(owned, self.handles.claim<detail::record_handle>(
+                                  m));  // cannot happen: its own consumer's record
     const detail::record_handle& h = **owned;
     // Due at timestamp + bq-delay, clamped to [now, now + delay] when first seen (as the
     // Python re-injector): a producer clock running ahead cannot park a record for more than
@@ -127,7 +125,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     }
     const std::int64_t due = known->second;
     if (due > now_ms()) {
-      if (auto held = self.consumer->hold(h); !held) return fail(held.error());
+      BABELQUEUE_TRY(self.consumer->hold(h));
       self.held[{*h.topic, h.ticket.partition}] = due;
       ++stats_.held;
       continue;
@@ -153,7 +151,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
       return fail(sent.error());
     }
     self.due.erase(key);
-    if (auto settled = self.consumer->settle(h); !settled) return fail(settled.error());
+    BABELQUEUE_TRY(self.consumer->settle(h));
     ++reinjected;
     ++stats_.reinjected;
   }

@@ -1,4 +1,5 @@
 // memory:// — the transport over the shared in-process broker.
+#include "core/propagate.hpp"
 #include "memory/broker.hpp"
 
 #include <babelqueue/memory/memory_transport.hpp>
@@ -91,8 +92,7 @@ result<std::vector<peeked_message>> memory_transport::peek(std::string_view queu
 result<void> memory_transport::settle(const received_message& message, bool requeue,
                                       std::chrono::milliseconds delay) {
   if (closed_) return fail(transport_errc::closed, "memory transport is closed");
-  auto owned = owner_.claim<std::shared_ptr<inflight>>(message);
-  if (!owned) return fail(owned.error());
+  BABELQUEUE_TRY_LET(owned, owner_.claim<std::shared_ptr<inflight>>(message));
   std::shared_ptr<inflight> record = **owned;
   owned->settle();
   auto it = std::find(inflight_.begin(), inflight_.end(), record);
@@ -130,7 +130,7 @@ void register_transport() {
   babelqueue::register_transport(
       "memory", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
         query_options options(url);
-        if (auto r = options.finish("memory"); !r) return fail(r.error());
+        BABELQUEUE_TRY(options.finish("memory"));
         if (!url.user.empty() || url.has_password || url.port) {
           return fail(transport_errc::invalid_argument,
                       "memory:// takes only a name: memory://NAME");

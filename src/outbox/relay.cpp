@@ -1,4 +1,6 @@
 // The outbox relay (relay.hpp): wire-helpers §2.4 (flush) and §2.5 (drain).
+#include "core/propagate.hpp"
+
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/relay.hpp>
 
@@ -46,8 +48,7 @@ std::chrono::milliseconds relay::backoff(std::int64_t attempts) const noexcept {
 }
 
 result<flush_result> relay::flush() {
-  auto rows = rows_->fetch_unpublished(options_.batch);
-  if (!rows) return failure{rows.error()};
+  BABELQUEUE_TRY_LET(rows, rows_->fetch_unpublished(options_.batch));
   flush_result out;
   std::vector<std::string> published;
   for (const auto& row : *rows) {
@@ -62,7 +63,7 @@ result<flush_result> relay::flush() {
     options_.sleeper(backoff(row.attempts));
   }
   if (!published.empty()) {
-    if (auto marked = rows_->mark_published(published); !marked) return failure{marked.error()};
+    BABELQUEUE_TRY(rows_->mark_published(published));
   }
   out.published = published.size();
   return out;

@@ -1,4 +1,6 @@
 // The outbox writer (writer.hpp): encode, pick the queue, save — no transaction control.
+#include "core/propagate.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/writer.hpp>
@@ -19,8 +21,7 @@ writer::writer(std::shared_ptr<store> rows) : rows_(std::move(rows)) {
 }
 
 result<std::string> writer::write(const envelope& env) {
-  auto body = encode(env);
-  if (!body) return failure{body.error()};
+  BABELQUEUE_TRY_LET(body, encode(env));
   return rows_->save(*body, queue_of(env));
 }
 

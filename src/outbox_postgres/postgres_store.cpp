@@ -1,4 +1,5 @@
 // The outbox in PostgreSQL (outbox/postgres_store.hpp).
+#include "core/propagate.hpp"
 #include "core/sql_identifier.hpp"
 #include "postgres/session.hpp"
 
@@ -105,8 +106,7 @@ struct postgres_store::impl {
       }
       return {};
     }
-    auto r = session->exec("COMMIT", {}, "commit pass", false);
-    if (!r) return failure{r.error()};
+    BABELQUEUE_TRY_LET(r, session->exec("COMMIT", {}, "commit pass", false));
     return {};
   }
 
@@ -157,9 +157,8 @@ result<void> check(const postgres_store_options& o) {
 
 result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& conninfo,
                                                              postgres_store_options options) {
-  if (auto ok = check(options); !ok) return failure{ok.error()};
-  auto s = postgres::session::open(conninfo, codes());
-  if (!s) return failure{s.error()};
+  BABELQUEUE_TRY(check(options));
+  BABELQUEUE_TRY_LET(s, postgres::session::open(conninfo, codes()));
   auto state = std::make_unique<impl>();
   state->session = std::move(*s);
   state->park_after = std::to_string(options.park_after);
@@ -169,9 +168,8 @@ result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& 
 
 result<std::unique_ptr<postgres_store>> postgres_store::adopt(PGconn* conn,
                                                               postgres_store_options options) {
-  if (auto ok = check(options); !ok) return failure{ok.error()};
-  auto s = postgres::session::adopt(conn, codes());
-  if (!s) return failure{s.error()};
+  BABELQUEUE_TRY(check(options));
+  BABELQUEUE_TRY_LET(s, postgres::session::adopt(conn, codes()));
   auto state = std::make_unique<impl>();
   state->session = std::move(*s);
   state->park_after = std::to_string(options.park_after);
@@ -199,10 +197,9 @@ result<std::string> postgres_store::save(std::string_view body, std::string_view
   const postgres::param p[] = {postgres::param::text(queue), postgres::param::blob(body)};
   // Never repeated after a reconnect: a row whose INSERT was committed before the
   // connection broke would be saved twice.
-  auto r = impl_->in_pass(
-      "INSERT INTO " + impl_->options.table + " (queue, body) VALUES ($1, $2) RETURNING id", p,
-      "save", false);
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->in_pass("INSERT INTO " + impl_->options.table +
+                                           " (queue, body) VALUES ($1, $2) RETURNING id",
+                                       p, "save", false));
   return r->text(0, 0);
 }
 
@@ -211,22 +208,22 @@ result<std::vector<record>> postgres_store::fetch_unpublished(std::size_t limit)
   std::lock_guard lock(impl_->mutex);
   auto& s = *impl_->session;
   // A pass left open (every row failed but the last mark did not come) ends here.
-  if (auto ended = impl_->end_pass(true); !ended) return failure{ended.error()};
+  BABELQUEUE_TRY(impl_->end_pass(true));
   const bool own = !s.in_transaction();  // else: the caller's transaction holds the locks
   if (own) {
-    if (auto begun = s.exec("BEGIN", {}, "fetch"); !begun) return failure{begun.error()};
+    BABELQUEUE_TRY(s.exec("BEGIN", {}, "fetch"));
     impl_->pass_open = true;
   }
   const std::string n = std::to_string(limit);
   const postgres::param p[] = {postgres::param::literal(n)};
-  auto r = impl_->in_pass(impl_->columns() +
-                              " WHERE status = 'pending' ORDER BY id ASC LIMIT $1::bigint"
-                              " FOR UPDATE SKIP LOCKED",
-                          p, "fetch", false);
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(
+      r,
+      impl_->in_pass(impl_->columns() + " WHERE status = 'pending' ORDER BY id ASC LIMIT $1::bigint"
+                                        " FOR UPDATE SKIP LOCKED",
+                     p, "fetch", false));
   auto rows = impl::to_records(*r);
   if (rows.empty()) {
-    if (auto ended = impl_->end_pass(true); !ended) return failure{ended.error()};
+    BABELQUEUE_TRY(impl_->end_pass(true));
     return rows;
   }
   for (const auto& row : rows) impl_->outstanding.insert(row.id);
@@ -238,11 +235,10 @@ result<void> postgres_store::mark_published(std::span<const std::string> ids) {
   const std::string array = id_array(ids);
   if (array != "{}") {
     const postgres::param p[] = {postgres::param::literal(array)};
-    auto r = impl_->in_pass("UPDATE " + impl_->options.table +
-                                " SET status = 'published', published_at = now()"
-                                " WHERE id = ANY($1::bigint[]) AND status = 'pending'",
-                            p, "mark published", true);
-    if (!r) return failure{r.error()};
+    BABELQUEUE_TRY_LET(r, impl_->in_pass("UPDATE " + impl_->options.table +
+                                             " SET status = 'published', published_at = now()"
+                                             " WHERE id = ANY($1::bigint[]) AND status = 'pending'",
+                                         p, "mark published", true));
   }
   return impl_->end_pass(true);  // the pass is over: its marks commit, its locks go
 }
@@ -255,13 +251,13 @@ result<void> postgres_store::mark_failed(std::string_view id, std::string_view r
                                postgres::param::literal(impl_->park_after)};
   // One statement: the count, the reason and the parking decision change together. Not
   // repeated after a reconnect (attempts would count the failure twice).
-  auto r = impl_->in_pass(
-      "UPDATE " + impl_->options.table +
-          " SET attempts = attempts + 1, last_error = $2, failed_at = now(),"
-          " status = CASE WHEN $3::bigint > 0 AND attempts + 1 >= $3::bigint THEN 'parked'"
-          " ELSE status END WHERE id = $1::bigint AND status = 'pending'",
-      p, "mark failed", false);
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(
+      r, impl_->in_pass(
+             "UPDATE " + impl_->options.table +
+                 " SET attempts = attempts + 1, last_error = $2, failed_at = now(),"
+                 " status = CASE WHEN $3::bigint > 0 AND attempts + 1 >= $3::bigint THEN 'parked'"
+                 " ELSE status END WHERE id = $1::bigint AND status = 'pending'",
+             p, "mark failed", false));
   if (impl_->pass_open) {
     if (auto it = impl_->outstanding.find(id); it != impl_->outstanding.end()) {
       impl_->outstanding.erase(it);
@@ -284,9 +280,9 @@ result<std::vector<record>> postgres_store::list(const list_options& options) {
   }
   const std::string status(to_string(*options.status));
   const postgres::param p[] = {postgres::param::literal(n), postgres::param::text(status)};
-  auto r = impl_->in_pass(impl_->columns() + " WHERE status = $2 ORDER BY id ASC LIMIT $1::bigint",
-                          p, "list", true);
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(
+      r, impl_->in_pass(impl_->columns() + " WHERE status = $2 ORDER BY id ASC LIMIT $1::bigint", p,
+                        "list", true));
   return impl::to_records(*r);
 }
 
@@ -295,11 +291,10 @@ result<std::size_t> postgres_store::retry(std::span<const std::string> ids) {
   const std::string array = id_array(ids);
   if (array == "{}") return std::size_t{0};
   const postgres::param p[] = {postgres::param::literal(array)};
-  auto r = impl_->in_pass("UPDATE " + impl_->options.table +
-                              " SET status = 'pending', attempts = 0"
-                              " WHERE id = ANY($1::bigint[]) AND status = 'parked'",
-                          p, "retry", true);
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->in_pass("UPDATE " + impl_->options.table +
+                                           " SET status = 'pending', attempts = 0"
+                                           " WHERE id = ANY($1::bigint[]) AND status = 'parked'",
+                                       p, "retry", true));
   return static_cast<std::size_t>(r->affected());
 }
 

@@ -1,4 +1,5 @@
 // The outbox in SQLite (outbox/sqlite_store.hpp).
+#include "core/propagate.hpp"
 #include "core/sql_identifier.hpp"
 #include "core/sqlite_support.hpp"
 
@@ -82,7 +83,7 @@ struct sqlite_store::impl {
     const std::string sql =
         "SELECT id, queue, body, status, attempts, coalesce(last_error, ''), created_at FROM " +
         options.table + where + " ORDER BY id ASC LIMIT ?1";
-    if (auto r = prepare(st, sql); !r) return failure{r.error()};
+    BABELQUEUE_TRY(prepare(st, sql));
     sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(limit));
     if (status != nullptr) sqlite3_bind_text(st.s, 2, status, -1, SQLITE_STATIC);
     std::vector<record> out;
@@ -108,7 +109,7 @@ struct sqlite_store::impl {
   result<std::size_t> update_each(const std::string& sql, std::span<const std::string> ids,
                                   const std::string* stamp, const char* what) {
     stmt st;
-    if (auto r = prepare(st, sql); !r) return failure{r.error()};
+    BABELQUEUE_TRY(prepare(st, sql));
     // One savepoint for the whole list: one commit (one sync) per pass instead of one per
     // row, and all-or-nothing. A SAVEPOINT nests inside a transaction the caller of an
     // adopted connection has open, where BEGIN would fail.
@@ -213,11 +214,10 @@ result<std::vector<record>> sqlite_store::fetch_unpublished(std::size_t limit) {
 result<void> sqlite_store::mark_published(std::span<const std::string> ids) {
   std::lock_guard lock(impl_->mutex);
   const std::string now = utc_now();
-  auto r = impl_->update_each("UPDATE " + impl_->options.table +
-                                  " SET status = 'published', published_at = ?2"
-                                  " WHERE id = ?1 AND status = 'pending'",
-                              ids, &now, "mark published");
-  if (!r) return failure{r.error()};
+  BABELQUEUE_TRY_LET(r, impl_->update_each("UPDATE " + impl_->options.table +
+                                               " SET status = 'published', published_at = ?2"
+                                               " WHERE id = ?1 AND status = 'pending'",
+                                           ids, &now, "mark published"));
   return {};
 }
 

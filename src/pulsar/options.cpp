@@ -2,6 +2,7 @@
 // validation of options, shared with pulsar_transport::open().
 #include "pulsar/options.hpp"
 
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/pulsar.hpp>
@@ -114,9 +115,9 @@ result<options> options_from_url(const broker_url& url) {
   }
 
   query_options q(url);
-  if (auto r = q.get("subscription", o.subscription); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("subscription", o.subscription));
   std::string type;
-  if (auto r = q.get("subscription_type", type); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("subscription_type", type));
   if (!type.empty()) {
     auto kind = detail::subscription_kind_of(type);
     if (!kind) {
@@ -124,30 +125,28 @@ result<options> options_from_url(const broker_url& url) {
     }
     o.subscription_type = *kind;
   }
-  if (auto r = q.get("initial_position", o.initial_position); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("initial_position", o.initial_position));
   o.initial_position = ascii_lower(o.initial_position);
-  if (auto r = q.get("tenant", o.tenant); !r) return fail(r.error());
-  if (auto r = q.get("namespace", o.namespace_); !r) return fail(r.error());
-  if (auto r = q.get("receiver_queue", o.receiver_queue); !r) return fail(r.error());
-  if (auto r = q.get("ack_timeout", o.ack_timeout); !r) return fail(r.error());
-  if (auto r = q.get("negative_ack_delay", o.negative_ack_delay); !r) return fail(r.error());
-  if (auto r = q.get("max_redeliver", o.max_redeliver); !r) return fail(r.error());
-  if (auto r = q.get("ensure_subscription", o.ensure_subscription); !r) return fail(r.error());
-  if (auto r = q.get("batching", o.batching); !r) return fail(r.error());
-  if (auto r = q.get("batch_max_messages", o.batch_max_messages); !r) return fail(r.error());
-  if (auto r = q.get("batch_delay", o.batch_delay); !r) return fail(r.error());
-  if (auto r = q.get("compression", o.compression); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("tenant", o.tenant));
+  BABELQUEUE_TRY(q.get("namespace", o.namespace_));
+  BABELQUEUE_TRY(q.get("receiver_queue", o.receiver_queue));
+  BABELQUEUE_TRY(q.get("ack_timeout", o.ack_timeout));
+  BABELQUEUE_TRY(q.get("negative_ack_delay", o.negative_ack_delay));
+  BABELQUEUE_TRY(q.get("max_redeliver", o.max_redeliver));
+  BABELQUEUE_TRY(q.get("ensure_subscription", o.ensure_subscription));
+  BABELQUEUE_TRY(q.get("batching", o.batching));
+  BABELQUEUE_TRY(q.get("batch_max_messages", o.batch_max_messages));
+  BABELQUEUE_TRY(q.get("batch_delay", o.batch_delay));
+  BABELQUEUE_TRY(q.get("compression", o.compression));
   o.compression = ascii_lower(o.compression);
-  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
-  if (auto r = q.get("token", o.token); !r) return fail(r.error());
-  if (auto r = q.get("token_file", o.token_file); !r) return fail(r.error());
-  if (auto r = q.get("io_threads", o.io_threads); !r) return fail(r.error());
-  if (auto r = babelqueue::detail::read_tls_options(url, q, o, "pulsar", "pulsar+ssl"); !r) {
-    return fail(r.error());
-  }
-  if (auto r = q.finish(o.tls ? "pulsar+ssl" : "pulsar"); !r) return fail(r.error());
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
+  BABELQUEUE_TRY(q.get("operation_timeout", o.operation_timeout));
+  BABELQUEUE_TRY(q.get("token", o.token));
+  BABELQUEUE_TRY(q.get("token_file", o.token_file));
+  BABELQUEUE_TRY(q.get("io_threads", o.io_threads));
+  BABELQUEUE_TRY(babelqueue::detail::read_tls_options(url, q, o, "pulsar", "pulsar+ssl"));
+  BABELQUEUE_TRY(q.finish(o.tls ? "pulsar+ssl" : "pulsar"));
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 

@@ -2,8 +2,7 @@
 // per topic published to, a consumer per topic received from, and the registration of the
 // schemes. Every call the transport contract makes blocking waits on the client's
 // asynchronous API with a bound; the client's threads only complete promises.
-#include <babelqueue/pulsar/pulsar_transport.hpp>
-
+#include "core/propagate.hpp"
 #include "pulsar/client_log.hpp"
 #include "pulsar/errors.hpp"
 #include "pulsar/message.hpp"
@@ -11,6 +10,7 @@
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/pulsar.hpp>
+#include <babelqueue/pulsar/pulsar_transport.hpp>
 #include <babelqueue/runtime/settlement_handle.hpp>
 #include <babelqueue/text.hpp>
 
@@ -156,7 +156,7 @@ pulsar_transport::~pulsar_transport() {
 }
 
 result<std::unique_ptr<pulsar_transport>> pulsar_transport::open(options opts) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(opts));
   std::unique_ptr<pulsar_transport> t(new pulsar_transport(std::move(opts)));
   const options& o = t->opts_;
 
@@ -168,8 +168,7 @@ result<std::unique_ptr<pulsar_transport>> pulsar_transport::open(options opts) {
   conf.setConnectionTimeout(clamp_ms(o.connect_timeout));
   std::string token = o.token;
   if (!o.token_file.empty()) {
-    auto read = read_token_file(o.token_file);
-    if (!read) return fail(read.error());
+    BABELQUEUE_TRY_LET(read, read_token_file(o.token_file));
     token = std::move(*read);
   }
   if (!token.empty()) conf.setAuth(pc::AuthToken::createWithToken(token));
@@ -309,7 +308,7 @@ result<pc::Producer*> pulsar_transport::impl::producer_for(const options& o, que
   const std::string& topic = slot.topic;
   if (auto it = producers.find(topic); it != producers.end()) return slot.producer = &it->second;
   if (o.ensure_subscription) {
-    if (auto r = ensure_subscription(*client, o, topic); !r) return fail(r.error());
+    BABELQUEUE_TRY(ensure_subscription(*client, o, topic));
     ++stats.subscriptions_ensured;
   }
   pc::Producer producer;
@@ -354,8 +353,7 @@ result<void> pulsar_transport::publish_after(std::string_view queue, std::string
   if (auto r = check_queue(queue); !r) return r;
   if (delay.count() < 0) return fail(transport_errc::invalid_argument, "pulsar delay must be >= 0");
   queue_slot& slot = impl_->slot_of(opts_, queue);
-  auto producer = impl_->producer_for(opts_, slot);
-  if (!producer) return fail(producer.error());
+  BABELQUEUE_TRY_LET(producer, impl_->producer_for(opts_, slot));
   return std::move(impl_->send_all(opts_, **producer, slot.topic, 1, [&](std::size_t) {
                       return build_message(body, hdrs, delay);
                     }).front());
@@ -393,10 +391,9 @@ result<void> pulsar_transport::publish_batch(std::string_view queue,
 result<std::optional<received_message>> pulsar_transport::receive(
     std::string_view queue, std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
-  if (auto r = check_queue(queue); !r) return fail(r.error());
+  BABELQUEUE_TRY(check_queue(queue));
   queue_slot& slot = impl_->slot_of(opts_, queue);
-  auto consumer = impl_->consumer_for(opts_, queue, slot);
-  if (!consumer) return fail(consumer.error());
+  BABELQUEUE_TRY_LET(consumer, impl_->consumer_for(opts_, queue, slot));
   pc::Message m;
   const pc::Result r = (*consumer)->receive(m, clamp_ms(timeout));
   if (r == pc::ResultTimeout) return std::optional<received_message>();
@@ -448,8 +445,7 @@ result<void> pulsar_transport::release(const received_message& message,
   // A delay: the same payload and properties again with deliverAfter, then the original is
   // acknowledged (negative acks have one fixed delay per consumer).
   queue_slot& slot = *h->slot;
-  auto producer = impl_->producer_for(opts_, slot);
-  if (!producer) return fail(producer.error());
+  BABELQUEUE_TRY_LET(producer, impl_->producer_for(opts_, slot));
   pc::MessageBuilder b;
   b.setContent(h->message.getData(), h->message.getLength());
   b.setProperties(h->message.getProperties());

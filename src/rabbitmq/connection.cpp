@@ -1,5 +1,6 @@
 #include "rabbitmq/connection.hpp"
 
+#include "core/propagate.hpp"
 #include "core/shared_helpers.hpp"
 #include "rabbitmq/message.hpp"
 
@@ -349,7 +350,7 @@ void connection::on_confirm(std::uint64_t tag, bool multiple, bool ack) {
 result<consumer*> connection::consumer_of(std::string_view queue) {
   if (auto it = consumers_.find(queue); it != consumers_.end()) return &it->second;
   if (opts_.declare_queues) {
-    if (auto r = declare(queue); !r) return fail(r.error());
+    BABELQUEUE_TRY(declare(queue));
   }
   if (next_channel_ == 0 || next_channel_ >= 2047) {
     return fail(transport_errc::invalid_argument,
@@ -392,7 +393,7 @@ result<void> connection::await_delivery(std::string_view queue, clock::time_poin
       if (auto r = catch_up(); !r) return r;
       return {};
     }
-    if (auto r = pump(deadline); !r) return fail(r.error());
+    BABELQUEUE_TRY(pump(deadline));
   }
 }
 
@@ -434,8 +435,7 @@ result<void> connection::catch_up() {
     if (pfd.fd < 0 || ::poll(&pfd, 1, 0) <= 0) return {};
   }
   for (int i = 0; i < 1024 && state_ != nullptr; ++i) {
-    auto r = pump(clock::now());
-    if (!r) return fail(r.error());
+    BABELQUEUE_TRY_LET(r, pump(clock::now()));
     if (!*r) break;
   }
   return {};
@@ -475,7 +475,7 @@ result<bool> connection::pump(clock::time_point deadline) {
       if (auto it = declared_.find(view_of(m->routing_key)); it != declared_.end()) {
         declared_.erase(it);
       }
-      if (auto r = read_content(channel, nullptr); !r) return fail(r.error());
+      BABELQUEUE_TRY(read_content(channel, nullptr));
       // The broker confirms a returned message afterwards: report the return instead.
       if (!publish_failure_) publish_failure_ = std::move(e);
       break;
@@ -483,7 +483,7 @@ result<bool> connection::pump(clock::time_point deadline) {
     case AMQP_BASIC_DELIVER_METHOD: {
       const auto* m = static_cast<const amqp_basic_deliver_t*>(decoded);
       delivery d{m->delivery_tag, {}, {}, std::nullopt};
-      if (auto r = read_content(channel, &d); !r) return fail(r.error());
+      BABELQUEUE_TRY(read_content(channel, &d));
       ++stats_.delivered;
       for (auto& [queue, c] : consumers_) {
         if (c.channel == channel) {

@@ -2,6 +2,7 @@
 // validation of options, shared with rabbitmq_transport::open().
 #include "rabbitmq/options.hpp"
 
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
@@ -71,26 +72,24 @@ result<options> options_from_url(const broker_url& url) {
   if (url.path.size() > 1) o.vhost = url.path.substr(1);
 
   query_options q(url);
-  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
+  BABELQUEUE_TRY(q.get("operation_timeout", o.operation_timeout));
   std::chrono::milliseconds heartbeat = o.heartbeat;
-  if (auto r = q.get("heartbeat", heartbeat); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("heartbeat", heartbeat));
   if (heartbeat.count() % 1000 != 0) {
     return fail(bad("heartbeat must be whole seconds (e.g. 30s), or 0 for none"));
   }
   o.heartbeat = std::chrono::duration_cast<std::chrono::seconds>(heartbeat);
-  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
-  if (auto r = q.get("confirm_window", o.confirm_window); !r) return fail(r.error());
-  if (auto r = q.get("frame_max", o.frame_max); !r) return fail(r.error());
-  if (auto r = q.get("declare_queues", o.declare_queues); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  if (auto r = babelqueue::detail::read_tls_options(url, q, o, "amqp", "amqps"); !r) {
-    return fail(r.error());
-  }
-  if (auto r = q.finish(o.tls ? "amqps" : "amqp"); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("prefetch", o.prefetch));
+  BABELQUEUE_TRY(q.get("confirm_window", o.confirm_window));
+  BABELQUEUE_TRY(q.get("frame_max", o.frame_max));
+  BABELQUEUE_TRY(q.get("declare_queues", o.declare_queues));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_min", o.reconnect_backoff_min));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_max", o.reconnect_backoff_max));
+  BABELQUEUE_TRY(babelqueue::detail::read_tls_options(url, q, o, "amqp", "amqps"));
+  BABELQUEUE_TRY(q.finish(o.tls ? "amqps" : "amqp"));
 
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 

@@ -1,14 +1,13 @@
 // The amqp:// transport: the seam's operations on top of detail::connection, with the
 // reconnect loop, the settlement handles and the release-by-republish of D7.
-#include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
-
-#include "runtime/binding_support.hpp"
-
+#include "core/propagate.hpp"
 #include "core/reconnect_backoff.hpp"
 #include "rabbitmq/connection.hpp"
 #include "rabbitmq/options.hpp"
+#include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
+#include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
 #include <babelqueue/runtime/settlement_handle.hpp>
 
 #include <map>
@@ -85,13 +84,11 @@ rabbitmq_transport::rabbitmq_transport(options opts)
 rabbitmq_transport::~rabbitmq_transport() = default;
 
 result<std::unique_ptr<rabbitmq_transport>> rabbitmq_transport::open(options opts) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(opts));
   std::unique_ptr<rabbitmq_transport> t(new rabbitmq_transport(std::move(opts)));
-  if (auto r = t->impl_->conn.start_keeper(); !r) return fail(r.error());
+  BABELQUEUE_TRY(t->impl_->conn.start_keeper());
   auto lock = t->impl_->conn.lock();
-  if (auto r = t->impl_->conn.connect(clock::now() + t->opts_.connect_timeout); !r) {
-    return fail(r.error());
-  }
+  BABELQUEUE_TRY(t->impl_->conn.connect(clock::now() + t->opts_.connect_timeout));
   t->impl_->backoff.succeeded();
   return t;
 }
@@ -196,10 +193,10 @@ result<std::optional<received_message>> rabbitmq_transport::receive(
     std::string_view queue, std::chrono::milliseconds timeout) {
   auto lock = impl_->conn.lock();
   if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
-  if (auto r = check_queue(queue); !r) return fail(r.error());
+  BABELQUEUE_TRY(check_queue(queue));
   const auto deadline = clock::now() + std::max(timeout, std::chrono::milliseconds(0));
   for (;;) {
-    if (auto r = impl_->ensure(deadline); !r) return fail(r.error());
+    BABELQUEUE_TRY(impl_->ensure(deadline));
     auto c = impl_->conn.consumer_of(queue);
     if (!c) {
       if (impl_->conn.is_open() || !is_transient(c.code()) || clock::now() >= deadline) {
@@ -212,8 +209,7 @@ result<std::optional<received_message>> rabbitmq_transport::receive(
         if (!is_transient(r.code()) || clock::now() >= deadline) return fail(r.error());
         continue;
       }
-      auto again = impl_->conn.consumer_of(queue);
-      if (!again) return fail(again.error());
+      BABELQUEUE_TRY_LET(again, impl_->conn.consumer_of(queue));
       c = again;
     }
     auto& ready = (*c)->ready;
@@ -252,8 +248,7 @@ result<claimed_handle<delivery_handle>> rabbitmq_transport::impl::settleable(
 
 result<void> rabbitmq_transport::ack(const received_message& message) {
   auto lock = impl_->conn.lock();
-  auto h = impl_->settleable(message);
-  if (!h) return fail(h.error());
+  BABELQUEUE_TRY_LET(h, impl_->settleable(message));
   h->settle();
   return impl_->conn.ack((*h)->channel, (*h)->tag);
 }
@@ -266,8 +261,7 @@ result<void> rabbitmq_transport::release(const received_message& message,
     return fail(transport_errc::not_supported,
                 "amqp: RabbitMQ cannot delay a release without a plugin (release with delay 0)");
   }
-  auto h = impl_->settleable(message);
-  if (!h) return fail(h.error());
+  BABELQUEUE_TRY_LET(h, impl_->settleable(message));
   // Republish the same bytes and headers to the tail, confirmed, then ack the original
   // (D7: no basic.reject/requeue). x-attempts never goes down: Laravel counts there.
   rb::properties props = rb::project(message.body, message.hdrs);

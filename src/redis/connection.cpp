@@ -1,5 +1,6 @@
 #include "redis/connection.hpp"
 
+#include "core/propagate.hpp"
 #include "redis/errors.hpp"
 #include "redis/socket_io.hpp"
 
@@ -288,8 +289,7 @@ result<void> connection::exchange(const request& req, operation& op, round_outco
   if (auto w = write(req.payload()); !w) return w;
   std::optional<std::string> failover;
   for (std::size_t i = 0; i < req.size(); ++i) {
-    auto reply = read_reply();
-    if (!reply) return fail(reply.error());
+    BABELQUEUE_TRY_LET(reply, read_reply());
     if (sentinel_ && (*reply)->type == REDIS_REPLY_ERROR &&
         is_failover_reply({(*reply)->str, (*reply)->len}) && !failover) {
       failover = "redis at " + endpoint() +

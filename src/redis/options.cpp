@@ -1,7 +1,9 @@
 // redis:// URL → options (1:1 with the query keys; see redis_transport.hpp), and the one
 // validation of options (options.hpp) shared with redis_transport::open().
-#include "redis/sentinel_options.hpp"
 #include "redis/options.hpp"
+
+#include "core/propagate.hpp"
+#include "redis/sentinel_options.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/redis/redis_transport.hpp>
@@ -98,7 +100,7 @@ result<options> options_from_url(const broker_url& url) {
   }
   o.tls = url.scheme == "rediss" || url.scheme == "rediss+sentinel";
   if (sentinel) {
-    if (auto r = detail::read_sentinel_location(url, o); !r) return fail(r.error());
+    BABELQUEUE_TRY(detail::read_sentinel_location(url, o));
   } else if (!url.host.empty()) {
     o.host = url.host;
   }
@@ -117,12 +119,12 @@ result<options> options_from_url(const broker_url& url) {
   }
 
   query_options q(url);
-  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = q.get("command_timeout", o.command_timeout); !r) return fail(r.error());
-  if (auto r = q.get("processing_suffix", o.processing_suffix); !r) return fail(r.error());
-  if (auto r = q.get("track_reservations", o.track_reservations); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
+  BABELQUEUE_TRY(q.get("command_timeout", o.command_timeout));
+  BABELQUEUE_TRY(q.get("processing_suffix", o.processing_suffix));
+  BABELQUEUE_TRY(q.get("track_reservations", o.track_reservations));
   std::string retry_after;
-  if (auto r = q.get("retry_after", retry_after); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("retry_after", retry_after));
   if (!retry_after.empty()) {
     if (retry_after == "never" || retry_after == "none" || retry_after == "null") {
       o.retry_after.reset();
@@ -139,30 +141,28 @@ result<options> options_from_url(const broker_url& url) {
       o.retry_after = std::chrono::duration_cast<std::chrono::seconds>(*d);
     }
   }
-  if (auto r = q.get("pipeline_acks", o.pipeline_acks); !r) return fail(r.error());
-  if (auto r = q.get("cluster", o.cluster); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("pipeline_acks", o.pipeline_acks));
+  BABELQUEUE_TRY(q.get("cluster", o.cluster));
   if (!sentinel) {  // a Sentinel URL's host list is its Sentinels (read above)
     for (const auto& [host, port] : url.more_hosts) o.cluster_seeds.emplace_back(host, port.value_or(6379));
   }
-  if (auto r = q.get("laravel", o.laravel); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("laravel", o.laravel));
   bool laravel_compat = false;  // the Python SDK's other spelling of `laravel`
-  if (auto r = q.get("laravel_compat", laravel_compat); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("laravel_compat", laravel_compat));
   o.laravel = o.laravel || laravel_compat;
-  if (auto r = q.get("prefix", o.prefix); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("prefix", o.prefix));
   if (o.prefix.empty()) o.prefix = options{}.prefix;  // `prefix=` keeps the default (Python)
-  if (auto r = q.get("migration_batch", o.migration_batch); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("migration_batch", o.migration_batch));
   // Ranges are validate()'s, below: the same rule and message as for options built in code.
-  if (auto r = q.get("max_pending_acks", o.max_pending_acks); !r) return fail(r.error());
-  if (auto r = q.get("prefetch", o.prefetch); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_min", o.reconnect_backoff_min); !r) return fail(r.error());
-  if (auto r = q.get("reconnect_backoff_max", o.reconnect_backoff_max); !r) return fail(r.error());
-  if (auto r = babelqueue::detail::read_tls_options(url, q, o, "redis", "rediss"); !r) {
-    return fail(r.error());
-  }
-  if (auto r = detail::read_sentinel_query(q, o, sentinel); !r) return fail(r.error());
-  if (auto r = q.finish(url.scheme); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("max_pending_acks", o.max_pending_acks));
+  BABELQUEUE_TRY(q.get("prefetch", o.prefetch));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_min", o.reconnect_backoff_min));
+  BABELQUEUE_TRY(q.get("reconnect_backoff_max", o.reconnect_backoff_max));
+  BABELQUEUE_TRY(babelqueue::detail::read_tls_options(url, q, o, "redis", "rediss"));
+  BABELQUEUE_TRY(detail::read_sentinel_query(q, o, sentinel));
+  BABELQUEUE_TRY(q.finish(url.scheme));
 
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 

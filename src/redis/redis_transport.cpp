@@ -1,11 +1,12 @@
 // The redis:// transport: D6 owned layout, tracked reservations, pipelined acks, recover().
 // Design notes are in include/babelqueue/redis/redis_transport.hpp and docs/transports/redis.md.
-#include "redis/router.hpp"
+#include "core/propagate.hpp"
 #include "redis/errors.hpp"
 #include "redis/laravel_operations.hpp"
 #include "redis/message.hpp"
 #include "redis/operations.hpp"
 #include "redis/options.hpp"
+#include "redis/router.hpp"
 #include "redis/wait_replicas.hpp"
 #include "runtime/binding_support.hpp"
 
@@ -82,10 +83,9 @@ redis_transport::~redis_transport() {
 }
 
 result<std::unique_ptr<redis_transport>> redis_transport::open(options opts) {
-  if (auto v = detail::validate(opts); !v) return fail(v.error());
+  BABELQUEUE_TRY(detail::validate(opts));
   std::unique_ptr<redis_transport> t(new redis_transport(std::move(opts)));
-  if (auto r = t->impl_->engine.connect(clock::now() + t->opts_.connect_timeout); !r)
-    return fail(r.error());
+  BABELQUEUE_TRY(t->impl_->engine.connect(clock::now() + t->opts_.connect_timeout));
   return t;
 }
 
@@ -105,8 +105,7 @@ result<void> redis_transport::publish(std::string_view queue, std::string_view b
   std::string_view value = body;
   if (!hdrs.empty()) {
     if (opts_.laravel) return no_headers_in_laravel_mode();
-    auto v = framed_value(body, hdrs);
-    if (!v) return fail(v.error());
+    BABELQUEUE_TRY_LET(v, framed_value(body, hdrs));
     framed = std::move(*v);
     value = framed;
   }
@@ -126,8 +125,7 @@ result<void> redis_transport::publish_batch(std::string_view queue,
       values[i] = messages[i].body;
       continue;
     }
-    auto v = framed_value(messages[i].body, messages[i].hdrs);
-    if (!v) return fail(v.error());
+    BABELQUEUE_TRY_LET(v, framed_value(messages[i].body, messages[i].hdrs));
     framed.push_back(std::move(*v));
     values[i] = framed.back();
   }
@@ -179,8 +177,7 @@ result<std::optional<received_message>> redis_transport::receive(
       prefetched.pop_front();
       return std::optional<received_message>(deliver(impl_->owner, std::move(res), opts_.laravel));
     }
-    if (auto r = unreserve_prefetched(clock::now() + opts_.command_timeout); !r)
-      return fail(r.error());
+    BABELQUEUE_TRY(unreserve_prefetched(clock::now() + opts_.command_timeout));
   }
   // A timeout or a dropped connection: reconnect and retry while the receive's own time
   // remains; report the outage after that (transport_errc::unavailable).
@@ -188,7 +185,7 @@ result<std::optional<received_message>> redis_transport::receive(
   // Either layout's reserve op, then one tail: the first reservation is delivered, the rest
   // (the owned layout's prefetch; Laravel reserves one at a time) wait in `prefetched`.
   auto reserve = [&](auto& op) -> result<std::optional<received_message>> {
-    if (auto r = impl_->engine.run_receive(op, queue, deadline); !r) return fail(r.error());
+    BABELQUEUE_TRY(impl_->engine.run_receive(op, queue, deadline));
     auto& got = op.reserved();
     if (got.empty()) return std::optional<received_message>{};
     for (std::size_t k = 1; k < got.size(); ++k) prefetched.push_back(std::move(got[k]));
@@ -208,8 +205,7 @@ result<std::optional<received_message>> redis_transport::receive(
 
 result<void> redis_transport::ack(const received_message& message) {
   if (impl_->closed) return closed_error();
-  auto owned = impl_->owner.claim<reservation_ptr>(message);
-  if (!owned) return fail(owned.error());
+  BABELQUEUE_TRY_LET(owned, impl_->owner.claim<reservation_ptr>(message));
   owned->settle();
   auto& pending = impl_->state.pending;
   pending.push_back(**owned);
@@ -250,8 +246,7 @@ result<void> redis_transport::release(const received_message& message,
                 "redis lists have no delayed delivery (D6 owned layout); release with delay 0 or "
                 "retry by publishing a copy");
   }
-  auto owned = impl_->owner.claim<reservation_ptr>(message);
-  if (!owned) return fail(owned.error());
+  BABELQUEUE_TRY_LET(owned, impl_->owner.claim<reservation_ptr>(message));
   reservation& r = ***owned;
   if (auto f = flush(); !f) return f;
   const auto deadline = clock::now() + opts_.command_timeout;
@@ -290,7 +285,7 @@ result<recover_report> redis_transport::recover(std::string_view queue,
   if (impl_->closed) return closed_error();
   if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (older_than.count() < 0) older_than = 0ms;
-  if (auto f = flush(); !f) return fail(f.error());
+  BABELQUEUE_TRY(flush());
   if (opts_.laravel) {
     if (!opts_.retry_after && older_than.count() > 0) {
       return fail(transport_errc::invalid_argument,
@@ -298,21 +293,18 @@ result<recover_report> redis_transport::recover(std::string_view queue,
                   "age is unknown: recover with older_than 0 (every reservation)");
     }
     detail::laravel_recover_op op(impl_->laravel, queue, older_than);
-    if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
-      return fail(r.error());
+    BABELQUEUE_TRY(impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout));
     return op.report;
   }
   detail::recover_op op(impl_->state, queue, older_than);
-  if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
-    return fail(r.error());
+  BABELQUEUE_TRY(impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout));
   return op.report;
 }
 
 result<std::int64_t> redis_transport::list_length(std::string_view key) {
   if (impl_->closed) return closed_error();
   detail::length_op op(key);
-  if (auto r = impl_->engine.run_key(op, key, clock::now() + opts_.command_timeout); !r)
-    return fail(r.error());
+  BABELQUEUE_TRY(impl_->engine.run_key(op, key, clock::now() + opts_.command_timeout));
   return op.length;
 }
 
@@ -330,8 +322,7 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
   const std::string ready =
       opts_.laravel ? impl_->laravel.keys(queue).ready : std::string(queue);
   detail::range_op op(ready, first, last);
-  if (auto r = impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout); !r)
-    return fail(r.error());
+  BABELQUEUE_TRY(impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout));
   out.reserve(op.values.size());
   for (auto& raw : op.values) {
     if (opts_.laravel) {

@@ -1,5 +1,6 @@
 #include "redis/router.hpp"
 
+#include "core/propagate.hpp"
 #include "redis/cluster_slot.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
@@ -136,16 +137,14 @@ result<void> router::run_on_slot(operation& op, std::uint16_t slot, Keep keep,
 
 result<void> router::run_queue(operation& op, std::string_view queue, clock::time_point deadline) {
   if (!cluster_) return single_.run(op, deadline);
-  auto slot = checked_slot(queue);
-  if (!slot) return fail(slot.error());
+  BABELQUEUE_TRY_LET(slot, checked_slot(queue));
   return run_on_slot(op, *slot, [](const reservation_ptr&) { return false; }, deadline);
 }
 
 result<void> router::run_receive(operation& op, std::string_view queue,
                                  clock::time_point deadline) {
   if (!cluster_) return single_.run(op, deadline);
-  auto slot = checked_slot(queue);
-  if (!slot) return fail(slot.error());
+  BABELQUEUE_TRY_LET(slot, checked_slot(queue));
   // The acks the reservation merges into its reserving script ride along: the owned layout's
   // tracked ones of this queue (operations.cpp), every one of this queue in Laravel's
   // (laravel_operations.cpp).

@@ -1,4 +1,6 @@
 // list_dead_letters(): peek where the transport can, receive-and-release only when asked.
+#include "core/propagate.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redrive/dead_letters.hpp>
 #include <babelqueue/runtime/error.hpp>
@@ -67,8 +69,7 @@ result<std::vector<dead_letter_entry>> list_dead_letters(transport& broker, std:
                     ": this transport cannot list a queue without taking its messages; allow "
                     "receive-and-release (it moves them to the back and may count a delivery)");
   }
-  auto peeked = broker.peek(queue, options.offset, options.limit);
-  if (!peeked) return fail(peeked.error());
+  BABELQUEUE_TRY_LET(peeked, broker.peek(queue, options.offset, options.limit));
   std::vector<dead_letter_entry> out;
   out.reserve(peeked->size());
   for (auto& m : *peeked) out.push_back(describe_dead_letter(std::move(m.body), std::move(m.hdrs)));

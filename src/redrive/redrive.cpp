@@ -1,4 +1,6 @@
 // redrive(): drain the DLQ, then process each taken message in order (redrive.hpp).
+#include "core/propagate.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/redrive/redrive.hpp>
 #include <babelqueue/runtime/error.hpp>
@@ -159,8 +161,7 @@ std::string_view to_string(redrive_outcome outcome) noexcept {
 }
 
 result<std::string> reset_for_redrive(std::string_view dead_lettered_body) {
-  auto env = decode(dead_lettered_body);
-  if (!env) return fail(env.error());
+  BABELQUEUE_TRY_LET(env, decode(dead_lettered_body));
   env->clear_dead_letter();
   env->set_attempts(0);
   return encode(*env);

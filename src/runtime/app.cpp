@@ -1,10 +1,11 @@
 // The app runtime: construction, routes, publish, consume, drain, stop (app.hpp).
+#include "core/propagate.hpp"
 #include "runtime/worker.hpp"
 
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
-#include <babelqueue/text.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/url.hpp>
+#include <babelqueue/text.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -52,7 +53,7 @@ app::app(transport_source source, app_options options)
 }
 
 result<std::unique_ptr<app>> app::open(std::string_view url, app_options options) {
-  if (auto v = validate(options); !v) return fail(v.error());
+  BABELQUEUE_TRY(validate(options));
   try {
     return std::make_unique<app>(url, std::move(options));
   } catch (const error& e) {
@@ -131,8 +132,7 @@ result<std::string> app::publish(std::string_view urn, json_text data,
 result<std::string> app::publish_fresh(
     const publish_options& options,
     const std::function<result<envelope>(const publish_options&)>& make_env) {
-  auto env = make_env(options);
-  if (!env) return fail(env.error());
+  BABELQUEUE_TRY_LET(env, make_env(options));
   if (observers_.empty() || !is_blank(options.trace_id)) {
     return publish_encoded(*env, envelope_publish_options{options.queue, options.hdrs}, nullptr);
   }
@@ -153,20 +153,17 @@ result<std::string> app::publish_encoded(
     const std::function<result<envelope>(const std::string&)>& remake) {
   std::string queue = options.queue;
   if (queue.empty()) queue = env.queue().empty() ? options_.queue : std::string(env.queue());
-  auto encoded = encode(env);
-  if (!encoded) return fail(encoded.error());
+  BABELQUEUE_TRY_LET(encoded, encode(env));
   std::string body = std::move(*encoded);
   const envelope* sent_env = &env;
   std::optional<envelope> adopted;  // the envelope made again with an observer's trace_id
   std::optional<detail::trace_adoption> adoption;
   if (remake) {
     adoption.emplace();
-    adoption->rebuild = [&](const std::string& trace_id)
-        -> result<detail::trace_adoption::rebuilt> {
-      auto again = remake(trace_id);
-      if (!again) return fail(again.error());
-      auto again_body = encode(*again);
-      if (!again_body) return fail(again_body.error());
+    adoption->rebuild =
+        [&](const std::string& trace_id) -> result<detail::trace_adoption::rebuilt> {
+      BABELQUEUE_TRY_LET(again, remake(trace_id));
+      BABELQUEUE_TRY_LET(again_body, encode(*again));
       adopted = std::move(*again);
       body = std::move(*again_body);
       sent_env = &*adopted;
@@ -181,8 +178,7 @@ result<std::string> app::publish_encoded(
       [&](const headers& sent) -> result<void> {
         std::lock_guard lock(publisher_mutex_);
         if (!publisher_) {
-          auto t = source_();
-          if (!t) return fail(t.error());
+          BABELQUEUE_TRY_LET(t, source_());
           publisher_ = std::move(*t);
         }
         auto sent_r = publisher_->publish(queue, body, sent);
@@ -288,8 +284,7 @@ result<void> app::consume(std::vector<std::string> queues) {
 
 result<std::size_t> app::drain(std::string_view queue, std::size_t max) {
   const std::string q = queue.empty() ? options_.queue : std::string(queue);
-  auto t = source_();
-  if (!t) return fail(t.error());
+  BABELQUEUE_TRY_LET(t, source_());
   worker w(*this, std::move(*t));
   w.enable_drain_guard();
   std::size_t count = 0;

@@ -8,6 +8,8 @@
 //
 // Thread-safety: pure functions.
 
+#include "core/propagate.hpp"
+
 #include <babelqueue/result.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -94,10 +96,8 @@ transport_factory url_factory(ParseOptions parse) {
       return fail(transport_errc::invalid_argument,
                   url.scheme + ":// takes one host, not a comma-separated list");
     }
-    auto o = parse(url);
-    if (!o) return fail(o.error());
-    auto t = Transport::open(std::move(*o));
-    if (!t) return fail(t.error());
+    BABELQUEUE_TRY_LET(o, parse(url));
+    BABELQUEUE_TRY_LET(t, Transport::open(std::move(*o)));
     return std::unique_ptr<transport>(std::move(*t));
   };
 }

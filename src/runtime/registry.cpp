@@ -1,4 +1,6 @@
 // The scheme -> transport factory registry (url.hpp).
+#include "core/propagate.hpp"
+
 #include <babelqueue/runtime/url.hpp>
 #include <babelqueue/text.hpp>
 
@@ -54,8 +56,7 @@ result<std::unique_ptr<transport>> open_transport(const broker_url& url) {
 }
 
 result<std::unique_ptr<transport>> open_transport(std::string_view url) {
-  auto parsed = broker_url::parse(url);
-  if (!parsed) return fail(parsed.error());
+  BABELQUEUE_TRY_LET(parsed, broker_url::parse(url));
   return open_transport(*parsed);
 }
 

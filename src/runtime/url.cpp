@@ -1,7 +1,8 @@
 // Broker URL parsing and typed query options (url.hpp).
-#include <babelqueue/runtime/url.hpp>
-
+#include "core/propagate.hpp"
 #include "core/shared_helpers.hpp"
+
+#include <babelqueue/runtime/url.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -68,8 +69,7 @@ result<std::pair<std::string, std::optional<std::uint16_t>>> parse_host_port(
     port = authority.substr(colon + 1);
     if (port.empty()) return fail(runtime_errc::invalid_argument, "empty port in the URL");
   }
-  auto h = percent_decode(host, "host");
-  if (!h) return fail(h.error());
+  BABELQUEUE_TRY_LET(h, percent_decode(host, "host"));
   std::pair<std::string, std::optional<std::uint16_t>> out{std::move(*h), std::nullopt};
   if (!port.empty()) {
     unsigned value = 0;
@@ -121,33 +121,28 @@ result<broker_url> broker_url::parse(std::string_view url) {
     std::string_view user = userinfo;
     if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
       user = userinfo.substr(0, colon);
-      auto pw = percent_decode(userinfo.substr(colon + 1), "password");
-      if (!pw) return fail(pw.error());
+      BABELQUEUE_TRY_LET(pw, percent_decode(userinfo.substr(colon + 1), "password"));
       u.password = std::move(*pw);
       u.has_password = true;
     }
-    auto us = percent_decode(user, "user");
-    if (!us) return fail(us.error());
+    BABELQUEUE_TRY_LET(us, percent_decode(user, "user"));
     u.user = std::move(*us);
   }
   // `kafka://a:9092,b:9092`: a comma-separated host list (first in host/port, the others
   // in more_hosts).
   std::string_view first = authority.substr(0, authority.find(','));
-  auto hp = parse_host_port(first);
-  if (!hp) return fail(hp.error());
+  BABELQUEUE_TRY_LET(hp, parse_host_port(first));
   u.host = std::move(hp->first);
   u.port = hp->second;
   for (std::string_view others = authority.substr(first.size()); !others.empty();) {
     others.remove_prefix(1);  // the ','
     std::string_view item = others.substr(0, others.find(','));
     others.remove_prefix(item.size());
-    auto more = parse_host_port(item);
-    if (!more) return fail(more.error());
+    BABELQUEUE_TRY_LET(more, parse_host_port(item));
     if (more->first.empty()) return fail(runtime_errc::invalid_argument, "empty host in the URL host list");
     u.more_hosts.push_back(std::move(*more));
   }
-  auto pa = percent_decode(path, "path");
-  if (!pa) return fail(pa.error());
+  BABELQUEUE_TRY_LET(pa, percent_decode(path, "path"));
   u.path = std::move(*pa);
 
   while (!query.empty()) {
@@ -164,10 +159,8 @@ result<broker_url> broker_url::parse(std::string_view url) {
       key = pair.substr(0, eq);
       value = pair.substr(eq + 1);
     }
-    auto k = percent_decode(key, "query key");
-    if (!k) return fail(k.error());
-    auto v = percent_decode(value, "query value");
-    if (!v) return fail(v.error());
+    BABELQUEUE_TRY_LET(k, percent_decode(key, "query key"));
+    BABELQUEUE_TRY_LET(v, percent_decode(value, "query value"));
     if (k->empty()) return fail(runtime_errc::invalid_argument, "empty option name in the URL query");
     if (!u.query.emplace(std::move(*k), std::move(*v)).second) {
       return fail(runtime_errc::invalid_argument,

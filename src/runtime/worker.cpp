@@ -4,6 +4,7 @@
 // formatted only when an observer wants their level.
 #include "runtime/worker.hpp"
 
+#include "core/propagate.hpp"
 #include "runtime/failure_cause.hpp"
 
 #include <babelqueue/dead_letter.hpp>
@@ -83,8 +84,7 @@ process_result app::worker::job::final_result() const noexcept {
 // --- receive and dispatch ------------------------------------------------------------------
 
 result<bool> app::worker::poll_once(std::string_view queue) {
-  auto got = transport_->receive(queue, app_.options_.poll_timeout);
-  if (!got) return fail(got.error());
+  BABELQUEUE_TRY_LET(got, transport_->receive(queue, app_.options_.poll_timeout));
   if (!*got) return false;
   if (drain_guard_ && !released_.empty() &&
       released_.count(std::hash<std::string>{}((*got)->body)) != 0) {
@@ -453,8 +453,7 @@ result<std::string> app::worker::publish_continuing(const message& inbound, std:
   mo.queue = options.queue.empty() ? app_.options_.queue : options.queue;
   auto env = continue_trace(inbound.env(), urn, data, mo);
   if (!env) return fail(env.error());
-  auto body = encode(*env);
-  if (!body) return fail(body.error());
+  BABELQUEUE_TRY_LET(body, encode(*env));
   auto r = detail::observed_publish(
       app_.observers_, publish_kind::message, mo.queue, &*env, *body, options.hdrs,
       transport_->capabilities().headers, &inbound.delivery(),
@@ -465,8 +464,7 @@ result<std::string> app::worker::publish_continuing(const message& inbound, std:
 }
 
 result<void> app::worker::reopen() {
-  auto fresh = app_.source_();
-  if (!fresh) return fail(fresh.error());
+  BABELQUEUE_TRY_LET(fresh, app_.source_());
   close();
   transport_ = std::move(*fresh);
   return {};

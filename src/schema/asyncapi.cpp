@@ -1,4 +1,5 @@
 // AsyncAPI 3.0.0 catalog from a registry, rendered like bqschema's json.MarshalIndent output.
+#include "core/propagate.hpp"
 #include "go_format.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -105,8 +106,7 @@ result<json> build_asyncapi(const registry& reg, const asyncapi_options& options
   json channels = json::object();
   json messages = json::object();
   for (const auto& urn : reg.urns()) {
-    auto raw = reg.raw_text(urn);
-    if (!raw) return fail(raw.error());
+    BABELQUEUE_TRY_LET(raw, reg.raw_text(urn));
     if (!*raw) continue;
     auto payload = parse_json(**raw);
     if (!payload)

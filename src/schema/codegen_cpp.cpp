@@ -1,9 +1,9 @@
 // `babelqueue schema codegen --lang cpp`: the C++ emitter (mapping rules: schema/codegen.hpp).
-#include <babelqueue/schema/codegen.hpp>
-
 #include "codegen_names.hpp"
+#include "core/propagate.hpp"
 
 #include <babelqueue/json.hpp>
+#include <babelqueue/schema/codegen.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -355,8 +355,7 @@ result<std::vector<generated_file>> generate_code(const registry& reg, const cod
   std::set<std::string> types;
   emitter e;
   for (const auto& urn : reg.urns()) {
-    auto doc = reg.load_schema(urn);
-    if (!doc) return fail(doc.error());
+    BABELQUEUE_TRY_LET(doc, reg.load_schema(urn));
     const json& s = (*doc)->raw();
     const std::string type = unique_name(detail::type_name(urn_tail(urn)), types);
     const std::string head = root_head(urn, s);

@@ -1,3 +1,5 @@
+#include "core/propagate.hpp"
+
 #include <babelqueue/schema/conformance.hpp>
 
 namespace babelqueue {
@@ -13,8 +15,7 @@ result<std::vector<payload_case_result>> run_payload_schema(const json& block) {
   auto cases = block.find("cases");
   if (cases == block.end() || !cases->is_array())
     return fail(errc::invalid_registry, "payload_schema.cases must be an array");
-  auto doc = document::from_json(*schema_it);
-  if (!doc) return fail(doc.error());
+  BABELQUEUE_TRY_LET(doc, document::from_json(*schema_it));
 
   std::vector<payload_case_result> out;
   for (const auto& c : *cases) {

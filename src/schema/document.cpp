@@ -1,9 +1,9 @@
 // Parsing a schema document into the keyword tree, and the validator over that tree.
+#include "core/propagate.hpp"
+#include "core/shared_helpers.hpp"
 #include "go_format.hpp"
 #include "node.hpp"
 #include "value_compare.hpp"
-
-#include "core/shared_helpers.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/document.hpp>
@@ -224,8 +224,7 @@ std::string report::summary() const {
 }
 
 result<document> document::parse(std::string_view text, const parse_options& options) {
-  auto parsed = parse_json(text, std::max<std::size_t>(options.max_depth + 1, 512));
-  if (!parsed) return fail(parsed.error());
+  BABELQUEUE_TRY_LET(parsed, parse_json(text, std::max<std::size_t>(options.max_depth + 1, 512)));
   return from_json(*parsed, options);
 }
 

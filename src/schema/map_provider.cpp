@@ -1,3 +1,5 @@
+#include "core/propagate.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/provider.hpp>
 
@@ -8,8 +10,7 @@ namespace schema {
 result<map_provider> map_provider::from_json(const std::map<std::string, json>& schemas) {
   map_provider out;
   for (const auto& [urn, schema_value] : schemas) {
-    auto added = out.add(urn, schema_value);
-    if (!added) return fail(added.error());
+    BABELQUEUE_TRY_LET(added, out.add(urn, schema_value));
   }
   return out;
 }

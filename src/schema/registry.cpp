@@ -1,4 +1,5 @@
 // The registry manifest (registry.json) and the lazy, caching dir_provider.
+#include "core/propagate.hpp"
 #include "file_io.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -132,8 +133,7 @@ result<std::shared_ptr<const std::string>> registry::raw_text(std::string_view u
 }
 
 result<schema_ptr> registry::load_schema(std::string_view urn) const {
-  auto text = raw_text(urn);
-  if (!text) return fail(text.error());
+  BABELQUEUE_TRY_LET(text, raw_text(urn));
   if (!*text) return schema_ptr{};
   auto parsed = document::parse(**text, options_.parse);
   if (!parsed)
@@ -150,8 +150,7 @@ struct dir_provider::state {
 
 result<dir_provider> dir_provider::open(const std::filesystem::path& manifest,
                                         const registry_options& options) {
-  auto reg = schema::registry::load(manifest, options);
-  if (!reg) return fail(reg.error());
+  BABELQUEUE_TRY_LET(reg, schema::registry::load(manifest, options));
   auto s = std::make_shared<state>();
   s->reg = std::move(*reg);
   return dir_provider(std::move(s));
@@ -164,8 +163,8 @@ result<schema_ptr> dir_provider::find(std::string_view urn) const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (auto it = state_->cache.find(urn); it != state_->cache.end()) return it->second;
   if (!state_->reg.has(urn)) return schema_ptr{};
-  auto loaded = state_->reg.load_schema(urn);
-  if (!loaded) return fail(loaded.error());  // not cached: a fixed file heals on the next call
+  BABELQUEUE_TRY_LET(
+      loaded, state_->reg.load_schema(urn));  // not cached: a fixed file heals on the next call
   state_->cache.emplace(std::string(urn), *loaded);
   return *loaded;
 }

@@ -1,4 +1,5 @@
 // Headers column codec: canonical JSON object text, one string value per name.
+#include "core/propagate.hpp"
 #include "sqlite/internal.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -11,8 +12,7 @@ result<std::optional<std::string>> headers_to_json(const headers& hdrs) {
   if (clean.empty()) return std::optional<std::string>();
   json object = json::object();
   for (const auto& [name, value] : clean) object[name] = value;  // map order = sorted
-  auto text = to_canonical_json(object);
-  if (!text) return fail(text.error());
+  BABELQUEUE_TRY_LET(text, to_canonical_json(object));
   return std::optional<std::string>(std::move(*text));
 }
 

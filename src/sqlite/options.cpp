@@ -1,4 +1,5 @@
 // sqlite:// URL → sqlite::options, 1:1 (query key = field name).
+#include "core/propagate.hpp"
 #include "sqlite/internal.hpp"
 
 #include <babelqueue/sqlite/sqlite_transport.hpp>
@@ -34,12 +35,12 @@ result<options> options_from_url(const broker_url& url) {
   }
 
   query_options q(url);
-  if (auto r = q.get("visibility_timeout", opts.visibility_timeout); !r) return fail(r.error());
-  if (auto r = q.get("poll_interval", opts.poll_interval); !r) return fail(r.error());
-  if (auto r = q.get("busy_timeout", opts.busy_timeout); !r) return fail(r.error());
-  if (auto r = q.get("create", opts.create); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("visibility_timeout", opts.visibility_timeout));
+  BABELQUEUE_TRY(q.get("poll_interval", opts.poll_interval));
+  BABELQUEUE_TRY(q.get("busy_timeout", opts.busy_timeout));
+  BABELQUEUE_TRY(q.get("create", opts.create));
   std::string sync = "normal";
-  if (auto r = q.get("synchronous", sync); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("synchronous", sync));
   if (sync == "normal" || sync == "NORMAL") {
     opts.synchronous = synchronous_mode::normal;
   } else if (sync == "full" || sync == "FULL") {
@@ -48,8 +49,8 @@ result<options> options_from_url(const broker_url& url) {
     return fail(transport_errc::invalid_argument,
                 "sqlite option synchronous must be normal or full, got '" + sync + "'");
   }
-  if (auto r = q.finish("sqlite"); !r) return fail(r.error());
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.finish("sqlite"));
+  BABELQUEUE_TRY(detail::validate(opts));
   return opts;
 }
 

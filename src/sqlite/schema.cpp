@@ -1,5 +1,7 @@
 #include "sqlite/schema.hpp"
 
+#include "core/propagate.hpp"
+
 #include <babelqueue/runtime/error.hpp>
 
 #include <string>
@@ -28,18 +30,14 @@ CREATE INDEX IF NOT EXISTS bq_messages_ready ON bq_messages (queue, available_at
 )sql";
 
 result<std::int64_t> pragma_int(connection& db, const char* sql) {
-  auto st = db.prepare(sql);
-  if (!st) return fail(st.error());
-  auto row = st->step();
-  if (!row) return fail(row.error());
+  BABELQUEUE_TRY_LET(st, db.prepare(sql));
+  BABELQUEUE_TRY_LET(row, st->step());
   return *row ? st->column_int(0) : 0;
 }
 
 result<void> set_wal(connection& db) {
-  auto st = db.prepare("PRAGMA journal_mode=WAL");
-  if (!st) return fail(st.error());
-  auto row = st->step();
-  if (!row) return fail(row.error());
+  BABELQUEUE_TRY_LET(st, db.prepare("PRAGMA journal_mode=WAL"));
+  BABELQUEUE_TRY_LET(row, st->step());
   const std::string mode = *row ? st->column_bytes(0) : std::string();
   if (mode != "wal") {
     // SQLite answers the mode it kept; WAL is refused e.g. on some network file systems.
@@ -50,10 +48,8 @@ result<void> set_wal(connection& db) {
 }
 
 result<void> create_or_check(connection& db) {
-  auto app = pragma_int(db, "PRAGMA application_id");
-  if (!app) return fail(app.error());
-  auto version = pragma_int(db, "PRAGMA user_version");
-  if (!version) return fail(version.error());
+  BABELQUEUE_TRY_LET(app, pragma_int(db, "PRAGMA application_id"));
+  BABELQUEUE_TRY_LET(version, pragma_int(db, "PRAGMA user_version"));
   if (*app != 0 && *app != application_id) {
     return fail(transport_errc::refused, "sqlite: the file belongs to another application (application_id " +
                               std::to_string(*app) + "), not a babelqueue queue");

@@ -1,6 +1,7 @@
 // The sqlite transport: publish = INSERT, receive = reserve the oldest available row in
 // one IMMEDIATE transaction, ack = DELETE, release = clear the reservation. See the public
 // header for the guarantees and docs/transports/sqlite.md for the schema.
+#include "core/propagate.hpp"
 #include "sqlite/db.hpp"
 #include "sqlite/internal.hpp"
 #include "sqlite/schema.hpp"
@@ -71,7 +72,7 @@ constexpr std::string_view stats_sql =
 // Runs a statement that returns no rows and resets it.
 result<void> run(d::statement& st) {
   d::reset_guard guard(st);
-  if (auto r = st.step(); !r) return fail(r.error());
+  BABELQUEUE_TRY(st.step());
   return {};
 }
 
@@ -99,8 +100,7 @@ struct sqlite_transport::impl {
                                                               {&stats, stats_sql},
                                                               {&peek, peek_sql}};
     for (const auto& [slot, sql] : all) {
-      auto st = db.prepare(sql);
-      if (!st) return fail(st.error());
+      BABELQUEUE_TRY_LET(st, db.prepare(sql));
       *slot = std::move(*st);
     }
     return {};
@@ -120,8 +120,7 @@ struct sqlite_transport::impl {
 
   result<void> insert_one(std::string_view queue, std::string_view body, const headers& hdrs,
                           std::int64_t now) {
-    auto hjson = d::headers_to_json(hdrs);
-    if (!hjson) return fail(hjson.error());
+    BABELQUEUE_TRY_LET(hjson, d::headers_to_json(hdrs));
     insert.bind_text(1, queue);
     insert.bind_blob(2, body);
     if (*hjson) {
@@ -136,8 +135,7 @@ struct sqlite_transport::impl {
   result<std::optional<std::int64_t>> head(std::string_view queue) {
     d::reset_guard guard(next);
     next.bind_text(1, queue);
-    auto row = next.step();
-    if (!row) return fail(row.error());
+    BABELQUEUE_TRY_LET(row, next.step());
     if (!*row) return std::optional<std::int64_t>();
     return std::optional<std::int64_t>(next.column_int(0));
   }
@@ -149,8 +147,7 @@ struct sqlite_transport::impl {
     reserve.bind_text(1, queue);
     reserve.bind(2, until);
     reserve.bind(3, now);
-    auto row = reserve.step();
-    if (!row) return fail(row.error());
+    BABELQUEUE_TRY_LET(row, reserve.step());
     if (!*row) return std::optional<received_message>();
     const reservation token{reserve.column_int(0), reserve.column_int(3)};
     received_message m;
@@ -160,19 +157,19 @@ struct sqlite_transport::impl {
     m.delivery_count = token.delivery_count;
     m.handle = owner.issue(token);
     // A RETURNING statement must run to completion before COMMIT.
-    if (auto done = reserve.step(); !done) return fail(done.error());
+    BABELQUEUE_TRY(reserve.step());
     return std::optional<received_message>(std::move(m));
   }
 
   result<std::optional<received_message>> try_reserve(std::string_view queue, std::int64_t now,
                                                       std::int64_t until) {
-    if (auto r = begin_tx(); !r) return fail(r.error());
+    BABELQUEUE_TRY(begin_tx());
     auto got = reserve_in_tx(queue, now, until);
     if (!got) {
       rollback_tx();
       return got;
     }
-    if (auto r = commit_tx(); !r) return fail(r.error());
+    BABELQUEUE_TRY(commit_tx());
     if (!*got) {
       hot_queue.clear();
     } else {
@@ -185,8 +182,7 @@ struct sqlite_transport::impl {
   // miss means another consumer took the row over.
   result<void> settle(d::statement& st, const received_message& m,
                       std::optional<std::int64_t> available_at) {
-    auto token = owner.claim<reservation>(m);
-    if (!token) return fail(token.error());
+    BABELQUEUE_TRY_LET(token, owner.claim<reservation>(m));
     st.bind(1, (*token)->id);
     st.bind(2, (*token)->delivery_count);
     if (available_at) st.bind(3, *available_at);
@@ -230,13 +226,12 @@ sqlite_transport::~sqlite_transport() {
 }
 
 result<std::unique_ptr<sqlite_transport>> sqlite_transport::open(options opts) {
-  if (auto r = d::validate(opts); !r) return fail(r.error());
-  auto db = d::connection::open(opts.path, opts.create);
-  if (!db) return fail(db.error());
+  BABELQUEUE_TRY(d::validate(opts));
+  BABELQUEUE_TRY_LET(db, d::connection::open(opts.path, opts.create));
   auto p = std::make_unique<impl>();
   p->db = std::move(*db);
-  if (auto r = d::prepare_database(p->db, opts); !r) return fail(r.error());
-  if (auto r = p->prepare_all(); !r) return fail(r.error());
+  BABELQUEUE_TRY(d::prepare_database(p->db, opts));
+  BABELQUEUE_TRY(p->prepare_all());
   return std::unique_ptr<sqlite_transport>(new sqlite_transport(std::move(opts), std::move(p)));
 }
 
@@ -264,7 +259,7 @@ result<void> sqlite_transport::publish_batch(std::string_view queue,
 
 result<std::optional<received_message>> sqlite_transport::receive(std::string_view queue,
                                                                   milliseconds timeout) {
-  if (auto r = check_queue(*impl_, queue); !r) return fail(r.error());
+  BABELQUEUE_TRY(check_queue(*impl_, queue));
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::max(timeout, milliseconds(0));
   milliseconds backoff(1);
@@ -301,7 +296,7 @@ result<std::optional<received_message>> sqlite_transport::receive(std::string_vi
 
 result<std::vector<peeked_message>> sqlite_transport::peek(std::string_view queue,
                                                            std::size_t offset, std::size_t limit) {
-  if (auto r = check_queue(*impl_, queue); !r) return fail(r.error());
+  BABELQUEUE_TRY(check_queue(*impl_, queue));
   std::vector<peeked_message> out;
   if (limit == 0) return out;
   constexpr auto max_int = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
@@ -312,8 +307,7 @@ result<std::vector<peeked_message>> sqlite_transport::peek(std::string_view queu
   st.bind(3, static_cast<std::int64_t>(std::min(limit, max_int)));
   st.bind(4, static_cast<std::int64_t>(std::min(offset, max_int)));
   for (;;) {
-    auto row = st.step();
-    if (!row) return fail(row.error());
+    BABELQUEUE_TRY_LET(row, st.step());
     if (!*row) break;
     peeked_message m;
     m.body = st.column_bytes(0);
@@ -348,13 +342,12 @@ result<void> sqlite_transport::close(std::chrono::steady_clock::time_point deadl
 }
 
 result<queue_stats> sqlite_transport::stats(std::string_view queue) {
-  if (auto r = check_queue(*impl_, queue); !r) return fail(r.error());
+  BABELQUEUE_TRY(check_queue(*impl_, queue));
   d::statement& st = impl_->stats;
   d::reset_guard guard(st);
   st.bind_text(1, queue);
   st.bind(2, d::wall_ms());
-  auto row = st.step();
-  if (!row) return fail(row.error());
+  BABELQUEUE_TRY_LET(row, st.step());
   queue_stats s;
   if (*row) {
     s.ready = st.column_int(0);
@@ -365,14 +358,12 @@ result<queue_stats> sqlite_transport::stats(std::string_view queue) {
 }
 
 void register_transport() {
-  ::babelqueue::register_transport("sqlite",
-                                   [](const broker_url& url) -> result<std::unique_ptr<transport>> {
-                                     auto opts = options_from_url(url);
-                                     if (!opts) return fail(opts.error());
-                                     auto t = sqlite_transport::open(std::move(*opts));
-                                     if (!t) return fail(t.error());
-                                     return std::unique_ptr<transport>(std::move(*t));
-                                   });
+  ::babelqueue::register_transport(
+      "sqlite", [](const broker_url& url) -> result<std::unique_ptr<transport>> {
+        BABELQUEUE_TRY_LET(opts, options_from_url(url));
+        BABELQUEUE_TRY_LET(t, sqlite_transport::open(std::move(*opts)));
+        return std::unique_ptr<transport>(std::move(*t));
+      });
 }
 
 }  // namespace sqlite

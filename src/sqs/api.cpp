@@ -1,6 +1,7 @@
 // The SQS JSON 1.0 API (see api.hpp).
 #include "sqs/api.hpp"
 
+#include "core/propagate.hpp"
 #include "sqs/json_text.hpp"
 #include "sqs/sigv4.hpp"
 
@@ -273,8 +274,7 @@ result<std::string> api::get_queue_url(std::string_view name, milliseconds timeo
   std::string req = "{";
   string_field(req, "QueueName", name);
   req += '}';
-  auto r = call("GetQueueUrl", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("GetQueueUrl", req, timeout));
   auto url = string_member(*r, "QueueUrl");
   if (!url || url->empty())
     return fail(transport_errc::unavailable, "GetQueueUrl: no QueueUrl in the answer");
@@ -293,8 +293,7 @@ result<std::string> api::create_queue(
     req += '}';
   }
   req += '}';
-  auto r = call("CreateQueue", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("CreateQueue", req, timeout));
   auto url = string_member(*r, "QueueUrl");
   if (!url || url->empty())
     return fail(transport_errc::unavailable, "CreateQueue: no QueueUrl in the answer");
@@ -306,8 +305,7 @@ result<void> api::queue_call(std::string_view operation, std::string_view queue_
   std::string req = "{";
   string_field(req, "QueueUrl", queue_url);
   req += '}';
-  auto r = call(operation, req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call(operation, req, timeout));
   return {};
 }
 
@@ -323,8 +321,7 @@ result<json> api::get_queue_attributes(std::string_view queue_url, milliseconds 
   std::string req = "{";
   string_field(req, "QueueUrl", queue_url);
   req += ",\"AttributeNames\":[\"All\"]}";
-  auto r = call("GetQueueAttributes", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("GetQueueAttributes", req, timeout));
   const json* a = member(*r, "Attributes");
   return a != nullptr && a->is_object() ? *a : json::object();
 }
@@ -337,8 +334,7 @@ result<void> api::send_message(std::string_view queue_url, const send_entry& ent
   string_field(req, "QueueUrl", queue_url);
   append_entry_fields(req, entry);
   req += '}';
-  auto r = call("SendMessage", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("SendMessage", req, timeout));
   if (auto md5 = string_member(*r, "MD5OfMessageBody"); md5 && *md5 != md5_hex(entry.body)) {
     return fail(transport_errc::unavailable,
                 "SendMessage: MD5OfMessageBody " + *md5 + " does not match the body sent (" +
@@ -366,8 +362,7 @@ result<std::vector<entry_outcome>> api::send_message_batch(std::string_view queu
     req += '}';
   }
   req += "]}";
-  auto r = call("SendMessageBatch", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("SendMessageBatch", req, timeout));
   return batch_outcomes(*r, entries.size(), "SendMessageBatch");
 }
 
@@ -421,8 +416,7 @@ result<std::vector<wire_message>> api::receive_message(std::string_view queue_ur
   req +=
       ",\"MessageAttributeNames\":[\"All\"],\"AttributeNames\":[\"ApproximateReceiveCount\"],"
       "\"MessageSystemAttributeNames\":[\"ApproximateReceiveCount\"]}";
-  auto r = call("ReceiveMessage", req, timeout + std::chrono::seconds(wait_seconds));
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("ReceiveMessage", req, timeout + std::chrono::seconds(wait_seconds)));
   return parse_receive_response(*r);
 }
 
@@ -432,8 +426,7 @@ result<void> api::delete_message(std::string_view queue_url, std::string_view re
   string_field(req, "QueueUrl", queue_url);
   string_field(req, "ReceiptHandle", receipt_handle);
   req += '}';
-  auto r = call("DeleteMessage", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("DeleteMessage", req, timeout));
   return {};
 }
 
@@ -453,17 +446,15 @@ result<void> api::change_visibility(std::string_view queue_url, std::string_view
   string_field(req, "ReceiptHandle", receipt_handle);
   int_field(req, "VisibilityTimeout", seconds);
   req += '}';
-  auto r = call("ChangeMessageVisibility", req, timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("ChangeMessageVisibility", req, timeout));
   return {};
 }
 
 result<std::vector<entry_outcome>> api::change_visibility_batch(
     std::string_view queue_url, const std::vector<std::string_view>& receipt_handles, int seconds,
     milliseconds timeout) {
-  auto r = call("ChangeMessageVisibilityBatch", receipt_batch(queue_url, receipt_handles, seconds),
-                timeout);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, call("ChangeMessageVisibilityBatch",
+                             receipt_batch(queue_url, receipt_handles, seconds), timeout));
   return batch_outcomes(*r, receipt_handles.size(), "ChangeMessageVisibilityBatch");
 }
 

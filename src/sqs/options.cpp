@@ -2,6 +2,7 @@
 // validation of options, shared with sqs_transport::open().
 #include "sqs/options.hpp"
 
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 #include "sqs/credentials.hpp"
 
@@ -109,27 +110,27 @@ result<options> options_from_url(const broker_url& url) {
     }
   }
   query_options q(url);
-  if (auto r = q.get("endpoint", o.endpoint); !r) return fail(r.error());
-  if (auto r = q.get("prefix", o.prefix); !r) return fail(r.error());
-  if (auto r = q.get("fifo", o.fifo); !r) return fail(r.error());
-  if (auto r = q.get("group_id", o.group_id); !r) return fail(r.error());
-  if (auto r = q.get("content_based_dedup", o.content_based_dedup); !r) return fail(r.error());
-  if (auto r = q.get("wait_time", o.wait_time); !r) return fail(r.error());
-  if (auto r = q.get("visibility", o.visibility); !r) return fail(r.error());
-  if (auto r = q.get("batch", o.batch); !r) return fail(r.error());
-  if (auto r = q.get("dlq_suffix", o.dlq_suffix); !r) return fail(r.error());
-  if (auto r = q.get("dlq", o.dlq); !r) return fail(r.error());
-  if (auto r = q.get("create_queues", o.create_queues); !r) return fail(r.error());
-  if (auto r = q.get("ack_batch", o.ack_batch); !r) return fail(r.error());
-  if (auto r = q.get("max_message_bytes", o.max_message_bytes); !r) return fail(r.error());
-  if (auto r = q.get("connect_timeout", o.connect_timeout); !r) return fail(r.error());
-  if (auto r = q.get("operation_timeout", o.operation_timeout); !r) return fail(r.error());
-  if (auto r = q.get("retries", o.retries); !r) return fail(r.error());
-  if (auto r = q.get("profile", o.profile); !r) return fail(r.error());
-  if (auto r = q.get("tls_ca_file", o.tls_ca_file); !r) return fail(r.error());
-  if (auto r = q.get("tls_verify", o.tls_verify); !r) return fail(r.error());
-  if (auto r = q.finish("sqs"); !r) return fail(r.error());
-  if (auto r = detail::validate(o); !r) return fail(r.error());
+  BABELQUEUE_TRY(q.get("endpoint", o.endpoint));
+  BABELQUEUE_TRY(q.get("prefix", o.prefix));
+  BABELQUEUE_TRY(q.get("fifo", o.fifo));
+  BABELQUEUE_TRY(q.get("group_id", o.group_id));
+  BABELQUEUE_TRY(q.get("content_based_dedup", o.content_based_dedup));
+  BABELQUEUE_TRY(q.get("wait_time", o.wait_time));
+  BABELQUEUE_TRY(q.get("visibility", o.visibility));
+  BABELQUEUE_TRY(q.get("batch", o.batch));
+  BABELQUEUE_TRY(q.get("dlq_suffix", o.dlq_suffix));
+  BABELQUEUE_TRY(q.get("dlq", o.dlq));
+  BABELQUEUE_TRY(q.get("create_queues", o.create_queues));
+  BABELQUEUE_TRY(q.get("ack_batch", o.ack_batch));
+  BABELQUEUE_TRY(q.get("max_message_bytes", o.max_message_bytes));
+  BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
+  BABELQUEUE_TRY(q.get("operation_timeout", o.operation_timeout));
+  BABELQUEUE_TRY(q.get("retries", o.retries));
+  BABELQUEUE_TRY(q.get("profile", o.profile));
+  BABELQUEUE_TRY(q.get("tls_ca_file", o.tls_ca_file));
+  BABELQUEUE_TRY(q.get("tls_verify", o.tls_verify));
+  BABELQUEUE_TRY(q.finish("sqs"));
+  BABELQUEUE_TRY(detail::validate(o));
   return o;
 }
 

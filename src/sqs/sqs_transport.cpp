@@ -1,5 +1,6 @@
 // The sqs:// transport: the transport seam on the SQS JSON API (api.hpp), with the pure
 // projection of bindings/sqs.hpp. See sqs_transport.hpp for the guarantees.
+#include "core/propagate.hpp"
 #include "runtime/binding_support.hpp"
 #include "sqs/api.hpp"
 #include "sqs/message.hpp"
@@ -70,9 +71,8 @@ sqs_transport::sqs_transport(options opts) : opts_(std::move(opts)) {}
 sqs_transport::~sqs_transport() = default;
 
 result<std::unique_ptr<sqs_transport>> sqs_transport::open(options opts) {
-  if (auto r = detail::validate(opts); !r) return fail(r.error());
-  auto creds = detail::resolve_credentials(opts.profile);
-  if (!creds) return fail(std::move(creds).error());
+  BABELQUEUE_TRY(detail::validate(opts));
+  BABELQUEUE_TRY_LET(creds, detail::resolve_credentials(opts.profile));
   detail::api_options a;
   a.endpoint = detail::endpoint_of(opts);
   a.region = opts.region;
@@ -126,8 +126,7 @@ result<void> sqs_transport::publish(std::string_view queue, std::string_view bod
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
   const auto attributes = bs::project(body, hdrs);
   if (auto r = check_message(body, attributes, opts_.max_message_bytes); !r) return r;
-  auto url = queue_url(queue);
-  if (!url) return fail(std::move(url).error());
+  BABELQUEUE_TRY_LET(url, queue_url(queue));
   detail::send_entry e;
   e.body = body;
   e.attributes = &attributes;
@@ -262,8 +261,7 @@ result<std::optional<received_message>> sqs_transport::receive(std::string_view 
     // Deferred deletes go out before the next poll: a failure is counted (stats) and the
     // messages come back after their visibility timeout, as with a failed ack().
     (void)flush_acks();
-    auto url = queue_url(queue);
-    if (!url) return fail(std::move(url).error());
+    BABELQUEUE_TRY_LET(url, queue_url(queue));
     const int wait = std::min(seconds_up(timeout, 20), static_cast<int>(opts_.wait_time));
     std::optional<int> visibility;
     if (opts_.visibility >= 0) visibility = static_cast<int>(opts_.visibility);
@@ -316,8 +314,7 @@ result<owned_receipt> own(const settlement_owner& owner, const received_message&
 
 result<void> sqs_transport::ack(const received_message& message) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
-  auto r = own(impl_->owner, message);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, own(impl_->owner, message));
   if (opts_.ack_batch) {
     (*r)->queued = true;
     impl_->pending_deletes.push_back(pending_delete{message.handle, *r});
@@ -437,8 +434,7 @@ result<void> sqs_transport::flush_acks() {
 
 result<void> sqs_transport::release(const received_message& message, milliseconds delay) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
-  auto r = own(impl_->owner, message);
-  if (!r) return fail(std::move(r).error());
+  BABELQUEUE_TRY_LET(r, own(impl_->owner, message));
   auto c = impl_->api.change_visibility((*r)->queue_url, (*r)->receipt_handle,
                                         seconds_up(delay, 43200), opts_.operation_timeout);
   if (!c) return c;
