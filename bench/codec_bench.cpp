@@ -13,7 +13,9 @@
 namespace {
 
 std::string sample(const babelqueue::json& data) {
-  return babelqueue::encode(babelqueue::make("urn:babel:orders:created", data, {"orders", ""}).value()).value();
+  return babelqueue::encode(
+             babelqueue::make("urn:babel:orders:created", data, {"orders", ""}).value())
+      .value();
 }
 
 void make_encode(benchmark::State& state, const babelqueue::json& data) {

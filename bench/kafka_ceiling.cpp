@@ -269,7 +269,6 @@ void read_record(const rd_kafka_message_t* m, std::string& value, std::string& a
   }
 }
 
-
 // The steady rate (from the first record, leaving out the group join) and the peak RSS:
 // the lines every consume loop prints after its own "consume:" line.
 void print_steady_and_rss(std::size_t got, bench_clock::time_point t0,
@@ -488,8 +487,10 @@ int main(int argc, char** argv) {
   const std::string body = bench::sized_envelope(a.size);
   if (a.phase == "both" || a.phase == "publish") run_publish(a, *o, body);
   if (a.phase == "both" || a.phase == "consume") {
-    if (a.via_transport) run_consume_transport(a, *o);
-    else run_consume(a, *o);
+    if (a.via_transport)
+      run_consume_transport(a, *o);
+    else
+      run_consume(a, *o);
   }
   return 0;
 }

@@ -19,8 +19,8 @@
 #include <opentelemetry/sdk/trace/batch_span_processor_factory.h>
 #include <opentelemetry/sdk/trace/batch_span_processor_options.h>
 #include <opentelemetry/sdk/trace/exporter.h>
-#include <opentelemetry/sdk/trace/tracer_provider_factory.h>
 #include <opentelemetry/sdk/trace/span_data.h>
+#include <opentelemetry/sdk/trace/tracer_provider_factory.h>
 
 #include <algorithm>
 #include <chrono>
@@ -81,8 +81,8 @@ int main(int argc, char** argv) {
   const std::string body = [] {
     babelqueue::make_options mo;
     mo.queue = "bench-otel";
-    return babelqueue::encode(babelqueue::make("urn:babel:bench:otel", babelqueue::json{{"n", 1}}, mo)
-                                  .value())
+    return babelqueue::encode(
+               babelqueue::make("urn:babel:bench:otel", babelqueue::json{{"n", 1}}, mo).value())
         .value();
   }();
   std::map<std::string, std::vector<double>> rates;
@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   provider->Shutdown();
-  const double off = median(rates["off"]), noop = median(rates["noop"]), with = median(rates["sdk"]);
+  const double off = median(rates["off"]), noop = median(rates["noop"]),
+               with = median(rates["sdk"]);
   std::printf("median %9.0f %10.0f %10.0f\n", off, noop, with);
   std::printf("cost per message over off: noop %.2f us, sdk %.2f us\n", (1e6 / noop) - (1e6 / off),
               (1e6 / with) - (1e6 / off));

@@ -139,20 +139,32 @@ pc::ProducerConfiguration producer_conf(const bqp::options& o) {
   p.setBatchingEnabled(o.batching);
   p.setBatchingMaxMessages(static_cast<unsigned>(o.batch_max_messages));
   p.setBatchingMaxPublishDelayMs(static_cast<unsigned long>(o.batch_delay.count()));
-  if (o.compression == "lz4") p.setCompressionType(pc::CompressionLZ4);
-  else if (o.compression == "zlib") p.setCompressionType(pc::CompressionZLib);
-  else if (o.compression == "zstd") p.setCompressionType(pc::CompressionZSTD);
-  else if (o.compression == "snappy") p.setCompressionType(pc::CompressionSNAPPY);
+  if (o.compression == "lz4")
+    p.setCompressionType(pc::CompressionLZ4);
+  else if (o.compression == "zlib")
+    p.setCompressionType(pc::CompressionZLib);
+  else if (o.compression == "zstd")
+    p.setCompressionType(pc::CompressionZSTD);
+  else if (o.compression == "snappy")
+    p.setCompressionType(pc::CompressionSNAPPY);
   return p;
 }
 
 pc::ConsumerConfiguration consumer_conf(const bqp::options& o) {
   pc::ConsumerConfiguration c;
   switch (o.subscription_type) {
-    case bqp::subscription_kind::key_shared: c.setConsumerType(pc::ConsumerKeyShared); break;
-    case bqp::subscription_kind::failover: c.setConsumerType(pc::ConsumerFailover); break;
-    case bqp::subscription_kind::exclusive: c.setConsumerType(pc::ConsumerExclusive); break;
-    case bqp::subscription_kind::shared: c.setConsumerType(pc::ConsumerShared); break;
+    case bqp::subscription_kind::key_shared:
+      c.setConsumerType(pc::ConsumerKeyShared);
+      break;
+    case bqp::subscription_kind::failover:
+      c.setConsumerType(pc::ConsumerFailover);
+      break;
+    case bqp::subscription_kind::exclusive:
+      c.setConsumerType(pc::ConsumerExclusive);
+      break;
+    case bqp::subscription_kind::shared:
+      c.setConsumerType(pc::ConsumerShared);
+      break;
   }
   c.setReceiverQueueSize(static_cast<int>(o.receiver_queue));
   if (o.ack_timeout.count() > 0) {
@@ -191,7 +203,9 @@ pc::Message make_message(const std::string& body, const projected& p, bool proje
 std::string percentiles(std::vector<double>& us) {
   if (us.empty()) return "latency n/a";
   std::sort(us.begin(), us.end());
-  auto at = [&](double q) { return us[static_cast<std::size_t>(q * static_cast<double>(us.size() - 1))]; };
+  auto at = [&](double q) {
+    return us[static_cast<std::size_t>(q * static_cast<double>(us.size() - 1))];
+  };
   char buf[96];
   std::snprintf(buf, sizeof buf, "latency p50 %.1f us, p99 %.1f us", at(0.5), at(0.99));
   return buf;
@@ -228,7 +242,8 @@ void run_publish(const args_t& a, const bqp::options& o, const std::string& topi
   for (unsigned p = 0; p < a.publishers; ++p) {
     threads.emplace_back([&, p] {
       pc::Producer producer;
-      if (const pc::Result r = clients[p]->createProducer(topic, pconf, producer); r != pc::ResultOk) {
+      if (const pc::Result r = clients[p]->createProducer(topic, pconf, producer);
+          r != pc::ResultOk) {
         die(std::string("create producer: ") + pc::strResult(r));
       }
       ready[p] = bench_clock::now();
@@ -245,7 +260,8 @@ void run_publish(const args_t& a, const bqp::options& o, const std::string& topi
           w->pending = k;
           kept.clear();
           if (a.prebuild) {
-            for (std::size_t i = 0; i < k; ++i) kept.push_back(make_message(body, proj, a.project_each));
+            for (std::size_t i = 0; i < k; ++i)
+              kept.push_back(make_message(body, proj, a.project_each));
           }
           for (std::size_t i = 0; i < k; ++i) {
             pc::Message msg = a.prebuild ? kept[i] : make_message(body, proj, a.project_each);
@@ -258,23 +274,24 @@ void run_publish(const args_t& a, const bqp::options& o, const std::string& topi
             } else if (a.keep && !a.prebuild) {
               kept.push_back(msg);
             }
-            producer.sendAsync(msg,
-                               [w](pc::Result r, const pc::MessageId&) {
-                                 std::lock_guard lock(w->m);
-                                 if (r != pc::ResultOk && w->first_error == pc::ResultOk) {
-                                   w->first_error = r;
-                                 }
-                                 if (--w->pending == 0) w->cv.notify_all();
-                               });
+            producer.sendAsync(msg, [w](pc::Result r, const pc::MessageId&) {
+              std::lock_guard lock(w->m);
+              if (r != pc::ResultOk && w->first_error == pc::ResultOk) {
+                w->first_error = r;
+              }
+              if (--w->pending == 0) w->cv.notify_all();
+            });
           }
           if (const pc::Result r = producer.flush(); r != pc::ResultOk) {
             die(std::string("flush: ") + pc::strResult(r));
           }
           std::unique_lock lock(w->m);
           w->cv.wait(lock, [&] { return w->pending == 0; });  // flush returned: all are in
-          if (w->first_error != pc::ResultOk) die(std::string("send: ") + pc::strResult(w->first_error));
+          if (w->first_error != pc::ResultOk)
+            die(std::string("send: ") + pc::strResult(w->first_error));
         }
-        lat[p].push_back(std::chrono::duration<double, std::micro>(bench_clock::now() - s0).count());
+        lat[p].push_back(
+            std::chrono::duration<double, std::micro>(bench_clock::now() - s0).count());
         done += k;
       }
       kept.clear();
@@ -311,7 +328,8 @@ void run_consume(const args_t& a, const bqp::options& o, const std::string& topi
   const std::string k_attempts(bp::header_attempts), k_version(bp::header_schema_version);
   const auto t0 = bench_clock::now();
   pc::Consumer consumer;
-  if (const pc::Result r = client.subscribe(topic, o.subscription, cconf, consumer); r != pc::ResultOk) {
+  if (const pc::Result r = client.subscribe(topic, o.subscription, cconf, consumer);
+      r != pc::ResultOk) {
     die(std::string("subscribe: ") + pc::strResult(r));
   }
   std::size_t got = 0;
@@ -347,15 +365,16 @@ void run_consume(const args_t& a, const bqp::options& o, const std::string& topi
   }
   if (got == 0) t_end = bench_clock::now();
   const double s = secs(t_end - t0);
-  std::printf("consume: %zu msgs in %.3f s = %.0f msg/s; %s (per receive+ack; pulsar-client-cpp %s "
-              "loop%s, receiver queue %lld)\n",
-              got, s, static_cast<double>(got) / s, percentiles(lat).c_str(), PULSAR_VERSION_STR,
-              a.read ? " reading payload + properties" : "",
-              static_cast<long long>(o.receiver_queue));
+  std::printf(
+      "consume: %zu msgs in %.3f s = %.0f msg/s; %s (per receive+ack; pulsar-client-cpp %s "
+      "loop%s, receiver queue %lld)\n",
+      got, s, static_cast<double>(got) / s, percentiles(lat).c_str(), PULSAR_VERSION_STR,
+      a.read ? " reading payload + properties" : "", static_cast<long long>(o.receiver_queue));
   if (first && got > 1) {
     const double steady = secs(t_end - *first);
-    std::printf("consume-steady: first message after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
-                secs(*first - t0), got - 1, steady, static_cast<double>(got - 1) / steady);
+    std::printf(
+        "consume-steady: first message after %.3f s; then %zu msgs in %.3f s = %.0f msg/s\n",
+        secs(*first - t0), got - 1, steady, static_cast<double>(got - 1) / steady);
   }
   consumer.close();  // sends the grouped acks
   client.close();
@@ -368,7 +387,8 @@ void run_create(const bqp::options& o, const std::string& topic) {
   pc::ConsumerConfiguration conf = consumer_conf(o);
   conf.setReceiverQueueSize(0);
   pc::Consumer consumer;
-  if (const pc::Result r = client.subscribe(topic, o.subscription, conf, consumer); r != pc::ResultOk) {
+  if (const pc::Result r = client.subscribe(topic, o.subscription, conf, consumer);
+      r != pc::ResultOk) {
     die(std::string("create subscription: ") + pc::strResult(r));
   }
   consumer.close();
@@ -405,7 +425,8 @@ int main(int argc, char** argv) {
   if (!url) die("bad --url");
   auto o = bqp::options_from_url(*url);
   if (!o) die("bad --url: " + o.error().message);
-  if (o->tls || !o->token.empty() || !o->token_file.empty()) die("only plain pulsar:// is measured here");
+  if (o->tls || !o->token.empty() || !o->token_file.empty())
+    die("only plain pulsar:// is measured here");
   const std::string topic = bp::topic_name(a.queue, o->tenant, o->namespace_);
   if (a.phase == "create") {
     run_create(*o, topic);

@@ -3,7 +3,8 @@
 // the amqp:// transport is measured (bench/rabbitmq_rounds.sh).
 //
 //   rabbitmq_ceiling --url amqp://... --queue Q [--messages N] [--size B] [--publishers P]
-//                    [--batch K] [--confirms 1|0] [--prefetch N] [--phase both|publish|consume|delete]
+//                    [--batch K] [--confirms 1|0] [--prefetch N] [--phase
+//                    both|publish|consume|delete]
 //
 // Same settings as the transport: one connection per publisher thread (frame_max and
 // heartbeat from the URL, defaults as the transport's), the queue declared durable with no
@@ -131,11 +132,16 @@ void wait_confirms(amqp_connection_state_t c, confirm_window& w) {
         w.acked(m->delivery_tag, m->multiple != 0);
         break;
       }
-      case AMQP_BASIC_NACK_METHOD: die("basic.nack");
-      case AMQP_BASIC_RETURN_METHOD: die("basic.return");
-      case AMQP_CHANNEL_CLOSE_METHOD: die("channel closed by the broker");
-      case AMQP_CONNECTION_CLOSE_METHOD: die("connection closed by the broker");
-      default: break;
+      case AMQP_BASIC_NACK_METHOD:
+        die("basic.nack");
+      case AMQP_BASIC_RETURN_METHOD:
+        die("basic.return");
+      case AMQP_CHANNEL_CLOSE_METHOD:
+        die("channel closed by the broker");
+      case AMQP_CONNECTION_CLOSE_METHOD:
+        die("connection closed by the broker");
+      default:
+        break;
     }
   }
   amqp_maybe_release_buffers(c);
@@ -163,8 +169,8 @@ void run_publish(const args_t& a, const babelqueue::rabbitmq::options& o, const 
       for (std::size_t done = 0; done < mine;) {
         std::size_t k = std::min(a.batch, mine - done);
         for (std::size_t i = 0; i < k; ++i) {
-          int rc = amqp_basic_publish(c, 1, amqp_empty_bytes, bytes_of(a.queue), /*mandatory=*/1,
-                                      0, &fp.wire.props, bytes_of(body));
+          int rc = amqp_basic_publish(c, 1, amqp_empty_bytes, bytes_of(a.queue), /*mandatory=*/1, 0,
+                                      &fp.wire.props, bytes_of(body));
           if (rc != AMQP_STATUS_OK) die(std::string("publish: ") + amqp_error_string2(rc));
           if (a.confirms) w.sent();
         }
@@ -181,9 +187,10 @@ void run_publish(const args_t& a, const babelqueue::rabbitmq::options& o, const 
   }
   for (auto& t : threads) t.join();
   double s = std::chrono::duration<double>(bench_clock::now() - t0).count();
-  std::printf("publish: %zu msgs in %.3f s = %.0f msg/s (rabbitmq-c loop, confirms %s, batch %zu, "
-              "%u publisher(s))\n",
-              n, s, static_cast<double>(n) / s, a.confirms ? "on" : "off", a.batch, a.publishers);
+  std::printf(
+      "publish: %zu msgs in %.3f s = %.0f msg/s (rabbitmq-c loop, confirms %s, batch %zu, "
+      "%u publisher(s))\n",
+      n, s, static_cast<double>(n) / s, a.confirms ? "on" : "off", a.batch, a.publishers);
   for (auto c : conns) {
     amqp_channel_close(c, 1, AMQP_REPLY_SUCCESS);
     amqp_connection_close(c, AMQP_REPLY_SUCCESS);
@@ -208,7 +215,8 @@ void run_consume(const args_t& a, const babelqueue::rabbitmq::options& o) {
     amqp_maybe_release_buffers(c);
     amqp_rpc_reply_t r = amqp_consume_message(c, &env, &tv, 0);
     if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-      if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && r.library_error == AMQP_STATUS_TIMEOUT) {
+      if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+          r.library_error == AMQP_STATUS_TIMEOUT) {
         break;  // idle for 5 s: nothing more to come
       }
       die("consume failed");
@@ -243,16 +251,26 @@ int main(int argc, char** argv) {
     std::string k = argv[i];
     if (i + 1 >= argc) die("missing value of " + k);
     std::string v = argv[++i];
-    if (k == "--url") a.url = v;
-    else if (k == "--queue") a.queue = v;
-    else if (k == "--phase") a.phase = v;
-    else if (k == "--messages") a.messages = std::stoul(v);
-    else if (k == "--size") a.size = std::stoul(v);
-    else if (k == "--batch") a.batch = std::max<std::size_t>(1, std::stoul(v));
-    else if (k == "--publishers") a.publishers = static_cast<unsigned>(std::max(1ul, std::stoul(v)));
-    else if (k == "--confirms") a.confirms = v != "0" && v != "off";
-    else if (k == "--prefetch") a.prefetch = std::clamp(std::stoi(v), 1, 65535);
-    else die("unknown option " + k);
+    if (k == "--url")
+      a.url = v;
+    else if (k == "--queue")
+      a.queue = v;
+    else if (k == "--phase")
+      a.phase = v;
+    else if (k == "--messages")
+      a.messages = std::stoul(v);
+    else if (k == "--size")
+      a.size = std::stoul(v);
+    else if (k == "--batch")
+      a.batch = std::max<std::size_t>(1, std::stoul(v));
+    else if (k == "--publishers")
+      a.publishers = static_cast<unsigned>(std::max(1ul, std::stoul(v)));
+    else if (k == "--confirms")
+      a.confirms = v != "0" && v != "off";
+    else if (k == "--prefetch")
+      a.prefetch = std::clamp(std::stoi(v), 1, 65535);
+    else
+      die("unknown option " + k);
   }
   if (a.url.empty() || a.queue.empty()) die("--url and --queue are required");
   auto url = babelqueue::broker_url::parse(a.url);

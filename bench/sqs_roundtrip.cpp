@@ -147,20 +147,25 @@ int main(int argc, char** argv) {
 
   const std::string request = "{\"QueueName\":\"" + queue + "\"}";
   if (mode == "api") {
-    measure("api", calls, [&] { return api.get_queue_url(queue, timeout).has_value(); },
-            "GetQueueUrl through src/sqs/api: signed, parsed");
+    measure(
+        "api", calls, [&] { return api.get_queue_url(queue, timeout).has_value(); },
+        "GetQueueUrl through src/sqs/api: signed, parsed");
   } else if (mode == "sign") {
     std::string host = a.endpoint.substr(a.endpoint.find("://") + 3);
     host = host.substr(0, host.find('/'));
-    measure("sign", calls, [&] {
-      sd::signing_input in;
-      in.headers = {{"Host", host},
-                    {"Content-Type", "application/x-amz-json-1.0"},
-                    {"X-Amz-Target", "AmazonSQS.GetQueueUrl"}};
-      in.body = request;
-      const auto added = sd::sign(in, {a.region, "sqs", std::chrono::system_clock::now()}, a.creds);
-      return !added.empty();
-    }, "SigV4 signing of a GetQueueUrl request only, no I/O");
+    measure(
+        "sign", calls,
+        [&] {
+          sd::signing_input in;
+          in.headers = {{"Host", host},
+                        {"Content-Type", "application/x-amz-json-1.0"},
+                        {"X-Amz-Target", "AmazonSQS.GetQueueUrl"}};
+          in.body = request;
+          const auto added =
+              sd::sign(in, {a.region, "sqs", std::chrono::system_clock::now()}, a.creds);
+          return !added.empty();
+        },
+        "SigV4 signing of a GetQueueUrl request only, no I/O");
   } else if (mode == "raw") {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURL* e = curl_easy_init();
@@ -182,15 +187,18 @@ int main(int argc, char** argv) {
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     long connects = 0;
-    measure("raw", calls, [&] {
-      body.clear();
-      if (curl_easy_perform(e) != CURLE_OK) return false;
-      long status = 0, c = 0;
-      curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-      curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
-      connects += c;
-      return status == 200 && body.find("QueueUrl") != std::string::npos;
-    }, "GetQueueUrl, plain libcurl keep-alive, unsigned");
+    measure(
+        "raw", calls,
+        [&] {
+          body.clear();
+          if (curl_easy_perform(e) != CURLE_OK) return false;
+          long status = 0, c = 0;
+          curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+          curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &c);
+          connects += c;
+          return status == 200 && body.find("QueueUrl") != std::string::npos;
+        },
+        "GetQueueUrl, plain libcurl keep-alive, unsigned");
     std::printf("raw: %ld TCP connection(s) for %zu calls\n", connects, calls + 1);
     curl_slist_free_all(headers);
     curl_easy_cleanup(e);
@@ -264,20 +272,21 @@ int main(int argc, char** argv) {
       last = now;
     }
     const double secs = std::chrono::duration<double>(bench_clock::now() - t0).count();
-    std::printf("drain: %zu msgs in %.3f s = %.0f msg/s; %s (per message, %s); %zu calls = %.2f "
-                "per message\n",
-                done, secs, static_cast<double>(done) / secs, percentiles(std::move(ns)).c_str(),
-                delete_batch ? "ReceiveMessage of 10 + DeleteMessageBatch"
-                             : "ReceiveMessage of 10 + DeleteMessage each",
-                calls_made, static_cast<double>(calls_made) / static_cast<double>(done));
+    std::printf(
+        "drain: %zu msgs in %.3f s = %.0f msg/s; %s (per message, %s); %zu calls = %.2f "
+        "per message\n",
+        done, secs, static_cast<double>(done) / secs, percentiles(std::move(ns)).c_str(),
+        delete_batch ? "ReceiveMessage of 10 + DeleteMessageBatch"
+                     : "ReceiveMessage of 10 + DeleteMessage each",
+        calls_made, static_cast<double>(calls_made) / static_cast<double>(done));
     auto op = [](const char* name, std::vector<std::uint64_t> v) {
       if (v.empty()) return;
       double sum = 0;
       for (auto x : v) sum += static_cast<double>(x);
       const double mean = sum / static_cast<double>(v.size()) / 1000.0;
       const std::size_t n = v.size();
-      std::printf("op %s: %zu calls, %s, mean %.1f us\n", name, n, percentiles(std::move(v)).c_str(),
-                  mean);
+      std::printf("op %s: %zu calls, %s, mean %.1f us\n", name, n,
+                  percentiles(std::move(v)).c_str(), mean);
     };
     op("SendMessageBatch-10", std::move(op_send));
     op("ReceiveMessage-10", std::move(op_receive));

@@ -25,7 +25,8 @@ using example::OrdersPlaced;
 namespace {
 
 const bq::json& order_data() {
-  static const bq::json data = bq::json::parse(R"({"order_id":1042,"placed_at":"2026-12-06T23:15:00Z",
+  static const bq::json data =
+      bq::json::parse(R"({"order_id":1042,"placed_at":"2026-12-06T23:15:00Z",
     "currency":"EUR","customer":{"id":7,"email":"ada@example.com","name":"Ada"},
     "lines":[{"sku":"BOOK-1","qty":2,"unit_price":12.5},{"sku":"PEN-2","qty":10,"unit_price":1.25},
              {"sku":"BAG-3","qty":1,"unit_price":30}],"priority":3,"tags":["gift","eu"]})");
@@ -35,7 +36,8 @@ const bq::json& order_data() {
 // The work both handlers do with the message: the same fields, the same sum.
 std::int64_t untyped_work(const bq::message& msg) {
   const auto& d = msg.data();
-  std::int64_t sum = d.at("order_id").get<std::int64_t>() + d.at("customer").at("id").get<std::int64_t>();
+  std::int64_t sum =
+      d.at("order_id").get<std::int64_t>() + d.at("customer").at("id").get<std::int64_t>();
   for (const auto& line : d.at("lines")) sum += line.at("qty").get<std::int64_t>();
   return sum + static_cast<std::int64_t>(d.at("placed_at").get_ref<const std::string&>().size());
 }
@@ -116,7 +118,8 @@ void run_drain(benchmark::State& state, Register&& register_handler) {
 void BM_Drain_Untyped(benchmark::State& state) {
   std::int64_t sink = 0;
   run_drain(state, [&sink](bq::app& app) {
-    app.handle(std::string(OrdersPlaced::urn), [&sink](bq::message& msg) { sink += untyped_work(msg); });
+    app.handle(std::string(OrdersPlaced::urn),
+               [&sink](bq::message& msg) { sink += untyped_work(msg); });
   });
   benchmark::DoNotOptimize(sink);
 }

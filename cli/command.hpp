@@ -11,12 +11,12 @@
 // A command reports its exit status by storing it in cli::exit_status() (0 ok, 1 finding /
 // rejected, 2 usage or I/O error), which main() returns.
 
-#include <CLI/CLI.hpp>
 #include <babelqueue/envelope.hpp>
 
-#include <optional>
+#include <CLI/CLI.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 

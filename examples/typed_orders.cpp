@@ -51,7 +51,8 @@ int main() {
   order.placed_at = "2026-12-06T23:15:00Z";  // format: date-time stays the RFC 3339 text
   order.currency = OrdersPlaced::Currency::EUR;
   order.customer.id = 7;
-  order.customer.email = "ada@example.com";  // x-gdpr-sensitive: see OrdersPlaced::gdpr_sensitive_paths
+  order.customer.email =
+      "ada@example.com";  // x-gdpr-sensitive: see OrdersPlaced::gdpr_sensitive_paths
   order.lines.push_back({.sku = "BOOK-1", .qty = 2, .unit_price = 12.5});
   order.priority = 7;
   std::cout << "published " << app.publish(order).value() << "\n";

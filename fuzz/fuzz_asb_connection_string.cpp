@@ -136,10 +136,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
 
   if (cs.shared_access_key) {
     const std::string audience = "sb://" + cs.host + "/" + cs.entity_path.value_or("");
-    auto a = asb::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key,
-                                    k_expiry);
-    auto b = asb::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key,
-                                    k_expiry);
+    auto a =
+        asb::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key, k_expiry);
+    auto b =
+        asb::make_sas_token(audience, *cs.shared_access_key_name, *cs.shared_access_key, k_expiry);
     FUZZ_CHECK(a.has_value() && b.has_value(), "make_sas_token() refused parsed credentials");
     FUZZ_CHECK(*a == *b, "make_sas_token() is not deterministic");
     FUZZ_CHECK(token_charset(*a), "token has a character outside the format");

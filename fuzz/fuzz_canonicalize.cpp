@@ -13,9 +13,8 @@
 //    already canonical;
 //  - make() given the input as URN, queue and trace id (any bytes), and as data text, fails
 //    with a typed error or writes an envelope that decodes back to the same fields and data.
-#include "fuzz_check.hpp"
-
 #include "core/json_scanner.hpp"
+#include "fuzz_check.hpp"
 
 #include <babelqueue/babelqueue.hpp>
 

@@ -10,14 +10,13 @@ namespace babelqueue_fuzz {
 
 [[noreturn]] inline void check_failed(const char* condition, const char* why, const char* file,
                                       int line) {
-  std::fprintf(stderr, "%s:%d: fuzz invariant violated: %s\n  (%s)\n", file, line, why,
-               condition);
+  std::fprintf(stderr, "%s:%d: fuzz invariant violated: %s\n  (%s)\n", file, line, why, condition);
   std::abort();
 }
 
 }  // namespace babelqueue_fuzz
 
-#define FUZZ_CHECK(condition, why)                                              \
-  do {                                                                          \
+#define FUZZ_CHECK(condition, why)                                                          \
+  do {                                                                                      \
     if (!(condition)) ::babelqueue_fuzz::check_failed(#condition, why, __FILE__, __LINE__); \
   } while (false)

@@ -76,15 +76,14 @@ const fixture& fixed() {
     FUZZ_CHECK(schema.has_value(), "the fixed schema must parse");
     auto plan = gdpr::field_plan::build(*schema);
     FUZZ_CHECK(plan.has_value() && plan->fields().size() == 5, "the fixed plan must build");
-    return fixture{
-        *plan, *gdpr::aes_gcm_cipher::create(key),
-        *gdpr::aes_gcm_cipher::create(key, gdpr::frame_layout::php),
-        *gdpr::aes_gcm_cipher::create(other_key),
-        gdpr::function_cipher(
-            [](std::string_view plain) -> babelqueue::result<std::string> {
-              return gdpr::base64_encode(plain);
-            },
-            [](std::string_view text) { return gdpr::base64_decode(text); })};
+    return fixture{*plan, *gdpr::aes_gcm_cipher::create(key),
+                   *gdpr::aes_gcm_cipher::create(key, gdpr::frame_layout::php),
+                   *gdpr::aes_gcm_cipher::create(other_key),
+                   gdpr::function_cipher(
+                       [](std::string_view plain) -> babelqueue::result<std::string> {
+                         return gdpr::base64_encode(plain);
+                       },
+                       [](std::string_view text) { return gdpr::base64_decode(text); })};
   }();
   return f;
 }
@@ -115,9 +114,9 @@ void attack_ciphertext(std::string_view text) {
                      {"matrix", json::array({json::array({s, 1}), json::array()})},
                      {"note", s}};
   const fixture& f = fixed();
-  for (const gdpr::cipher* c : {static_cast<const gdpr::cipher*>(&f.aes),
-                                static_cast<const gdpr::cipher*>(&f.aes_php),
-                                static_cast<const gdpr::cipher*>(&f.base64)}) {
+  for (const gdpr::cipher* c :
+       {static_cast<const gdpr::cipher*>(&f.aes), static_cast<const gdpr::cipher*>(&f.aes_php),
+        static_cast<const gdpr::cipher*>(&f.base64)}) {
     json copy = data;
     if (unprotect_checked(copy, *c)) {
       // Every marked field held `s`, which decrypted to one JSON value; the rest is as it was.
@@ -154,8 +153,8 @@ void check_sealed(const json& sealed, const json& original) {
     FUZZ_CHECK(sealed["email"].is_string(), "email left in clear");
   if (auto it = original.find("card"); it != original.end())
     FUZZ_CHECK(sealed["card"].is_string(), "card left in clear");
-  if (auto p = original.find("profile"); p != original.end() && p->is_object() &&
-                                         p->contains("full_name"))
+  if (auto p = original.find("profile");
+      p != original.end() && p->is_object() && p->contains("full_name"))
     FUZZ_CHECK(sealed["profile"]["full_name"].is_string(), "full_name left in clear");
   if (auto a = original.find("addresses"); a != original.end() && a->is_array()) {
     for (std::size_t i = 0; i < a->size(); ++i) {

@@ -34,7 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     const std::size_t value_len = bytes[at] | (static_cast<std::size_t>(bytes[at + 1]) << 8);
     at += 2;
     if (at + value_len > size) break;
-    raw.emplace_back(std::move(name), std::string(reinterpret_cast<const char*>(bytes + at), value_len));
+    raw.emplace_back(std::move(name),
+                     std::string(reinterpret_cast<const char*>(bytes + at), value_len));
     at += value_len;
   }
   const d::received_headers got = d::read_headers(raw);
@@ -48,11 +49,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     if (k == bk::header_schema_version && first_version == nullptr) first_version = &v;
   }
   FUZZ_CHECK(got.attempts == (first_attempts != nullptr ? bk::parse_attempts(*first_attempts)
-                                                       : std::optional<std::int64_t>()),
+                                                        : std::optional<std::int64_t>()),
              "bq-attempts not read from the first header");
   if (first_version != nullptr) {
     bool blank = true;
-    for (char c : *first_version) blank = blank && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v');
+    for (char c : *first_version)
+      blank = blank && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v');
     const bool refused = !blank && *first_version != "1";
     FUZZ_CHECK(refused == got.refused_schema_version.has_value(), "schema gate decision");
   } else {

@@ -45,7 +45,8 @@ class recording_tracer final : public trace_api::Tracer {
     } else if (const auto* ctx = nostd::get_if<opentelemetry::context::Context>(&options.parent)) {
       parent = trace_api::GetSpan(*ctx)->GetContext();
     }
-    return nostd::shared_ptr<trace_api::Span>(new trace_api::DefaultSpan(trace_api::SpanContext::GetInvalid()));
+    return nostd::shared_ptr<trace_api::Span>(
+        new trace_api::DefaultSpan(trace_api::SpanContext::GetInvalid()));
   }
   void ForceFlushWithMicroseconds(uint64_t) noexcept override {}
   void CloseWithMicroseconds(uint64_t) noexcept override {}
@@ -68,7 +69,8 @@ bool oracle_valid(std::string_view v) {
   const auto version = v.substr(0, 2), trace = v.substr(3, 32), span = v.substr(36, 16),
              flags = v.substr(53, 2);
   if (v[2] != '-' || v[35] != '-' || v[52] != '-') return false;
-  if (!lower_hex(version) || !lower_hex(trace) || !lower_hex(span) || !lower_hex(flags)) return false;
+  if (!lower_hex(version) || !lower_hex(trace) || !lower_hex(span) || !lower_hex(flags))
+    return false;
   return version != "ff" && !all_zero_hex(trace) && !all_zero_hex(span);
 }
 
@@ -90,7 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   const std::string_view input(reinterpret_cast<const char*>(bytes), size);
   const auto nl1 = input.find('\n');
   const std::string_view traceparent = input.substr(0, nl1);
-  std::string_view rest = nl1 == std::string_view::npos ? std::string_view{} : input.substr(nl1 + 1);
+  std::string_view rest =
+      nl1 == std::string_view::npos ? std::string_view{} : input.substr(nl1 + 1);
   const auto nl2 = rest.find('\n');
   const std::string_view tracestate = rest.substr(0, nl2);
   const std::string_view trace_id =
@@ -102,16 +105,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   for (auto b : id) nonzero = nonzero || b != 0;
   FUZZ_CHECK(nonzero, "trace_id_of gave the invalid all-zero id");
   const std::string uuid = otel::uuid_of(id);
-  FUZZ_CHECK(uuid.size() == 36 && uuid[8] == '-' && uuid[13] == '-' && uuid[18] == '-' &&
-                 uuid[23] == '-',
-             "uuid_of is not 8-4-4-4-12");
+  FUZZ_CHECK(
+      uuid.size() == 36 && uuid[8] == '-' && uuid[13] == '-' && uuid[18] == '-' && uuid[23] == '-',
+      "uuid_of is not 8-4-4-4-12");
   FUZZ_CHECK(otel::trace_id_of(uuid) == id, "trace_id_of(uuid_of(id)) != id");
 
   // Parent selection on a decodable envelope carrying this trace_id (when it makes one).
   babelqueue::make_options mo;
   mo.trace_id = std::string(trace_id);
   auto env = babelqueue::make("urn:babel:fuzz:otel", babelqueue::json::object(), mo);
-  if (!env) return 0;  // a blank trace_id is minted instead; nothing more to check
+  if (!env) return 0;                   // a blank trace_id is minted instead; nothing more to check
   auto* tracer = new recording_tracer;  // owned by the options' shared_ptr, then the observer
   otel::tracing_options o;
   o.tracer = nostd::shared_ptr<trace_api::Tracer>(tracer);

@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     FUZZ_CHECK(got.body == stored, "a bare value must come back verbatim");
     FUZZ_CHECK(got.hdrs.empty(), "a bare value carries no headers");
   } else {
-    FUZZ_CHECK(babelqueue::sanitize_headers(got.hdrs) == got.hdrs, "unframed headers are not clean");
+    FUZZ_CHECK(babelqueue::sanitize_headers(got.hdrs) == got.hdrs,
+               "unframed headers are not clean");
     // The frame again: encode_frame() always frames; stored_value() frames iff headers.
     auto again = rb::encode_frame(got.body, got.hdrs);
     FUZZ_CHECK(again.has_value(), "an unframed body/headers pair must frame again");
@@ -60,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     const rb::unframed_value back = rb::unframe(*framed);
     FUZZ_CHECK(back.framed, "a framed body is not recognised");
     FUZZ_CHECK(back.body == stored, "a framed body did not come back byte-for-byte");
-    FUZZ_CHECK(back.hdrs == babelqueue::sanitize_headers(hdrs), "headers did not survive the frame");
+    FUZZ_CHECK(back.hdrs == babelqueue::sanitize_headers(hdrs),
+               "headers did not survive the frame");
   }
 
   // Key helpers over the input as a queue name.

@@ -88,8 +88,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   FUZZ_CHECK(doc->raw().is_object(), "a schema must be an object");
   FUZZ_CHECK(depth_of(doc->raw()) <= options.max_depth, "a schema deeper than max_depth loaded");
 
-  bq::result<bq::json> instance = split ? bq::parse_json(input.substr(nul + 1))
-                                        : bq::result<bq::json>(doc->raw());
+  bq::result<bq::json> instance =
+      split ? bq::parse_json(input.substr(nul + 1)) : bq::result<bq::json>(doc->raw());
   if (instance) {
     const auto first = doc->validate(*instance);
     check_report(first);

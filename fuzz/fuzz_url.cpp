@@ -106,7 +106,8 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     bq::query_options q(u);
     std::int64_t out = 7;
     if (auto r = q.get(key, out); !r) {
-      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out == 7, "bad integer changed out");
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out == 7,
+                 "bad integer changed out");
     }
   }
   {
@@ -115,7 +116,8 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     if (auto r = q.get(key, out, 1, 255); r) {
       FUZZ_CHECK(out >= 1 && out <= 255, "ranged integer out of its range");
     } else {
-      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out == 7, "bad integer changed out");
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out == 7,
+                 "bad integer changed out");
     }
   }
   {
@@ -129,7 +131,8 @@ void check_getters(const bq::broker_url& u, const std::string& key, const std::s
     if (r) {
       FUZZ_CHECK(out == out2, "boolean parse depends on the old value");
     } else {
-      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out && !out2, "bad bool changed out");
+      FUZZ_CHECK(r.code() == bq::condition::invalid_argument && out && !out2,
+                 "bad bool changed out");
     }
   }
   {
@@ -154,9 +157,9 @@ void check_redis(bq::broker_url u) {
   }
   FUZZ_CHECK(o->connect_timeout.count() > 0 && o->command_timeout.count() > 0,
              "redis timeouts must be > 0");
-  FUZZ_CHECK(o->reconnect_backoff_min.count() > 0 &&
-                 o->reconnect_backoff_max >= o->reconnect_backoff_min,
-             "redis backoff range");
+  FUZZ_CHECK(
+      o->reconnect_backoff_min.count() > 0 && o->reconnect_backoff_max >= o->reconnect_backoff_min,
+      "redis backoff range");
   FUZZ_CHECK(o->prefetch >= 1 && o->prefetch <= 255, "redis prefetch range");
   FUZZ_CHECK(o->prefetch == 1 || o->track_reservations, "prefetch > 1 without tracking");
   FUZZ_CHECK(o->max_pending_acks >= 1 && o->max_pending_acks <= 100000, "max_pending_acks");
@@ -191,7 +194,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
 
   auto url = bq::broker_url::parse(text);
   if (!url) {
-    FUZZ_CHECK(url.code() == bq::condition::invalid_argument, "URL refusal must be invalid_argument");
+    FUZZ_CHECK(url.code() == bq::condition::invalid_argument,
+               "URL refusal must be invalid_argument");
     return 0;
   }
   const bq::broker_url& u = *url;

@@ -39,13 +39,13 @@ inline constexpr std::string_view default_queue = "default";
 /// The additive `dead_letter` block, as read from a message (fields absent on the wire, or
 /// of an unexpected type, are left empty).
 struct BABELQUEUE_CORE_EXPORT dead_letter_info {
-  std::string reason;                     ///< `failed` | `unknown_urn` | `poison`
-  std::optional<std::string> error;       ///< the cause's message, or null
-  std::optional<std::string> exception;   ///< the cause's type name, or null
-  std::int64_t failed_at = 0;             ///< Unix ms
+  std::string reason;                    ///< `failed` | `unknown_urn` | `poison`
+  std::optional<std::string> error;      ///< the cause's message, or null
+  std::optional<std::string> exception;  ///< the cause's type name, or null
+  std::int64_t failed_at = 0;            ///< Unix ms
   std::string original_queue;
   std::int64_t attempts = 0;
-  std::string lang;                       ///< the dead-lettering SDK's tag
+  std::string lang;  ///< the dead-lettering SDK's tag
 };
 
 /// Options of make().
@@ -66,7 +66,7 @@ struct BABELQUEUE_CORE_EXPORT make_options {
 class BABELQUEUE_CORE_EXPORT json_text {
  public:
   template <class Text>
-    requires std::is_convertible_v<const Text&, std::string_view>
+  requires std::is_convertible_v<const Text&, std::string_view>
   constexpr explicit json_text(const Text& text) noexcept(
       std::is_nothrow_convertible_v<const Text&, std::string_view>)
       : text_(text) {}
@@ -204,15 +204,14 @@ class BABELQUEUE_CORE_EXPORT envelope {
   std::string_view view(const text_field& f) const noexcept;
   std::int32_t find_top(std::string_view key) const noexcept;
 
-  std::string text_;                    // canonical text the spans point into
+  std::string text_;                           // canonical text the spans point into
   detail::inline_vector<member_span, 8> top_;  // top-level members in wire order
-  std::vector<std::string> owned_;      // unescaped copies of fields that carried escapes
+  std::vector<std::string> owned_;             // unescaped copies of fields that carried escapes
   std::vector<std::string> dropped_;
   text_field urn_, trace_id_, id_, queue_, lang_;
   std::optional<std::int64_t> created_at_;
   std::int64_t attempts_ = 0;
-  std::int32_t data_index_ = -1, meta_index_ = -1, attempts_index_ = -1,
-               dead_letter_index_ = -1;
+  std::int32_t data_index_ = -1, meta_index_ = -1, attempts_index_ = -1, dead_letter_index_ = -1;
   bool produced_ = false;  // built by make(): a producer `urn` member is refused by encode()
   bool has_forbidden_extension_ = false;  // set_extension() was given a forbidden key
   // text_ is exactly the canonical encoding while nothing but attempts (compared by value

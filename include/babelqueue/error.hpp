@@ -95,7 +95,9 @@ BABELQUEUE_CORE_EXPORT const std::error_category& condition_category() noexcept;
 /// The core category (kept under its first name).
 inline const std::error_category& category() noexcept { return core_category(); }
 
-inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), core_category()}; }
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), core_category()};
+}
 inline std::error_condition make_error_condition(condition c) noexcept {
   return {static_cast<int>(c), condition_category()};
 }
@@ -171,4 +173,3 @@ class BABELQUEUE_CORE_EXPORT error_category_base : public std::error_category {
 
 }  // namespace v1
 }  // namespace babelqueue
-

@@ -41,7 +41,7 @@ class [[nodiscard]] result {
   using value_type = T;
 
   result(const T& v) : state_(std::in_place_index<0>, v) {}  // NOLINT(google-explicit-constructor)
-  result(T&& v) : state_(std::in_place_index<0>, std::move(v)) {}  // NOLINT
+  result(T&& v) : state_(std::in_place_index<0>, std::move(v)) {}           // NOLINT
   result(failure f) : state_(std::in_place_index<1>, std::move(f.info)) {}  // NOLINT
   template <class... Args>
   explicit result(std::in_place_t, Args&&... args)

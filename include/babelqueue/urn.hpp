@@ -17,13 +17,13 @@ inline namespace v1 {
 /// Which rule a URN breaks; `ok` when it follows the convention.
 enum class urn_rule {
   ok = 0,
-  empty,               ///< rule 1: non-empty
-  not_ascii_lowercase, ///< rule 5: only [a-z0-9:._-] (no spaces, uppercase, unicode)
-  bad_prefix,          ///< format: must start with the literal `urn:babel:`
-  bad_context,         ///< format: `<bounded-context>` missing or not [a-z0-9-]+
-  bad_event,           ///< format: `<event-or-command>` missing, or an empty dot part
-  extra_segments,      ///< format: more than four `:`-separated segments
-  class_name,          ///< rule 4: looks like a class name (`\` present)
+  empty,                ///< rule 1: non-empty
+  not_ascii_lowercase,  ///< rule 5: only [a-z0-9:._-] (no spaces, uppercase, unicode)
+  bad_prefix,           ///< format: must start with the literal `urn:babel:`
+  bad_context,          ///< format: `<bounded-context>` missing or not [a-z0-9-]+
+  bad_event,            ///< format: `<event-or-command>` missing, or an empty dot part
+  extra_segments,       ///< format: more than four `:`-separated segments
+  class_name,           ///< rule 4: looks like a class name (`\` present)
 };
 
 /// Result of check_urn(): the rule broken and a sentence saying why.

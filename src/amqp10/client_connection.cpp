@@ -84,8 +84,8 @@ void client::impl::connect() {
     conn_ = proton::connection();
     teardown();
     state_ = state::idle;
-    connect_failed(error_info(transport_errc::unavailable, config.name + ": cannot connect to " +
-                                                               endpoint() + ": " + e.what()));
+    connect_failed(error_info(transport_errc::unavailable,
+                              config.name + ": cannot connect to " + endpoint() + ": " + e.what()));
   }
 }
 
@@ -126,9 +126,9 @@ void client::impl::lost(error_info why) {
     link.open = false;
     // A batch cut in the middle cannot be resumed on a new connection without resending.
     while (!link.queue.empty() && link.queue.front()->next > 0) {
-      complete(link.queue.front(), error_info(transport_errc::unavailable,
-                                              config.name + ": connection lost during a " +
-                                                  "batch (unconfirmed): " + why.message));
+      complete(link.queue.front(),
+               error_info(transport_errc::unavailable, config.name + ": connection lost during a " +
+                                                           "batch (unconfirmed): " + why.message));
       link.queue.pop_front();
     }
   }

@@ -319,25 +319,25 @@ void client::impl::on_tracker_accept(proton::tracker& t) {
 
 void client::impl::on_tracker_reject(proton::tracker& t) {
   if (auto f = take_flight(t)) {
-    complete(f->op, error_info(transport_errc::refused,
-                               config.name + ": the broker rejected the message on '" +
-                                   f->address + "'"));
+    complete(f->op,
+             error_info(transport_errc::refused,
+                        config.name + ": the broker rejected the message on '" + f->address + "'"));
   }
 }
 
 void client::impl::on_tracker_release(proton::tracker& t) {
   if (auto f = take_flight(t)) {
     complete(f->op, error_info(transport_errc::refused,
-                               config.name + ": the broker released the message on '" +
-                                   f->address + "' without storing it"));
+                               config.name + ": the broker released the message on '" + f->address +
+                                   "' without storing it"));
   }
 }
 
 void client::impl::on_tracker_settle(proton::tracker& t) {
   if (auto f = take_flight(t)) {  // settled with no outcome we know
     complete(f->op, error_info(transport_errc::refused,
-                               config.name + ": the broker settled the message on '" +
-                                   f->address + "' without accepting it"));
+                               config.name + ": the broker settled the message on '" + f->address +
+                                   "' without accepting it"));
   }
 }
 

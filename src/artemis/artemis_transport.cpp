@@ -94,7 +94,7 @@ result<void> artemis_transport::release(const received_message& message,
 }
 
 result<std::vector<peeked_message>> artemis_transport::peek(std::string_view, std::size_t,
-                                                       std::size_t) {
+                                                            std::size_t) {
   return cannot_peek(impl_->seam.closed());
 }
 

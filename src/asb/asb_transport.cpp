@@ -115,7 +115,7 @@ result<void> asb_transport::dead_letter_natively(const received_message& message
 }
 
 result<std::vector<peeked_message>> asb_transport::peek(std::string_view, std::size_t,
-                                                       std::size_t) {
+                                                        std::size_t) {
   return cannot_peek(impl_->seam.closed());
 }
 

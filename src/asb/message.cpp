@@ -82,8 +82,8 @@ std::optional<std::string> refused_schema_version(const proton::message& m) {
     if (is_blank(s) || s == "1") return std::nullopt;
     return s;
   }
-  const bool integral = v.type() != proton::BOOLEAN && v.type() != proton::FLOAT &&
-                        v.type() != proton::DOUBLE;
+  const bool integral =
+      v.type() != proton::BOOLEAN && v.type() != proton::FLOAT && v.type() != proton::DOUBLE;
   try {
     if (integral && proton::coerce<std::int64_t>(v) == 1) return std::nullopt;
   } catch (const std::exception&) {

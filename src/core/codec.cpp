@@ -13,9 +13,9 @@
 #include <babelqueue/text.hpp>
 
 #include <algorithm>
-#include <forward_list>
 #include <charconv>
 #include <cstring>
+#include <forward_list>
 #include <new>
 #include <type_traits>
 #include <unordered_set>
@@ -77,7 +77,8 @@ bool has_duplicate_other_keys(const member_list& members) {
     for (std::size_t i = 1; i < members.size(); ++i) {
       if (members[i].id != k_other) continue;
       for (std::size_t j = 0; j < i; ++j)
-        if (members[j].id == k_other && members[i].key_plain() == members[j].key_plain()) return true;
+        if (members[j].id == k_other && members[i].key_plain() == members[j].key_plain())
+          return true;
     }
     return false;
   }
@@ -130,12 +131,23 @@ bool literal_at(const char* p, const char* end, const char (&literal)[N]) noexce
 key_match match_top_key(const char* p, const char* end) noexcept {
   if (end - p < 2) return {k_other, 0};
   switch (p[1]) {
-    case 'j': if (literal_at(p, end, "\"job\":")) return {k_job, 6}; break;
-    case 't': if (literal_at(p, end, "\"trace_id\":")) return {k_trace_id, 11}; break;
-    case 'd': if (literal_at(p, end, "\"data\":")) return {k_data, 7}; break;
-    case 'm': if (literal_at(p, end, "\"meta\":")) return {k_meta, 7}; break;
-    case 'a': if (literal_at(p, end, "\"attempts\":")) return {k_attempts, 11}; break;
-    default: break;
+    case 'j':
+      if (literal_at(p, end, "\"job\":")) return {k_job, 6};
+      break;
+    case 't':
+      if (literal_at(p, end, "\"trace_id\":")) return {k_trace_id, 11};
+      break;
+    case 'd':
+      if (literal_at(p, end, "\"data\":")) return {k_data, 7};
+      break;
+    case 'm':
+      if (literal_at(p, end, "\"meta\":")) return {k_meta, 7};
+      break;
+    case 'a':
+      if (literal_at(p, end, "\"attempts\":")) return {k_attempts, 11};
+      break;
+    default:
+      break;
   }
   return {k_other, 0};
 }
@@ -143,12 +155,23 @@ key_match match_top_key(const char* p, const char* end) noexcept {
 key_match match_meta_key(const char* p, const char* end) noexcept {
   if (end - p < 2) return {k_other, 0};
   switch (p[1]) {
-    case 'i': if (literal_at(p, end, "\"id\":")) return {k_id, 5}; break;
-    case 'q': if (literal_at(p, end, "\"queue\":")) return {k_queue, 8}; break;
-    case 'l': if (literal_at(p, end, "\"lang\":")) return {k_lang, 7}; break;
-    case 's': if (literal_at(p, end, "\"schema_version\":")) return {k_schema_version, 17}; break;
-    case 'c': if (literal_at(p, end, "\"created_at\":")) return {k_created_at, 13}; break;
-    default: break;
+    case 'i':
+      if (literal_at(p, end, "\"id\":")) return {k_id, 5};
+      break;
+    case 'q':
+      if (literal_at(p, end, "\"queue\":")) return {k_queue, 8};
+      break;
+    case 'l':
+      if (literal_at(p, end, "\"lang\":")) return {k_lang, 7};
+      break;
+    case 's':
+      if (literal_at(p, end, "\"schema_version\":")) return {k_schema_version, 17};
+      break;
+    case 'c':
+      if (literal_at(p, end, "\"created_at\":")) return {k_created_at, 13};
+      break;
+    default:
+      break;
   }
   return {k_other, 0};
 }
@@ -326,7 +349,8 @@ error_info scan_frame(std::string_view body, const decode_options& options, fram
     return {errc::malformed_json, "body of " + std::to_string(body.size()) +
                                       " bytes exceeds the limit of " + std::to_string(limit)};
   }
-  std::size_t depth = options.max_depth < 2 ? 2 : (options.max_depth > 4096 ? 4096 : options.max_depth);
+  std::size_t depth =
+      options.max_depth < 2 ? 2 : (options.max_depth > 4096 ? 4096 : options.max_depth);
   json_reader r(body, depth);
   r.skip_ws();
   if (!scan_object_members(r, f.top, true, f)) return {errc::malformed_json, r.error()};
@@ -393,14 +417,14 @@ bool needs_rebuild(const frame_scan& f) {
 // Writes members in first-occurrence order with last-occurrence values (duplicate keys:
 // last wins), skipping the dropped ones, every value canonicalised.
 template <class Drop, class Value>
-void write_members(const member_list& members, std::string& out, Drop&& drop,
-                   Value&& value) {
+void write_members(const member_list& members, std::string& out, Drop&& drop, Value&& value) {
   out.push_back('{');
   bool first = true;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto& m = members[i];
     bool seen_before = false;
-    for (std::size_t j = 0; j < i && !seen_before; ++j) seen_before = members[j].key_plain() == m.key_plain();
+    for (std::size_t j = 0; j < i && !seen_before; ++j)
+      seen_before = members[j].key_plain() == m.key_plain();
     if (seen_before || drop(m)) continue;
     int last = last_index(members, m.key_plain());
     if (!first) out.push_back(',');
@@ -468,7 +492,8 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
   top.reserve(f.top.size() + 1);
   for (const auto& m : f.top) {
     top.push_back({span_of(m.key.raw),
-                   span_of(std::string_view(m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
+                   span_of(std::string_view(
+                       m.value_begin, static_cast<std::size_t>(m.value_end - m.value_begin)))});
   }
   // Every string field exactly as received (D3a: the routed URN and trace_id are not trimmed).
   auto set_string = [&](envelope_access::text_field& field, const scanned_member& m) {
@@ -478,10 +503,13 @@ void build(envelope& env, const char* base, std::string&& text, const frame_scan
       A::set_field_owned(env, field, string_value(m));
     }
   };
-  set_string(A::urn(env), f.top[static_cast<std::size_t>(f.urn_from_job ? f.last_top[k_job] : f.last_top[k_urn])]);
+  set_string(
+      A::urn(env),
+      f.top[static_cast<std::size_t>(f.urn_from_job ? f.last_top[k_job] : f.last_top[k_urn])]);
   set_string(A::trace_id(env), f.top[static_cast<std::size_t>(f.last_top[k_trace_id])]);
   auto meta_string = [&](envelope_access::text_field& field, int i) {
-    if (i >= 0 && f.meta[static_cast<std::size_t>(i)].kind == '"') set_string(field, f.meta[static_cast<std::size_t>(i)]);
+    if (i >= 0 && f.meta[static_cast<std::size_t>(i)].kind == '"')
+      set_string(field, f.meta[static_cast<std::size_t>(i)]);
   };
   meta_string(A::id(env), f.last_meta[k_id]);
   meta_string(A::queue(env), f.last_meta[k_queue]);
@@ -506,7 +534,8 @@ result<envelope> decode_impl(Body&& body, const decode_options& options) {
   envelope env;
   if (!needs_rebuild(f)) {
     if constexpr (std::is_same_v<std::remove_cvref_t<Body>, std::string>) {
-      build(env, view.data(), std::forward<Body>(body), f);  // an rvalue string: offsets survive the move
+      build(env, view.data(), std::forward<Body>(body),
+            f);  // an rvalue string: offsets survive the move
     } else {
       build(env, view.data(), std::string(view), f);
     }

@@ -8,9 +8,12 @@ inline namespace v1 {
 
 std::string_view to_string(dead_letter_reason reason) noexcept {
   switch (reason) {
-    case dead_letter_reason::failed: return "failed";
-    case dead_letter_reason::unknown_urn: return "unknown_urn";
-    case dead_letter_reason::poison: return "poison";
+    case dead_letter_reason::failed:
+      return "failed";
+    case dead_letter_reason::unknown_urn:
+      return "unknown_urn";
+    case dead_letter_reason::poison:
+      return "poison";
   }
   return "failed";
 }

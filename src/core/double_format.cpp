@@ -63,7 +63,7 @@ void general_digits(double value, char* digits, int& k, int& point) noexcept {
     if (*p != '.') digits[k++] = *p;
   }
   while (k > 1 && digits[k - 1] == '0') --k;  // none in the shortest form; kept as a guard
-  ++p;  // 'e'
+  ++p;                                        // 'e'
   const bool negative_exponent = *p == '-';
   ++p;  // sign
   int exponent = 0;
@@ -85,14 +85,16 @@ std::size_t format_double_to(double value, char* out) noexcept {
   }
   if (std::signbit(value)) *o++ = '-';
   const double magnitude = std::fabs(value);
-  if (const std::size_t n = write_short_decimal(magnitude, o); n != 0) return static_cast<std::size_t>(o - out) + n;
+  if (const std::size_t n = write_short_decimal(magnitude, o); n != 0)
+    return static_cast<std::size_t>(o - out) + n;
   // From 10^-6 up to 2^53 ECMAScript's layout is plain fixed notation, and std::to_chars'
   // shortest fixed form is the same text: the fewest characters that parse back are the
   // fewest digits once the point's place is given, closest to the value on a tie, as the
   // shortest scientific form is. No layout step then. (Above 2^53 the fixed form may print a
   // large integer's exact digits where ECMAScript pads the shortest ones with zeros.)
   if (magnitude >= 1e-6 && magnitude < 9007199254740992.0) {
-    return static_cast<std::size_t>(std::to_chars(o, out + k_double_text_max, magnitude, std::chars_format::fixed).ptr - out);
+    return static_cast<std::size_t>(
+        std::to_chars(o, out + k_double_text_max, magnitude, std::chars_format::fixed).ptr - out);
   }
   char digits[24];
   int k = 0;  // digits written (no leading or trailing zeros)

@@ -13,8 +13,8 @@ namespace babelqueue {
 inline namespace v1 {
 namespace {
 
-constexpr std::array<std::string_view, 6> frame_keys = {"job", "trace_id", "data", "meta",
-                                                        "attempts", "dead_letter"};
+constexpr std::array<std::string_view, 6> frame_keys = {"job",  "trace_id", "data",
+                                                        "meta", "attempts", "dead_letter"};
 constexpr std::array<std::string_view, 5> meta_frame_keys = {"id", "queue", "lang",
                                                              "schema_version", "created_at"};
 
@@ -52,10 +52,14 @@ void envelope_access::reindex(envelope& e) {
   for (std::size_t i = 0; i < e.top_.size(); ++i) {
     std::string_view k = e.view(e.top_[i].key);
     auto idx = static_cast<std::int32_t>(i);
-    if (k == "data") e.data_index_ = idx;
-    else if (k == "meta") e.meta_index_ = idx;
-    else if (k == "attempts") e.attempts_index_ = idx;
-    else if (k == "dead_letter") e.dead_letter_index_ = idx;
+    if (k == "data")
+      e.data_index_ = idx;
+    else if (k == "meta")
+      e.meta_index_ = idx;
+    else if (k == "attempts")
+      e.attempts_index_ = idx;
+    else if (k == "dead_letter")
+      e.dead_letter_index_ = idx;
   }
 }
 
@@ -84,13 +88,15 @@ std::string_view envelope::lang() const noexcept { return view(lang_); }
 std::optional<std::int64_t> envelope::created_at() const noexcept { return created_at_; }
 
 std::string_view envelope::data_text() const noexcept {
-  return data_index_ < 0 ? std::string_view("{}") : view(top_[static_cast<std::size_t>(data_index_)].value);
+  return data_index_ < 0 ? std::string_view("{}")
+                         : view(top_[static_cast<std::size_t>(data_index_)].value);
 }
 
 result<json> envelope::data() const { return parse_json(data_text()); }
 
 std::string_view envelope::meta_text() const noexcept {
-  return meta_index_ < 0 ? std::string_view("{}") : view(top_[static_cast<std::size_t>(meta_index_)].value);
+  return meta_index_ < 0 ? std::string_view("{}")
+                         : view(top_[static_cast<std::size_t>(meta_index_)].value);
 }
 
 result<json> envelope::meta() const { return parse_json(meta_text()); }
@@ -129,9 +135,15 @@ void envelope::set_dead_letter(const dead_letter_info& info) {
   block += "{\"reason\":";
   append_quoted(info.reason, block);
   block += ",\"error\":";
-  if (info.error) append_quoted(*info.error, block); else block += "null";
+  if (info.error)
+    append_quoted(*info.error, block);
+  else
+    block += "null";
   block += ",\"exception\":";
-  if (info.exception) append_quoted(*info.exception, block); else block += "null";
+  if (info.exception)
+    append_quoted(*info.exception, block);
+  else
+    block += "null";
   block += ",\"failed_at\":" + std::to_string(info.failed_at);
   block += ",\"original_queue\":";
   append_quoted(info.original_queue, block);

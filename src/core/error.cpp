@@ -10,20 +10,34 @@ class core_category_impl final : public error_category_base {
   const char* name() const noexcept override { return "babelqueue.core"; }
   std::string_view reason(int value) const noexcept override {
     switch (static_cast<errc>(value)) {
-      case errc::ok: return "ok";
-      case errc::malformed_json: return "malformed_json";
-      case errc::missing_urn: return "missing_urn";
-      case errc::missing_meta: return "missing_meta";
-      case errc::unsupported_schema_version: return "unsupported_schema_version";
-      case errc::invalid_data: return "invalid_data";
-      case errc::missing_trace_id: return "missing_trace_id";
-      case errc::invalid_attempts: return "invalid_attempts";
-      case errc::empty_urn: return "empty_urn";
-      case errc::invalid_utf8: return "invalid_utf8";
-      case errc::non_finite_number: return "non_finite_number";
-      case errc::forbidden_key: return "forbidden_key";
-      case errc::number_out_of_range: return "number_out_of_range";
-      case errc::invalid_argument: return "invalid_argument";
+      case errc::ok:
+        return "ok";
+      case errc::malformed_json:
+        return "malformed_json";
+      case errc::missing_urn:
+        return "missing_urn";
+      case errc::missing_meta:
+        return "missing_meta";
+      case errc::unsupported_schema_version:
+        return "unsupported_schema_version";
+      case errc::invalid_data:
+        return "invalid_data";
+      case errc::missing_trace_id:
+        return "missing_trace_id";
+      case errc::invalid_attempts:
+        return "invalid_attempts";
+      case errc::empty_urn:
+        return "empty_urn";
+      case errc::invalid_utf8:
+        return "invalid_utf8";
+      case errc::non_finite_number:
+        return "non_finite_number";
+      case errc::forbidden_key:
+        return "forbidden_key";
+      case errc::number_out_of_range:
+        return "number_out_of_range";
+      case errc::invalid_argument:
+        return "invalid_argument";
     }
     return "unknown";
   }
@@ -45,16 +59,26 @@ class condition_category_impl final : public error_category_base {
   const char* name() const noexcept override { return "babelqueue"; }
   std::string_view reason(int value) const noexcept override {
     switch (static_cast<condition>(value)) {
-      case condition::rejected: return "rejected";
-      case condition::invalid_argument: return "invalid_argument";
-      case condition::unavailable: return "unavailable";
-      case condition::timeout: return "timeout";
-      case condition::permission: return "permission";
-      case condition::not_found: return "not_found";
-      case condition::too_large: return "too_large";
-      case condition::not_supported: return "not_supported";
-      case condition::closed: return "closed";
-      case condition::io: return "io";
+      case condition::rejected:
+        return "rejected";
+      case condition::invalid_argument:
+        return "invalid_argument";
+      case condition::unavailable:
+        return "unavailable";
+      case condition::timeout:
+        return "timeout";
+      case condition::permission:
+        return "permission";
+      case condition::not_found:
+        return "not_found";
+      case condition::too_large:
+        return "too_large";
+      case condition::not_supported:
+        return "not_supported";
+      case condition::closed:
+        return "closed";
+      case condition::io:
+        return "io";
     }
     return "unknown";
   }

@@ -3,13 +3,14 @@
 
 #include <babelqueue/codec.hpp>
 
+#include <locale.h>  // NOLINT(modernize-deprecated-headers): newlocale/strtod_l are POSIX, not in <clocale>
+
 #include <cerrno>
 #include <charconv>
 #include <clocale>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <locale.h>  // NOLINT(modernize-deprecated-headers): newlocale/strtod_l are POSIX, not in <clocale>
 #include <vector>
 
 namespace babelqueue {
@@ -59,8 +60,14 @@ struct build_sink {
     slot = std::move(v);
     return &slot;
   }
-  bool null() { place(json(nullptr)); return true; }
-  bool boolean(bool b) { place(json(b)); return true; }
+  bool null() {
+    place(json(nullptr));
+    return true;
+  }
+  bool boolean(bool b) {
+    place(json(b));
+    return true;
+  }
   bool number(const detail::number_scan& n) {
     const char* first = n.text.data();
     const char* last = first + n.text.size();
@@ -115,10 +122,22 @@ struct build_sink {
     }
     return true;
   }
-  bool begin_object() { stack.push_back(place(json::object())); return true; }
-  bool end_object() { stack.pop_back(); return true; }
-  bool begin_array() { stack.push_back(place(json::array())); return true; }
-  bool end_array() { stack.pop_back(); return true; }
+  bool begin_object() {
+    stack.push_back(place(json::object()));
+    return true;
+  }
+  bool end_object() {
+    stack.pop_back();
+    return true;
+  }
+  bool begin_array() {
+    stack.push_back(place(json::array()));
+    return true;
+  }
+  bool end_array() {
+    stack.pop_back();
+    return true;
+  }
 };
 
 }  // namespace

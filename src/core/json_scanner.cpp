@@ -49,7 +49,6 @@ void append_utf8(std::uint32_t cp, std::string& out) {
   }
 }
 
-
 // Index of the first byte in [p, end) that needs attention inside a string: '"', '\\',
 // a control byte (< 0x20) or a non-ASCII byte (>= 0x80). Returns end - p when none.
 std::size_t find_special(const char* p, const char* end) noexcept {
@@ -64,7 +63,8 @@ std::size_t find_special(const char* p, const char* end) noexcept {
     __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
                              _mm_cmplt_epi8(v, space));
     int mask = _mm_movemask_epi8(m);
-    if (mask != 0) return static_cast<std::size_t>(p - start) + static_cast<std::size_t>(__builtin_ctz(mask));
+    if (mask != 0)
+      return static_cast<std::size_t>(p - start) + static_cast<std::size_t>(__builtin_ctz(mask));
     p += 16;
   }
 #endif
@@ -102,7 +102,8 @@ bool json_reader::expect_literal(std::string_view word) {
   return true;
 }
 
-bool json_reader::scan_string_slow(string_scan& out, const char* start, const char* resume, bool canonical) {
+bool json_reader::scan_string_slow(string_scan& out, const char* start, const char* resume,
+                                   bool canonical) {
   p_ = resume;
   bool escapes = false;
   bool canon = canonical;
@@ -120,9 +121,10 @@ bool json_reader::scan_string_slow(string_scan& out, const char* start, const ch
       char kind = esc[1];
       if (kind == 'u') {
         long cp = read_hex4(esc + 2);
-        bool ok = lower_hex4(esc + 2) &&
-                  ((cp < 0x20 && cp != 0x08 && cp != 0x09 && cp != 0x0A && cp != 0x0C && cp != 0x0D) ||
-                   cp == 0x2028 || cp == 0x2029);
+        bool ok =
+            lower_hex4(esc + 2) &&
+            ((cp < 0x20 && cp != 0x08 && cp != 0x09 && cp != 0x0A && cp != 0x0C && cp != 0x0D) ||
+             cp == 0x2028 || cp == 0x2029);
         if (!ok) canon = false;
       } else if (kind == '/') {
         canon = false;
@@ -132,7 +134,7 @@ bool json_reader::scan_string_slow(string_scan& out, const char* start, const ch
     if (c < 0x20) return fail("unescaped control character in a string");
     // non-ASCII
     std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p_),
-                                  reinterpret_cast<const unsigned char*>(end_));
+                                         reinterpret_cast<const unsigned char*>(end_));
     if (n == 0) return fail("invalid UTF-8 in a string");
     if (n == 3 && is_line_or_paragraph_separator(p_)) canon = false;  // escaped when canonical
     p_ += n;
@@ -150,7 +152,14 @@ bool json_reader::scan_escape() {
   if (end_ - p_ < 2) return fail("unterminated escape");
   char k = p_[1];
   switch (k) {
-    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
       p_ += 2;
       return true;
     case 'u': {
@@ -160,7 +169,8 @@ bool json_reader::scan_escape() {
       p_ += 6;
       if (cp >= 0xDC00 && cp <= 0xDFFF) return fail("lone low surrogate escape");
       if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u') return fail("lone high surrogate escape");
+        if (end_ - p_ < 6 || p_[0] != '\\' || p_[1] != 'u')
+          return fail("lone high surrogate escape");
         long lo = read_hex4(p_ + 2);
         if (lo < 0xDC00 || lo > 0xDFFF) return fail("lone high surrogate escape");
         p_ += 6;
@@ -214,8 +224,10 @@ bool json_reader::skip_value() {
     ++p;
     if (level >= room) return fail_here("nesting is deeper than the limit");
     const std::uint64_t bit = std::uint64_t{1} << (level & 63);
-    if (in_object) kinds[level >> 6] |= bit;
-    else kinds[level >> 6] &= ~bit;
+    if (in_object)
+      kinds[level >> 6] |= bit;
+    else
+      kinds[level >> 6] &= ~bit;
     ++level;
     in_object = object;
     return true;
@@ -307,7 +319,7 @@ key:  // at the key, or at white space before it
   ++p;
   goto value;
 
-after_value: {
+after_value : {
   if (level == 0) {
     p_ = p;
     return true;
@@ -323,7 +335,8 @@ after_value: {
     close();
     goto after_value;
   }
-  return fail_here(in_object ? "expected ',' or '}' in an object" : "expected ',' or ']' in an array");
+  return fail_here(in_object ? "expected ',' or '}' in an object"
+                             : "expected ',' or ']' in an array");
 }
 }
 
@@ -331,7 +344,8 @@ void unescape_into(std::string_view raw, std::string& out) {
   const char* p = raw.data();
   const char* end = p + raw.size();
   while (p < end) {
-    const char* q = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
+    const char* q =
+        static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p)));
     if (q == nullptr) {
       out.append(p, end);
       return;
@@ -340,11 +354,21 @@ void unescape_into(std::string_view raw, std::string& out) {
     char k = q[1];
     p = q + 2;
     switch (k) {
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         auto cp = static_cast<std::uint32_t>(read_hex4(p));
         p += 4;
@@ -356,7 +380,9 @@ void unescape_into(std::string_view raw, std::string& out) {
         append_utf8(cp, out);
         break;
       }
-      default: out.push_back(k); break;  // " \ /
+      default:
+        out.push_back(k);
+        break;  // " \ /
     }
   }
 }
@@ -386,7 +412,8 @@ bool escape_impl(std::string_view utf8, std::string& out) {
     if (c >= 0x80) {
       std::size_t n;
       if constexpr (check) {
-        n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p), reinterpret_cast<const unsigned char*>(end));
+        n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p),
+                                 reinterpret_cast<const unsigned char*>(end));
         if (n == 0) return false;
       } else {
         n = 1;
@@ -404,13 +431,27 @@ bool escape_impl(std::string_view utf8, std::string& out) {
     }
     ++p;
     switch (c) {
-      case '"': out.append("\\\""); break;
-      case '\\': out.append("\\\\"); break;
-      case '\b': out.append("\\b"); break;
-      case '\f': out.append("\\f"); break;
-      case '\n': out.append("\\n"); break;
-      case '\r': out.append("\\r"); break;
-      case '\t': out.append("\\t"); break;
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\b':
+        out.append("\\b");
+        break;
+      case '\f':
+        out.append("\\f");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
       default: {
         char buf[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xF]};
         out.append(buf, 6);
@@ -448,7 +489,7 @@ bool valid_utf8(std::string_view text) noexcept {
       continue;
     }
     std::size_t n = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p),
-                                  reinterpret_cast<const unsigned char*>(end));
+                                         reinterpret_cast<const unsigned char*>(end));
     if (n == 0) return false;
     p += n;
   }

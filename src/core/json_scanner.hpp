@@ -9,9 +9,9 @@
 //
 // Private to babelqueue::core.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <array>
 #include <string>
 #include <string_view>
 
@@ -30,8 +30,8 @@ struct string_scan {
 
 /// What scan_number() learnt about one number.
 struct number_scan {
-  std::string_view text;     // exact text
-  bool is_integer = false;   // no fraction and no exponent
+  std::string_view text;    // exact text
+  bool is_integer = false;  // no fraction and no exponent
 };
 
 // Length of the valid UTF-8 sequence starting at p (lead byte >= 0x80), or 0 when invalid
@@ -43,14 +43,14 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned c
   if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
   if (c >= 0xE0 && c <= 0xEF) {
     if (avail < 3 || !cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0;  // overlong
-    if (c == 0xED && p[1] >= 0xA0) return 0; // surrogate
+    if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
+    if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
     return 3;
   }
   if (c >= 0xF0 && c <= 0xF4) {
     if (avail < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0;  // overlong
-    if (c == 0xF4 && p[1] >= 0x90) return 0; // above U+10FFFF
+    if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
+    if (c == 0xF4 && p[1] >= 0x90) return 0;  // above U+10FFFF
     return 4;
   }
   return 0;
@@ -59,7 +59,9 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned c
 class json_reader {
  public:
   json_reader(std::string_view text, std::size_t max_depth) noexcept
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()),
+      : begin_(text.data()),
+        p_(text.data()),
+        end_(text.data() + text.size()),
         max_depth_(max_depth) {}
 
   // -- position --
@@ -123,10 +125,11 @@ class json_reader {
 #if defined(__SSE2__)
     while (end - q >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-      const auto quote = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
+      const auto quote =
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
       // Signed compare: "< 0x20" flags the controls and every byte >= 0x80 at once.
-      const auto special = static_cast<unsigned>(_mm_movemask_epi8(
-          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
+      const auto special = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+          _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
       // The bits up to the first quote (all 16 when there is none). Each non-ASCII character
       // among them is validated where it stands and its bytes' flags cleared, with no new
       // load; one that runs past the block moves the scan to its end.
@@ -312,7 +315,6 @@ bool json_reader::walk(Sink& sink) {
 }
 
 // -- string helpers (json_scanner.cpp) --
-
 
 /// Appends the unescaped value of a string the reader has validated.
 void unescape_into(std::string_view raw, std::string& out);

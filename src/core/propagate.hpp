@@ -28,15 +28,17 @@
 
 /// Evaluates the expression (a result<T>); on failure returns its error from the enclosing
 /// function. A single statement (safe under an unbraced if/else).
-#define BABELQUEUE_TRY(...)                                                   \
-  do {                                                                        \
-    if (auto babelqueue_try_result_ = (__VA_ARGS__); !babelqueue_try_result_) \
+#define BABELQUEUE_TRY(...)                                                    \
+  do {                                                                         \
+    if (auto babelqueue_try_result_ = (__VA_ARGS__); !babelqueue_try_result_)  \
       return ::babelqueue::failure{std::move(babelqueue_try_result_).error()}; \
   } while (false)
 
 /// Declares `auto name = expression;` (a result<T>) and, on failure, returns its error from
 /// the enclosing function; after it, `name` holds a value (`*name`, `name->`). Two
 /// statements, like the declaration it replaces: use it where a declaration may stand.
-#define BABELQUEUE_TRY_LET(name, ...) \
-  auto name = (__VA_ARGS__);          \
-  if (!name) return ::babelqueue::failure { std::move(name).error() }
+#define BABELQUEUE_TRY_LET(name, ...)       \
+  auto name = (__VA_ARGS__);                \
+  if (!name) return ::babelqueue::failure { \
+      std::move(name).error()               \
+    }

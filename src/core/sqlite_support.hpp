@@ -45,11 +45,11 @@ inline std::string column_bytes(sqlite3_stmt* s, int col) {
 /// (SQLite's rule). On success the busy timeout is set and the journal switched to WAL (so
 /// readers do not wait for writers). A failure's step is put in `*what` ("open '<path>'",
 /// "set WAL").
-inline int open_store(const std::string& path, std::chrono::milliseconds busy_timeout,
-                      sqlite3** db, std::string* what) {
-  const int rc = sqlite3_open_v2(path.c_str(), db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+inline int open_store(const std::string& path, std::chrono::milliseconds busy_timeout, sqlite3** db,
+                      std::string* what) {
+  const int rc =
+      sqlite3_open_v2(path.c_str(), db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     *what = "open '" + path + "'";
     return rc;

@@ -43,7 +43,9 @@ inline constexpr std::uint64_t k_highs = 0x8080808080808080ULL;
 
 /// Non-zero when a byte of `w` is a zero byte (exact as an "any" test: a borrow only ever
 /// starts at a real zero byte).
-constexpr std::uint64_t any_zero_byte(std::uint64_t w) noexcept { return (w - k_ones) & ~w & k_highs; }
+constexpr std::uint64_t any_zero_byte(std::uint64_t w) noexcept {
+  return (w - k_ones) & ~w & k_highs;
+}
 
 /// Non-zero when a byte of `w` needs the byte loop: < 0x20, >= 0x80, '"' or '\\'.
 constexpr std::uint64_t any_special_byte(std::uint64_t w) noexcept {
@@ -78,13 +80,27 @@ inline bool write_special(const char* s, std::size_t n, std::size_t& i, char*& d
   ++i;
   *d++ = '\\';
   switch (c) {
-    case '"': *d++ = '"'; return true;
-    case '\\': *d++ = '\\'; return true;
-    case '\b': *d++ = 'b'; return true;
-    case '\f': *d++ = 'f'; return true;
-    case '\n': *d++ = 'n'; return true;
-    case '\r': *d++ = 'r'; return true;
-    case '\t': *d++ = 't'; return true;
+    case '"':
+      *d++ = '"';
+      return true;
+    case '\\':
+      *d++ = '\\';
+      return true;
+    case '\b':
+      *d++ = 'b';
+      return true;
+    case '\f':
+      *d++ = 'f';
+      return true;
+    case '\n':
+      *d++ = 'n';
+      return true;
+    case '\r':
+      *d++ = 'r';
+      return true;
+    case '\t':
+      *d++ = 't';
+      return true;
     default:
       std::memcpy(d, "u00", 3);
       d[3] = hex[c >> 4];
@@ -130,7 +146,8 @@ inline void copy_clean_tail(const char* s, std::size_t n, std::size_t& i, char*&
   } else if (len > 0) {
     // 1–3 bytes: first, middle and last cover them all; the other bytes are a harmless 'a'.
     const auto at = [&](std::size_t k) { return std::uint64_t{static_cast<unsigned char>(p[k])}; };
-    const std::uint64_t w = ((k_ones * 'a') & ~0xFFFFFFULL) | at(0) | (at(len >> 1) << 8) | (at(len - 1) << 16);
+    const std::uint64_t w =
+        ((k_ones * 'a') & ~0xFFFFFFULL) | at(0) | (at(len >> 1) << 8) | (at(len - 1) << 16);
     if (any_special_byte(w) == 0) {
       d[0] = p[0];
       d[len >> 1] = p[len >> 1];
@@ -146,7 +163,9 @@ inline void copy_clean_tail(const char* s, std::size_t n, std::size_t& i, char*&
 
 /// Room a string needs from where `i` stands: the rest copied plainly, one special
 /// character's escape (6 bytes), the closing quote and ':', and 16 bytes of over-store.
-constexpr std::size_t room_for_rest(std::size_t n, std::size_t i) noexcept { return (n - i) + 6 + 2 + 16; }
+constexpr std::size_t room_for_rest(std::size_t n, std::size_t i) noexcept {
+  return (n - i) + 6 + 2 + 16;
+}
 
 /// The general loop, from byte `i` of `s` with `d` (room_for_rest(n, i) behind it) written
 /// up to there.
@@ -156,7 +175,8 @@ inline bool write_from(output_cursor& out, const char* s, std::size_t n, std::si
     while (n - i >= 16) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
       const __m128i special =
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
                        _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));  // signed: also every byte >= 0x80
       const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(d), v);  // the clean prefix is kept below
@@ -259,8 +279,10 @@ inline bool write_json_string(output_cursor& out, const char* s, std::size_t n, 
     // Whole 16-byte blocks, then the last 16 bytes (overlapping what was already copied).
     // Non-ASCII characters are validated in place; anything to escape hands over.
     const auto special_mask = [](__m128i v) {
-      const __m128i q = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-      return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(q, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
+      const __m128i q = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+      return static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_or_si128(q, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)))));
     };
     std::size_t i = 0;
     while (n - i > 16) {

@@ -12,7 +12,8 @@ bool all_of(std::string_view s, bool (*ok)(char)) {
 }
 
 bool urn_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '.' || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '.' || c == '_' ||
+         c == '-';
 }
 bool context_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
 
@@ -20,14 +21,22 @@ bool context_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '
 
 std::string_view to_string(urn_rule rule) noexcept {
   switch (rule) {
-    case urn_rule::ok: return "ok";
-    case urn_rule::empty: return "empty";
-    case urn_rule::not_ascii_lowercase: return "not_ascii_lowercase";
-    case urn_rule::bad_prefix: return "bad_prefix";
-    case urn_rule::bad_context: return "bad_context";
-    case urn_rule::bad_event: return "bad_event";
-    case urn_rule::extra_segments: return "extra_segments";
-    case urn_rule::class_name: return "class_name";
+    case urn_rule::ok:
+      return "ok";
+    case urn_rule::empty:
+      return "empty";
+    case urn_rule::not_ascii_lowercase:
+      return "not_ascii_lowercase";
+    case urn_rule::bad_prefix:
+      return "bad_prefix";
+    case urn_rule::bad_context:
+      return "bad_context";
+    case urn_rule::bad_event:
+      return "bad_event";
+    case urn_rule::extra_segments:
+      return "extra_segments";
+    case urn_rule::class_name:
+      return "class_name";
   }
   return "ok";
 }

@@ -20,14 +20,14 @@ class leaf_op {
  public:
   virtual ~leaf_op() = default;
   virtual result<void> apply(const json& leaf, const std::string& where, json& out,
-                              bool& keep) const = 0;
+                             bool& keep) const = 0;
 };
 
 class encrypt_op final : public leaf_op {
  public:
   explicit encrypt_op(const cipher& c) : cipher_(c) {}
   result<void> apply(const json& leaf, const std::string& where, json& out,
-                      bool& keep) const override {
+                     bool& keep) const override {
     keep = false;
     auto text = babelqueue::to_canonical_json(leaf);
     if (!text)
@@ -52,7 +52,7 @@ class decrypt_op final : public leaf_op {
  public:
   explicit decrypt_op(const cipher& c) : cipher_(c) {}
   result<void> apply(const json& leaf, const std::string& where, json& out,
-                      bool& keep) const override {
+                     bool& keep) const override {
     keep = !leaf.is_string();  // never protected, or already restored
     if (keep) return {};
     auto plain = cipher_.decrypt(leaf.get_ref<const std::string&>());
@@ -81,7 +81,7 @@ class decrypt_op final : public leaf_op {
 
 // Resolves steps[i..] below `node` (whose concrete path is `where`) and collects replacements.
 result<void> visit(json& node, const std::vector<path_step>& steps, std::size_t i,
-                    const std::string& where, const leaf_op& op, std::vector<replacement>& out) {
+                   const std::string& where, const leaf_op& op, std::vector<replacement>& out) {
   if (i == steps.size()) {
     json value;
     bool keep = false;

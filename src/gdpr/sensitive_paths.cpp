@@ -106,7 +106,7 @@ bool find_any_mark(const json& node, const std::string& where, std::size_t depth
 class plan_builder {
  public:
   result<void> walk(const json& node, const std::string& where, std::vector<path_step>& steps,
-                     const std::string& path, std::size_t depth) {
+                    const std::string& path, std::size_t depth) {
     if (!node.is_object()) return {};  // non-object sub-schemas carry no marks (peers skip them)
     if (depth > max_schema_depth)
       return fail(errc::invalid_schema, "schema nested too deeply", where);
@@ -189,7 +189,7 @@ class plan_builder {
   }
 
   result<void> add_field(const std::string& where, const std::vector<path_step>& steps,
-                          const std::string& path, std::string category) {
+                         const std::string& path, std::string category) {
     if (steps.empty())
       return fail(errc::invalid_schema,
                   "x-gdpr-sensitive on the schema root cannot be honoured: data must stay a JSON "
@@ -247,16 +247,18 @@ result<field_plan> field_plan::from_paths(std::span<const std::string_view> path
   std::sort(sorted.begin(), sorted.end());
   field_plan plan;
   for (const auto& path : sorted) {
-    const bool subsumed = std::any_of(plan.fields_.begin(), plan.fields_.end(), [&](const field& f) {
-      return path.size() > f.path.size() && path.compare(0, f.path.size(), f.path) == 0 &&
-             (path[f.path.size()] == '.' || path[f.path.size()] == '[');
-    });
+    const bool subsumed =
+        std::any_of(plan.fields_.begin(), plan.fields_.end(), [&](const field& f) {
+          return path.size() > f.path.size() && path.compare(0, f.path.size(), f.path) == 0 &&
+                 (path[f.path.size()] == '.' || path[f.path.size()] == '[');
+        });
     if (subsumed || (!plan.fields_.empty() && plan.fields_.back().path == path)) continue;
     field f{path, {}, {}};
     std::size_t at = 0;
     while (true) {
       const auto dot = path.find('.', at);
-      std::string segment = path.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+      std::string segment =
+          path.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
       std::size_t arrays = 0;
       while (segment.size() >= 2 && segment.compare(segment.size() - 2, 2, "[]") == 0) {
         segment.resize(segment.size() - 2);

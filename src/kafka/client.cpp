@@ -19,14 +19,14 @@ log_level level_of(int syslog_level) {
   return log_level::debug;
 }
 
-
 // librdkafka reports connection trouble twice: a log line (facility FAIL) and an error
 // event. Without this callback the event is logged again at error level; librdkafka retries
 // these itself, so only a fatal error is an error here.
 void on_error(rd_kafka_t* rk, int err, const char* reason, void* /*opaque*/) {
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
   const bool fatal = code == RD_KAFKA_RESP_ERR__FATAL;
-  const bool noise = code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
+  const bool noise =
+      code == RD_KAFKA_RESP_ERR__TRANSPORT || code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN;
   log_line(rk, fatal ? 3 : noise ? 7 : 4, "ERROR", reason);
 }
 
@@ -71,7 +71,8 @@ void log_line(const rd_kafka_t* rk, int level, const char* facility, const char*
   // so librdkafka's "is a consumer property and will be ignored by this producer" notes are
   // expected, not news.
   if (std::string_view(facility) == "CONFWARN" &&
-      std::string_view(text).find("property and will be ignored by this") != std::string_view::npos) {
+      std::string_view(text).find("property and will be ignored by this") !=
+          std::string_view::npos) {
     return;
   }
   const auto* ctx = static_cast<const client_context*>(rd_kafka_opaque(rk));

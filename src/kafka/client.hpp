@@ -60,8 +60,7 @@ result<conf_ptr> consumer_conf(const options& o, client_context* ctx);
 void log_line(const rd_kafka_t* rk, int level, const char* facility, const char* text);
 
 /// Sets one property; transport_errc::invalid_argument with librdkafka's message.
-result<void> set_property(rd_kafka_conf_t* conf, const std::string& name,
-                          const std::string& value);
+result<void> set_property(rd_kafka_conf_t* conf, const std::string& name, const std::string& value);
 
 /// Creates the client (taking `conf` on success).
 result<handle_ptr> create_client(rd_kafka_type_t type, conf_ptr conf);

@@ -116,11 +116,12 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
       tracker(parts->elems[i].topic).second->assign(parts->elems[i].partition);
       // Revoked and assigned again within one run: librdkafka's own barrier purges the run's
       // records of the old assignment; what follows belongs to the new one (keep it).
-      std::erase(revoked_in_refill_,
-                 std::pair<std::string, std::int32_t>(parts->elems[i].topic, parts->elems[i].partition));
+      std::erase(revoked_in_refill_, std::pair<std::string, std::int32_t>(
+                                         parts->elems[i].topic, parts->elems[i].partition));
     }
     if (cooperative) {
-      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), parts)) rd_kafka_error_destroy(e);
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), parts))
+        rd_kafka_error_destroy(e);
     } else {
       rd_kafka_assign(rk_.get(), parts);
     }
@@ -131,15 +132,16 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
   std::map<std::string, std::set<std::int32_t>> by_topic;
   for (int i = 0; i < parts->cnt; ++i) {
     by_topic[parts->elems[i].topic].insert(parts->elems[i].partition);
-    if (refilling_) revoked_in_refill_.emplace_back(parts->elems[i].topic, parts->elems[i].partition);
+    if (refilling_)
+      revoked_in_refill_.emplace_back(parts->elems[i].topic, parts->elems[i].partition);
   }
   // Inside a run (next_message(), keepalive_poll()): the run's records of these partitions
   // are dropped once the call returns (drop_revoked()). Not rd_kafka_yield(): how 2.0's
   // batch consume handles a yield before its next record is not documented, and it is not
   // needed — records of the old assignment after the revocation are discarded by librdkafka
   // itself (version check), those before it are ours to drop.
-  const bool lost = err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS ||
-                    rd_kafka_assignment_lost(rk_.get()) != 0;
+  const bool lost =
+      err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS || rd_kafka_assignment_lost(rk_.get()) != 0;
   for (auto& [topic, ps] : by_topic) {
     auto& t = *tracker(topic).second;
     if (!lost) (void)commit_partitions(topic, t.take_commits(ps), /*sync=*/true);
@@ -149,7 +151,8 @@ void consumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_
     }
   }
   if (cooperative) {
-    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_.get(), parts)) rd_kafka_error_destroy(e);
+    if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_.get(), parts))
+      rd_kafka_error_destroy(e);
   } else {
     rd_kafka_assign(rk_.get(), nullptr);
   }
@@ -280,8 +283,8 @@ received_message consumer::hand_out(message_ptr m) {
       const char* name = nullptr;
       const void* value = nullptr;
       size_t size = 0;
-      for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &value, &size) ==
-                         RD_KAFKA_RESP_ERR_NO_ERROR;
+      for (size_t i = 0;
+           rd_kafka_header_get_all(hdrs, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
            ++i) {
         fn(std::string_view(name),
            std::string_view(static_cast<const char*>(value), value == nullptr ? 0 : size));

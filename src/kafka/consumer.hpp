@@ -94,7 +94,6 @@ class consumer {
   /// Whether any partition is still assigned to this consumer (close() waits for none).
   bool has_assignment();
 
-
  private:
   consumer() = default;
   static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,

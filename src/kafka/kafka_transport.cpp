@@ -29,7 +29,8 @@ struct kafka_transport::impl {
   bool closed = false;
 };
 
-kafka_transport::kafka_transport(options opts) : opts_(std::move(opts)), impl_(std::make_unique<impl>()) {}
+kafka_transport::kafka_transport(options opts)
+    : opts_(std::move(opts)), impl_(std::make_unique<impl>()) {}
 
 kafka_transport::~kafka_transport() {
   if (impl_ && !impl_->closed) (void)close(clock::now());
@@ -54,8 +55,7 @@ namespace {
 
 result<void> check_topic(std::string_view topic) {
   // Kafka's own rule: 1..249 characters of [a-zA-Z0-9._-].
-  if (topic.empty() || topic.size() > 249 ||
-      !std::all_of(topic.begin(), topic.end(), [](char c) {
+  if (topic.empty() || topic.size() > 249 || !std::all_of(topic.begin(), topic.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                c == '.' || c == '_' || c == '-';
       })) {
@@ -91,8 +91,8 @@ result<void> kafka_transport::publish_batch(std::string_view topic,
                                   clock::now() + opts_.operation_timeout);
 }
 
-result<std::optional<received_message>> kafka_transport::receive(std::string_view topic,
-                                                                 std::chrono::milliseconds timeout) {
+result<std::optional<received_message>> kafka_transport::receive(
+    std::string_view topic, std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
   if (impl_->last_consumer != nullptr && topic == impl_->last_topic) {
     return impl_->last_consumer->receive(timeout);
@@ -102,9 +102,9 @@ result<std::optional<received_message>> kafka_transport::receive(std::string_vie
   if (it == impl_->consumers.end()) {
     detail::create_missing_topics(impl_->producer->handle(), {std::string(topic)},
                                   opts_.operation_timeout);
-    auto c = detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters,
-                                    impl_->owner, /*keep_raw_headers=*/false,
-                                    detail::receive_prefetch);
+    auto c =
+        detail::consumer::open(opts_, opts_.group, {std::string(topic)}, &impl_->counters,
+                               impl_->owner, /*keep_raw_headers=*/false, detail::receive_prefetch);
     if (!c) return fail(c.error());
     it = impl_->consumers.emplace(std::string(topic), std::move(*c)).first;
   }
@@ -165,7 +165,7 @@ result<void> kafka_transport::release(const received_message& message,
 }
 
 result<std::vector<peeked_message>> kafka_transport::peek(std::string_view, std::size_t,
-                                                       std::size_t) {
+                                                          std::size_t) {
   return cannot_peek(impl_->closed);
 }
 
@@ -197,7 +197,8 @@ retry_route kafka_transport::route_retry(const received_message& original,
   if (tier == 0) return {original.queue, {}};
   retry_route r;
   r.queue = bk::retry_topic(original.queue, tier);
-  r.hdrs.emplace(std::string(bk::header_delay), std::to_string(opts_.retry_topics[tier - 1].count()));
+  r.hdrs.emplace(std::string(bk::header_delay),
+                 std::to_string(opts_.retry_topics[tier - 1].count()));
   r.hdrs.emplace(std::string(bk::header_original_topic), original.queue);
   return r;
 }

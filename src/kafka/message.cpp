@@ -11,10 +11,11 @@ namespace bk = bindings::kafka;
 rd_kafka_headers_t* projected_headers(std::string_view body, const headers& oob,
                                       std::int64_t& timestamp_ms) {
   rd_kafka_headers_t* h = rd_kafka_headers_new(6 + oob.size());
-  const auto created = bk::project_each(body, oob, [h](std::string_view name, std::string_view value) {
-    rd_kafka_header_add(h, name.data(), static_cast<ssize_t>(name.size()), value.data(),
-                        static_cast<ssize_t>(value.size()));
-  });
+  const auto created =
+      bk::project_each(body, oob, [h](std::string_view name, std::string_view value) {
+        rd_kafka_header_add(h, name.data(), static_cast<ssize_t>(name.size()), value.data(),
+                            static_cast<ssize_t>(value.size()));
+      });
   const bool retry_tier = oob.count(bk::header_delay) != 0;
   timestamp_ms = retry_tier ? 0 : created.value_or(0);
   return h;

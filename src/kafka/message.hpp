@@ -47,7 +47,8 @@ received_headers read_headers_from(ForEach&& for_each) {
     } else if (name == bk::header_schema_version) {
       if (!version) version = std::string(value);
     }
-    if (!bk::is_contract_header(name)) out.out_of_band.emplace(std::string(name), std::string(value));
+    if (!bk::is_contract_header(name))
+      out.out_of_band.emplace(std::string(name), std::string(value));
   });
   if (out.attempts_text) out.attempts = bk::parse_attempts(*out.attempts_text);
   out.refused_schema_version = bk::refused_schema_version(

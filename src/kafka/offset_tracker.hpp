@@ -51,11 +51,13 @@ class offset_tracker {
     auto& q = s.in_flight;
     if (q.empty() || q.back().offset < offset) {
       q.push_back({offset, false});  // the usual case: offsets arrive in order
-    } else {  // after a rewind: keep the queue sorted
+    } else {                         // after a rewind: keep the queue sorted
       auto at = std::lower_bound(q.begin(), q.end(), offset,
                                  [](const entry& e, std::int64_t o) { return e.offset < o; });
-      if (at == q.end() || at->offset != offset) q.insert(at, {offset, false});
-      else at->done = false;
+      if (at == q.end() || at->offset != offset)
+        q.insert(at, {offset, false});
+      else
+        at->done = false;
     }
     if (offset + 1 > s.next) s.next = offset + 1;
     return {partition, offset, s.epoch};

@@ -49,7 +49,8 @@ producer::~producer() {
 void producer::on_delivery(rd_kafka_t* rk, const rd_kafka_message_t* m, void* /*opaque*/) {
   auto* self = static_cast<context*>(rd_kafka_opaque(rk))->self;
   const auto id = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(m->_private));
-  if (id >= self->base_ && id - self->base_ < self->slots_.size()) self->slots_[id - self->base_] = m->err;
+  if (id >= self->base_ && id - self->base_ < self->slots_.size())
+    self->slots_[id - self->base_] = m->err;
 }
 
 rd_kafka_topic_t* producer::topic_handle(std::string_view topic) {
@@ -61,9 +62,10 @@ rd_kafka_topic_t* producer::topic_handle(std::string_view topic) {
   return it->second;
 }
 
-result<void> producer::enqueue(rd_kafka_topic_t* rkt, std::string_view topic, std::string_view value,
-                               std::optional<std::string_view> key, rd_kafka_headers_t* hdrs,
-                               std::int64_t timestamp_ms, std::size_t slot, clock::time_point deadline) {
+result<void> producer::enqueue(rd_kafka_topic_t* rkt, std::string_view topic,
+                               std::string_view value, std::optional<std::string_view> key,
+                               rd_kafka_headers_t* hdrs, std::int64_t timestamp_ms,
+                               std::size_t slot, clock::time_point deadline) {
   void* key_ptr = key ? const_cast<char*>(key->data()) : nullptr;
   const std::size_t key_size = key ? key->size() : 0;
   void* opaque = reinterpret_cast<void*>(static_cast<std::uintptr_t>(base_ + slot));
@@ -125,10 +127,10 @@ result<void> producer::send(std::string_view topic_for_errors, std::size_t n, Ma
   base_ += n;  // reports still to come for this call fall outside the next call's slots
   slots_.clear();
   if (done < enqueued && !first_error) {
-    first_error = error_info(transport_errc::timeout,
-                             "kafka publish: no delivery report within operation_timeout (" +
-                                 std::to_string(timeout_.count()) +
-                                 " ms); the record may still be written");
+    first_error =
+        error_info(transport_errc::timeout,
+                   "kafka publish: no delivery report within operation_timeout (" +
+                       std::to_string(timeout_.count()) + " ms); the record may still be written");
   }
   if (first_error) return fail(std::move(*first_error));
   return {};
@@ -137,34 +139,44 @@ result<void> producer::send(std::string_view topic_for_errors, std::size_t n, Ma
 result<void> producer::publish(std::string_view topic, std::span<const outgoing_message> messages,
                                std::optional<std::string_view> key, clock::time_point deadline) {
   rd_kafka_topic_t* rkt = topic_handle(topic);
-  return send(topic, messages.size(), [&](std::size_t i) {
-    std::int64_t ts = 0;
-    rd_kafka_headers_t* h = projected_headers(messages[i].body, messages[i].hdrs, ts);
-    return enqueue(rkt, topic, messages[i].body, key, h, ts, i, deadline);
-  }, deadline);
+  return send(
+      topic, messages.size(),
+      [&](std::size_t i) {
+        std::int64_t ts = 0;
+        rd_kafka_headers_t* h = projected_headers(messages[i].body, messages[i].hdrs, ts);
+        return enqueue(rkt, topic, messages[i].body, key, h, ts, i, deadline);
+      },
+      deadline);
 }
 
 result<void> producer::publish(std::string_view topic, std::string_view body, const headers& oob,
                                std::optional<std::string_view> key, clock::time_point deadline) {
   rd_kafka_topic_t* rkt = topic_handle(topic);
-  return send(topic, 1, [&](std::size_t i) {
-    std::int64_t ts = 0;
-    rd_kafka_headers_t* h = projected_headers(body, oob, ts);
-    return enqueue(rkt, topic, body, key, h, ts, i, deadline);
-  }, deadline);
+  return send(
+      topic, 1,
+      [&](std::size_t i) {
+        std::int64_t ts = 0;
+        rd_kafka_headers_t* h = projected_headers(body, oob, ts);
+        return enqueue(rkt, topic, body, key, h, ts, i, deadline);
+      },
+      deadline);
 }
 
 result<void> producer::produce(std::span<const record> records, clock::time_point deadline) {
   const std::string_view first = records.empty() ? std::string_view() : records.front().topic;
-  return send(first, records.size(), [&](std::size_t i) {
-    const record& r = records[i];
-    rd_kafka_headers_t* h = rd_kafka_headers_new(r.headers.size());
-    for (const auto& [k, v] : r.headers) {
-      rd_kafka_header_add(h, k.data(), static_cast<ssize_t>(k.size()), v.data(),
-                          static_cast<ssize_t>(v.size()));
-    }
-    return enqueue(topic_handle(r.topic), r.topic, r.value, std::nullopt, h, r.timestamp_ms, i, deadline);
-  }, deadline);
+  return send(
+      first, records.size(),
+      [&](std::size_t i) {
+        const record& r = records[i];
+        rd_kafka_headers_t* h = rd_kafka_headers_new(r.headers.size());
+        for (const auto& [k, v] : r.headers) {
+          rd_kafka_header_add(h, k.data(), static_cast<ssize_t>(k.size()), v.data(),
+                              static_cast<ssize_t>(v.size()));
+        }
+        return enqueue(topic_handle(r.topic), r.topic, r.value, std::nullopt, h, r.timestamp_ms, i,
+                       deadline);
+      },
+      deadline);
 }
 
 result<void> producer::flush(clock::time_point deadline) {
@@ -178,8 +190,8 @@ result<void> producer::probe(std::chrono::milliseconds timeout) {
   const rd_kafka_resp_err_t err =
       rd_kafka_metadata(rk_.get(), 0, nullptr, &md, static_cast<int>(timeout.count()));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    auto e = kafka_error(err, "no Kafka broker answered within " +
-                                  std::to_string(timeout.count()) + " ms");
+    auto e = kafka_error(
+        err, "no Kafka broker answered within " + std::to_string(timeout.count()) + " ms");
     if (e.code == transport_errc::timeout) e.code = make_error_code(transport_errc::unavailable);
     return fail(std::move(e));
   }

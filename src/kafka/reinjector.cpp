@@ -52,7 +52,8 @@ reinjector::~reinjector() {
   if (impl_) (void)close();
 }
 
-result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<std::string> topics) {
+result<std::unique_ptr<reinjector>> reinjector::open(options opts,
+                                                     std::vector<std::string> topics) {
   BABELQUEUE_TRY(detail::validate(opts));
   if (opts.retry_topics.empty()) {
     return fail(transport_errc::invalid_argument,
@@ -74,7 +75,8 @@ result<std::unique_ptr<reinjector>> reinjector::open(options opts, std::vector<s
   if (auto probe = r->impl_->producer->probe(r->impl_->opts.operation_timeout); !probe) {
     return fail(probe.error());
   }
-  detail::create_missing_topics(r->impl_->producer->handle(), r->tier_topics_, r->impl_->opts.operation_timeout);
+  detail::create_missing_topics(r->impl_->producer->handle(), r->tier_topics_,
+                                r->impl_->opts.operation_timeout);
   auto c = detail::consumer::open(r->impl_->opts, r->impl_->opts.group + ".reinjector",
                                   r->tier_topics_, &r->impl_->counters, r->impl_->handles,
                                   /*keep_raw_headers=*/true);
@@ -102,7 +104,9 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (wait.count() <= 0) return reinjected;
-    if (next_due >= 0) wait = std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(next_due - now_ms(), 0)));
+    if (next_due >= 0)
+      wait =
+          std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(next_due - now_ms(), 0)));
     BABELQUEUE_TRY_LET(got, self.consumer->receive(wait));
     if (!*got) continue;
     const received_message& m = **got;
@@ -118,7 +122,8 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     auto known = self.due.find(key);
     if (known == self.due.end()) {
       std::int64_t delay = 0;
-      if (const auto* d = find_header(h, bk::header_delay)) delay = bk::parse_attempts(*d).value_or(0);
+      if (const auto* d = find_header(h, bk::header_delay))
+        delay = bk::parse_attempts(*d).value_or(0);
       const std::int64_t now = now_ms();
       const std::int64_t wanted = (h.timestamp_ms > 0 ? h.timestamp_ms : now) + delay;
       known = self.due.emplace(key, std::clamp(wanted, now, now + delay)).first;
@@ -140,7 +145,8 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     rec.topic = destination;
     rec.value = m.body;
     for (const auto& kv : h.raw_headers) {
-      if (kv.first != bk::header_delay && kv.first != bk::header_original_topic) rec.headers.push_back(kv);
+      if (kv.first != bk::header_delay && kv.first != bk::header_original_topic)
+        rec.headers.push_back(kv);
     }
     rec.timestamp_ms = 0;  // now (re-entry into the work topic)
     if (auto sent = self.producer->produce({&rec, 1}, clock::now() + self.opts.operation_timeout);

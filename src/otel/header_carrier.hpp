@@ -19,7 +19,8 @@ class header_carrier final : public opentelemetry::context::propagation::TextMap
   explicit header_carrier(const headers& read) noexcept : read_(read), write_(nullptr) {}
   explicit header_carrier(headers& write) noexcept : read_(write), write_(&write) {}
 
-  opentelemetry::nostd::string_view Get(opentelemetry::nostd::string_view key) const noexcept override {
+  opentelemetry::nostd::string_view Get(
+      opentelemetry::nostd::string_view key) const noexcept override {
     const auto it = read_.find(std::string_view(key.data(), key.size()));
     if (it == read_.end()) return {};
     return {it->second.data(), it->second.size()};

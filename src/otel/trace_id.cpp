@@ -1,7 +1,7 @@
 // The trace_id ↔ TraceID bijection (trace_id.hpp): hex parsing and SHA-256 (OpenSSL).
-#include <babelqueue/otel/trace_id.hpp>
-
 #include "core/shared_helpers.hpp"
+
+#include <babelqueue/otel/trace_id.hpp>
 
 #include <openssl/evp.h>
 

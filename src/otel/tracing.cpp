@@ -1,8 +1,7 @@
 // The OpenTelemetry observer (tracing.hpp): publish and process spans, W3C propagation.
-#include <babelqueue/otel/tracing.hpp>
-
 #include "otel/header_carrier.hpp"
 
+#include <babelqueue/otel/tracing.hpp>
 #include <babelqueue/text.hpp>
 #include <babelqueue/version.hpp>
 
@@ -10,8 +9,8 @@
 #include <opentelemetry/nostd/span.h>
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/noop.h>
-#include <opentelemetry/trace/provider.h>
 #include <opentelemetry/trace/propagation/http_trace_context.h>
+#include <opentelemetry/trace/provider.h>
 #include <opentelemetry/trace/scope.h>
 #include <opentelemetry/trace/span.h>
 #include <opentelemetry/trace/span_id.h>
@@ -92,10 +91,11 @@ std::string uuid_of(const trace_api::TraceId& id) { return uuid_of(bytes_of(id))
 
 trace_api::SpanContext synthetic_parent_of(std::string_view trace_id) noexcept {
   const span_id_bytes s = synthetic_span_id_of(trace_id);
-  return trace_api::SpanContext(otel_trace_id_of(trace_id),
-                                trace_api::SpanId(nostd::span<const std::uint8_t, 8>(s.data(), s.size())),
-                                trace_api::TraceFlags(trace_api::TraceFlags::kIsSampled),
-                                /*is_remote=*/true);
+  return trace_api::SpanContext(
+      otel_trace_id_of(trace_id),
+      trace_api::SpanId(nostd::span<const std::uint8_t, 8>(s.data(), s.size())),
+      trace_api::TraceFlags(trace_api::TraceFlags::kIsSampled),
+      /*is_remote=*/true);
 }
 
 struct tracing::impl {
@@ -149,8 +149,8 @@ tracing::tracing(tracing_options options) : impl_(std::make_unique<impl>()) {
   impl_->options = std::move(options);
   impl_->tracer = impl_->options.tracer;
   if (!impl_->tracer) {
-    impl_->tracer = trace_api::Provider::GetTracerProvider()->GetTracer(
-        sv(instrumentation_name), sv(version_string));
+    impl_->tracer = trace_api::Provider::GetTracerProvider()->GetTracer(sv(instrumentation_name),
+                                                                        sv(version_string));
   }
   impl_->noop = dynamic_cast<trace_api::NoopTracer*>(impl_->tracer.get()) != nullptr;
 }
@@ -159,8 +159,8 @@ tracing::~tracing() = default;
 
 std::unique_ptr<span_state> tracing::on_publish_start(publish_info& info) {
   if (impl_->noop) return nullptr;
-  const std::string name = info.urn.empty() ? std::string("publish")
-                                            : "publish " + std::string(info.urn);
+  const std::string name =
+      info.urn.empty() ? std::string("publish") : "publish " + std::string(info.urn);
   trace_api::StartSpanOptions so;
   so.kind = trace_api::SpanKind::kProducer;
   const bool has_active = active_span_context().IsValid();
@@ -201,8 +201,7 @@ std::unique_ptr<span_state> tracing::on_publish_start(publish_info& info) {
   return state;
 }
 
-void tracing::on_publish_end(const publish_info& info, const error_info* error,
-                             span_state* state) {
+void tracing::on_publish_end(const publish_info& info, const error_info* error, span_state* state) {
   auto* s = dynamic_cast<publish_span*>(state);
   if (s == nullptr || !s->span) return;
   if (error != nullptr) {
@@ -240,18 +239,22 @@ void tracing::on_process_end(const process_info& info, const process_result& res
   if (s == nullptr || !s->span) return;
   auto& span = *s->span;
   span.SetAttribute("messaging.babelqueue.outcome", sv(to_string(result.outcome)));
-  if (result.next_attempts) span.SetAttribute("messaging.babelqueue.next_attempts", *result.next_attempts);
-  if (result.reason) span.SetAttribute("messaging.babelqueue.dead_letter.reason", sv(to_string(*result.reason)));
+  if (result.next_attempts)
+    span.SetAttribute("messaging.babelqueue.next_attempts", *result.next_attempts);
+  if (result.reason)
+    span.SetAttribute("messaging.babelqueue.dead_letter.reason", sv(to_string(*result.reason)));
   if (!result.dead_letter_queue.empty()) {
     span.SetAttribute("messaging.babelqueue.dead_letter.queue", sv(result.dead_letter_queue));
   }
-  if (result.unknown_urn) span.SetAttribute("messaging.babelqueue.unknown_urn", sv(to_string(*result.unknown_urn)));
+  if (result.unknown_urn)
+    span.SetAttribute("messaging.babelqueue.unknown_urn", sv(to_string(*result.unknown_urn)));
   if (result.outcome == process_outcome::rejected && result.error != nullptr) {
     span.SetAttribute("messaging.babelqueue.rejection", sv(result.error->reason()));
     span.SetStatus(trace_api::StatusCode::kError, sv(result.error->message));
   } else if (result.error != nullptr) {
-    const std::string_view type =
-        result.exception_type.empty() ? std::string_view(result.error->reason()) : result.exception_type;
+    const std::string_view type = result.exception_type.empty()
+                                      ? std::string_view(result.error->reason())
+                                      : result.exception_type;
     record_error(span, type, result.error->message);
   } else if (result.settle_error != nullptr) {
     span.SetStatus(trace_api::StatusCode::kError, sv(result.settle_error->message));

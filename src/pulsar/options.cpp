@@ -59,7 +59,8 @@ result<void> validate(const options& o) {
   if (o.initial_position != "earliest" && o.initial_position != "latest") {
     return fail(bad("initial_position must be earliest or latest"));
   }
-  if (!valid_entity(o.tenant)) return fail(bad("tenant must be 1..255 characters of [-=:.A-Za-z0-9_]"));
+  if (!valid_entity(o.tenant))
+    return fail(bad("tenant must be 1..255 characters of [-=:.A-Za-z0-9_]"));
   if (!valid_entity(o.namespace_)) {
     return fail(bad("namespace must be 1..255 characters of [-=:.A-Za-z0-9_]"));
   }

@@ -204,8 +204,8 @@ result<std::unique_ptr<pulsar_transport>> pulsar_transport::open(options opts) {
     cconf.setUnAckedMessagesTimeoutMs(static_cast<std::uint64_t>(o.ack_timeout.count()));
   }
   cconf.setNegativeAckRedeliveryDelayMs(static_cast<long>(o.negative_ack_delay.count()));
-  cconf.setSubscriptionInitialPosition(o.initial_position == "latest" ? pc::InitialPositionLatest
-                                                                      : pc::InitialPositionEarliest);
+  cconf.setSubscriptionInitialPosition(
+      o.initial_position == "latest" ? pc::InitialPositionLatest : pc::InitialPositionEarliest);
   // Acks and negative acks of single messages inside a batch: without it, releasing one
   // message of a batch would redeliver the whole batch.
   cconf.setBatchIndexAckEnabled(true);
@@ -318,8 +318,7 @@ result<pc::Producer*> pulsar_transport::impl::producer_for(const options& o, que
   return slot.producer = &producers.emplace(topic, std::move(producer)).first->second;
 }
 
-result<pc::Consumer*> pulsar_transport::impl::consumer_for(const options& o,
-                                                           std::string_view queue,
+result<pc::Consumer*> pulsar_transport::impl::consumer_for(const options& o, std::string_view queue,
                                                            queue_slot& slot) {
   if (slot.consumer != nullptr) return slot.consumer;
   const std::string& topic = slot.topic;
@@ -354,9 +353,10 @@ result<void> pulsar_transport::publish_after(std::string_view queue, std::string
   if (delay.count() < 0) return fail(transport_errc::invalid_argument, "pulsar delay must be >= 0");
   queue_slot& slot = impl_->slot_of(opts_, queue);
   BABELQUEUE_TRY_LET(producer, impl_->producer_for(opts_, slot));
-  return std::move(impl_->send_all(opts_, **producer, slot.topic, 1, [&](std::size_t) {
-                      return build_message(body, hdrs, delay);
-                    }).front());
+  return std::move(impl_
+                       ->send_all(opts_, **producer, slot.topic, 1,
+                                  [&](std::size_t) { return build_message(body, hdrs, delay); })
+                       .front());
 }
 
 std::vector<result<void>> pulsar_transport::publish_each(
@@ -364,7 +364,8 @@ std::vector<result<void>> pulsar_transport::publish_each(
   const auto all_fail = [&](const error_info& e) {
     return std::vector<result<void>>(messages.size(), result<void>(fail(e)));
   };
-  if (impl_->closed) return all_fail(error_info(transport_errc::closed, "pulsar transport is closed"));
+  if (impl_->closed)
+    return all_fail(error_info(transport_errc::closed, "pulsar transport is closed"));
   if (auto r = check_queue(queue); !r) return all_fail(r.error());
   if (messages.empty()) return {};
   queue_slot& slot = impl_->slot_of(opts_, queue);
@@ -451,9 +452,9 @@ result<void> pulsar_transport::release(const received_message& message,
   b.setProperties(h->message.getProperties());
   set_delay(b, delay);
   if (h->message.getEventTimestamp() > 0) b.setEventTimestamp(h->message.getEventTimestamp());
-  if (auto sent = std::move(impl_->send_all(opts_, **producer, slot.topic, 1,
-                                            [&b](std::size_t) { return b.build(); })
-                                .front());
+  if (auto sent = std::move(
+          impl_->send_all(opts_, **producer, slot.topic, 1, [&b](std::size_t) { return b.build(); })
+              .front());
       !sent) {
     return sent;
   }
@@ -467,7 +468,7 @@ result<void> pulsar_transport::release(const received_message& message,
 }
 
 result<std::vector<peeked_message>> pulsar_transport::peek(std::string_view, std::size_t,
-                                                       std::size_t) {
+                                                           std::size_t) {
   return cannot_peek(impl_->closed);
 }
 

@@ -79,8 +79,8 @@ result<void> connection::connect(clock::time_point deadline) {
   amqp_connection_state_t st = amqp_new_connection();
   if (st == nullptr) return fail(transport_errc::unavailable, "rabbitmq-c: out of memory");
   state_ = st;
-  const std::string where = (opts_.tls ? "amqps://" : "amqp://") + opts_.host + ":" +
-                            std::to_string(opts_.port);
+  const std::string where =
+      (opts_.tls ? "amqps://" : "amqp://") + opts_.host + ":" + std::to_string(opts_.port);
   amqp_socket_t* socket = nullptr;
   if (opts_.tls) {
     socket = amqp_ssl_socket_new(st);
@@ -111,7 +111,8 @@ result<void> connection::connect(clock::time_point deadline) {
         drop();
         return fail(transport_errc::invalid_argument,
                     "amqps options tls_cert_file/tls_key_file: cannot load the client "
-                    "certificate " + in_quotes(opts_.tls_cert_file) + " or its key",
+                    "certificate " +
+                        in_quotes(opts_.tls_cert_file) + " or its key",
                     native_error{"rabbitmq-c", rc, amqp_error_string2(rc)});
       }
     }
@@ -170,8 +171,8 @@ result<void> connection::connect(clock::time_point deadline) {
   if (login.reply_type != AMQP_RESPONSE_NORMAL) {
     error_info e = rpc_error(login, "login to " + where + " vhost " + in_quotes(opts_.vhost) +
                                         " as " + in_quotes(opts_.username));
-    if (login.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-        e.native && e.native->code == AMQP_STATUS_CONNECTION_CLOSED) {
+    if (login.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION && e.native &&
+        e.native->code == AMQP_STATUS_CONNECTION_CLOSED) {
       // A broker without authentication_failure_close just hangs up on bad credentials.
       e.message += " (the broker closed the connection: refused credentials?)";
     }
@@ -274,11 +275,12 @@ result<void> connection::declare(std::string_view queue) {
   amqp_queue_declare(state_, publish_channel, bytes_of(queue), /*passive=*/0, /*durable=*/1,
                      /*exclusive=*/0, /*auto_delete=*/0, amqp_empty_table);
   if (amqp_get_rpc_reply(state_).reply_type != AMQP_RESPONSE_NORMAL) {
-    error_info e = rpc_failure(publish_channel, "queue.declare " + in_quotes(queue) +
-                                                    " (durable, no arguments)");
+    error_info e = rpc_failure(publish_channel,
+                               "queue.declare " + in_quotes(queue) + " (durable, no arguments)");
     if (e.code == transport_errc::refused) {
-      e.message += " — declared before with other settings? set declare_queues=false to use "
-                   "a provisioned queue as it is";
+      e.message +=
+          " — declared before with other settings? set declare_queues=false to use "
+          "a provisioned queue as it is";
     }
     return fail(std::move(e));
   }
@@ -292,9 +294,9 @@ result<void> connection::send(std::string_view queue, std::string_view body,
     if (auto r = open_publish_channel(); !r) return r;
   }
   const wire_properties wire(props);
-  const int rc = amqp_basic_publish(state_, publish_channel, bytes_of(bindings::rabbitmq::default_exchange),
-                                    bytes_of(queue), /*mandatory=*/1, /*immediate=*/0, &wire.props,
-                                    bytes_of(body));
+  const int rc = amqp_basic_publish(state_, publish_channel,
+                                    bytes_of(bindings::rabbitmq::default_exchange), bytes_of(queue),
+                                    /*mandatory=*/1, /*immediate=*/0, &wire.props, bytes_of(body));
   if (rc != AMQP_STATUS_OK) {
     error_info e = library_error(rc, "publish to " + in_quotes(queue));
     drop();
@@ -308,14 +310,14 @@ result<void> connection::await_confirms(std::size_t limit, clock::time_point dea
   while (unconfirmed_.size() > limit) {
     if (state_ == nullptr) break;
     if (clock::now() >= deadline) {
-      return fail(transport_errc::timeout,
-                  "no publisher confirm within operation_timeout for " +
-                      std::to_string(unconfirmed_.size()) +
-                      " message(s); the broker may or may not have them");
+      return fail(transport_errc::timeout, "no publisher confirm within operation_timeout for " +
+                                               std::to_string(unconfirmed_.size()) +
+                                               " message(s); the broker may or may not have them");
     }
     if (auto r = pump(deadline); !r) {
-      return fail(r.error().code, "connection lost before the broker confirmed the publish (" +
-                                r.error().message + "); the broker may or may not have it",
+      return fail(r.error().code,
+                  "connection lost before the broker confirmed the publish (" + r.error().message +
+                      "); the broker may or may not have it",
                   r.error().native.value_or(native_error{}));
     }
   }
@@ -339,9 +341,9 @@ void connection::on_confirm(std::uint64_t tag, bool multiple, bool ack) {
   if (ack) {
     stats_.published += static_cast<std::int64_t>(settled);
   } else if (settled > 0 && !publish_failure_) {
-    publish_failure_ = error_info(transport_errc::refused,
-                                  "the broker refused the message (basic.nack)", {},
-                                  native_error{"amqp", 0, "basic.nack"});
+    publish_failure_ =
+        error_info(transport_errc::refused, "the broker refused the message (basic.nack)", {},
+                   native_error{"amqp", 0, "basic.nack"});
   }
 }
 
@@ -384,8 +386,8 @@ result<void> connection::await_delivery(std::string_view queue, clock::time_poin
   for (;;) {
     auto it = consumers_.find(queue);
     if (state_ == nullptr || it == consumers_.end()) {
-      return fail(transport_errc::unavailable,
-                  "the consumer of " + in_quotes(queue) + " was lost (connection or channel closed)");
+      return fail(transport_errc::unavailable, "the consumer of " + in_quotes(queue) +
+                                                   " was lost (connection or channel closed)");
     }
     if (!it->second.ready.empty()) return {};
     if (clock::now() >= deadline) {
@@ -507,7 +509,8 @@ result<bool> connection::pump(clock::time_point deadline) {
     }
     case AMQP_CHANNEL_CLOSE_METHOD: {
       const auto* m = static_cast<const amqp_channel_close_t*>(decoded);
-      error_info e = reply_code_error(m->reply_code, view_of(m->reply_text), "channel closed by the broker");
+      error_info e =
+          reply_code_error(m->reply_code, view_of(m->reply_text), "channel closed by the broker");
       amqp_channel_close_ok_t ok{};
       (void)amqp_send_method(state_, channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
       on_channel_closed(channel, e);

@@ -56,20 +56,28 @@ namespace {
 
 std::optional<std::int64_t> integer_of(const amqp_field_value_t& v) {
   switch (v.kind) {
-    case AMQP_FIELD_KIND_I8: return v.value.i8;
-    case AMQP_FIELD_KIND_U8: return v.value.u8;
-    case AMQP_FIELD_KIND_I16: return v.value.i16;
-    case AMQP_FIELD_KIND_U16: return v.value.u16;
-    case AMQP_FIELD_KIND_I32: return v.value.i32;
-    case AMQP_FIELD_KIND_U32: return v.value.u32;
-    case AMQP_FIELD_KIND_I64: return v.value.i64;
+    case AMQP_FIELD_KIND_I8:
+      return v.value.i8;
+    case AMQP_FIELD_KIND_U8:
+      return v.value.u8;
+    case AMQP_FIELD_KIND_I16:
+      return v.value.i16;
+    case AMQP_FIELD_KIND_U16:
+      return v.value.u16;
+    case AMQP_FIELD_KIND_I32:
+      return v.value.i32;
+    case AMQP_FIELD_KIND_U32:
+      return v.value.u32;
+    case AMQP_FIELD_KIND_I64:
+      return v.value.i64;
     case AMQP_FIELD_KIND_U64:
     case AMQP_FIELD_KIND_TIMESTAMP:
       if (v.value.u64 > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
         return std::numeric_limits<std::int64_t>::max();
       }
       return static_cast<std::int64_t>(v.value.u64);
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -82,10 +90,14 @@ std::optional<std::string> text_of(const amqp_field_value_t& v) {
   }
   switch (v.kind) {
     case AMQP_FIELD_KIND_UTF8:
-    case AMQP_FIELD_KIND_BYTES: return std::string(view_of(v.value.bytes));
-    case AMQP_FIELD_KIND_BOOLEAN: return std::string(v.value.boolean ? "true" : "false");
-    case AMQP_FIELD_KIND_F32: return std::to_string(v.value.f32);
-    case AMQP_FIELD_KIND_F64: return std::to_string(v.value.f64);
+    case AMQP_FIELD_KIND_BYTES:
+      return std::string(view_of(v.value.bytes));
+    case AMQP_FIELD_KIND_BOOLEAN:
+      return std::string(v.value.boolean ? "true" : "false");
+    case AMQP_FIELD_KIND_F32:
+      return std::to_string(v.value.f32);
+    case AMQP_FIELD_KIND_F64:
+      return std::to_string(v.value.f64);
     case AMQP_FIELD_KIND_DECIMAL: {
       // value × 10^-decimals, written exactly.
       const std::string digits = std::to_string(v.value.decimal.value);
@@ -104,7 +116,8 @@ std::optional<std::string> text_of(const amqp_field_value_t& v) {
       out.append(padded, whole);
       return out;
     }
-    default: return std::nullopt;  // table, array, void
+    default:
+      return std::nullopt;  // table, array, void
   }
 }
 
@@ -125,8 +138,8 @@ received_headers read_headers(const amqp_basic_properties_t& props) {
     const std::string_view key = view_of(e.key);
     if (key == bindings::rabbitmq::header_attempts) {
       out.attempts = integer_of(e.value);
-      if (!out.attempts && (e.value.kind == AMQP_FIELD_KIND_UTF8 ||
-                            e.value.kind == AMQP_FIELD_KIND_BYTES)) {
+      if (!out.attempts &&
+          (e.value.kind == AMQP_FIELD_KIND_UTF8 || e.value.kind == AMQP_FIELD_KIND_BYTES)) {
         out.attempts = parse_integer(view_of(e.value.value.bytes));
       }
     }

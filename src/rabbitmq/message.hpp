@@ -25,7 +25,8 @@ inline amqp_bytes_t bytes_of(std::string_view s) {
   return amqp_bytes_t{s.size(), const_cast<char*>(s.data())};
 }
 inline std::string_view view_of(const amqp_bytes_t& b) {
-  return b.len == 0 ? std::string_view() : std::string_view(static_cast<const char*>(b.bytes), b.len);
+  return b.len == 0 ? std::string_view()
+                    : std::string_view(static_cast<const char*>(b.bytes), b.len);
 }
 
 /// rabbitmq-c's view of a projection. Points into `source`, which must outlive it.
@@ -40,7 +41,7 @@ struct wire_properties {
 
 /// What a delivery's headers table carries for the SDK.
 struct received_headers {
-  headers out_of_band;  ///< every entry but the contract headers, stringified
+  headers out_of_band;                   ///< every entry but the contract headers, stringified
   std::optional<std::int64_t> attempts;  ///< `x-attempts` as an integer (any width, or text)
 };
 

@@ -102,8 +102,8 @@ result<void> rabbitmq_transport::impl::ensure(clock::time_point deadline) {
         // Use up the caller's time rather than failing at once, so that a loop around
         // receive()/publish() cannot spin during an outage.
         std::this_thread::sleep_until(deadline);
-        error_info e = d.last_connect_error.value_or(
-            error_info(transport_errc::unavailable, "not connected"));
+        error_info e =
+            d.last_connect_error.value_or(error_info(transport_errc::unavailable, "not connected"));
         e.message = "the broker is unavailable (" + e.message + ")";
         if (e.code != transport_errc::permission && e.code != transport_errc::invalid_argument) {
           e.code = transport_errc::unavailable;
@@ -128,8 +128,7 @@ result<void> rabbitmq_transport::impl::ensure(clock::time_point deadline) {
 
 // --- publish -----------------------------------------------------------------------------
 
-result<void> rabbitmq_transport::impl::prepare(std::string_view queue,
-                                               clock::time_point deadline) {
+result<void> rabbitmq_transport::impl::prepare(std::string_view queue, clock::time_point deadline) {
   for (;;) {
     if (auto r = ensure(deadline); !r) return r;
     if (!opts.declare_queues) return {};
@@ -270,7 +269,8 @@ result<void> rabbitmq_transport::release(const received_message& message,
     for (auto& [name, value] : props.headers) {
       if (name != rb::header_attempts) continue;
       found = true;
-      if (auto* n = std::get_if<std::int64_t>(&value); n != nullptr && *n < *received) *n = *received;
+      if (auto* n = std::get_if<std::int64_t>(&value); n != nullptr && *n < *received)
+        *n = *received;
     }
     if (!found) props.headers.emplace_back(std::string(rb::header_attempts), *received);
   }
@@ -291,7 +291,7 @@ result<void> rabbitmq_transport::release(const received_message& message,
 // --- lifecycle ---------------------------------------------------------------------------
 
 result<std::vector<peeked_message>> rabbitmq_transport::peek(std::string_view, std::size_t,
-                                                       std::size_t) {
+                                                             std::size_t) {
   return cannot_peek(impl_->closed);
 }
 

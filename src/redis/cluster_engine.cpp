@@ -145,9 +145,8 @@ result<void> cluster_engine::refresh_from(node& n, clock::time_point deadline) {
     return fail(std::move(*out.error));
   }
   if (op.ranges.empty()) {
-    return fail(redis_error(fault::unexpected_reply,
-                            "redis cluster at " + address_text(n.address) +
-                                " has no slots assigned yet"));
+    return fail(redis_error(fault::unexpected_reply, "redis cluster at " + address_text(n.address) +
+                                                         " has no slots assigned yet"));
   }
   std::fill(owner_.begin(), owner_.end(), nullptr);
   for (auto& range : op.ranges) {
@@ -204,8 +203,8 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
     }
     connection& conn = n->conn;
     if (opportunistic && !conn.connected()) {
-      return fail(redis_error(fault::unreachable,
-                              "redis cluster node " + address_text(n->address) + " is not connected"));
+      return fail(redis_error(fault::unreachable, "redis cluster node " + address_text(n->address) +
+                                                      " is not connected"));
     }
     if (auto r = conn.ensure(deadline); !r) {
       // The node is gone; if the cluster moved its slots elsewhere (a failover), the next
@@ -235,7 +234,8 @@ result<void> cluster_engine::run(operation& op, std::uint16_t slot, clock::time_
       // As engine::run(): unknown which commands ran; take back, resend while time remains.
       op.undo();
       if (clock::now() < deadline && !opportunistic) continue;
-      if (op.outage_is_unreachable) return fail(redis_error(fault::unreachable, io.error().message));
+      if (op.outage_is_unreachable)
+        return fail(redis_error(fault::unreachable, io.error().message));
       return io;
     }
     if (!out.redirect.empty()) {

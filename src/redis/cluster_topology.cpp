@@ -58,7 +58,8 @@ std::optional<cluster_redirect> parse_redirect(std::string_view text) {
     return std::nullopt;
   }
   std::string_view host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   r.target.host.assign(host);
   return r;
 }

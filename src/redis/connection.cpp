@@ -225,8 +225,7 @@ result<void> connection::start_tls() {
   return {};
 }
 
-long connection::send_some(const char* data, std::size_t size, std::string& why,
-                           bool& timed_out) {
+long connection::send_some(const char* data, std::size_t size, std::string& why, bool& timed_out) {
   if (stream_) {
     long n = stream_->write(data, size);
     if (n < 0) {

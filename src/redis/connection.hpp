@@ -97,10 +97,10 @@ class connection {
   bool ever_connected_ = false;
   babelqueue::detail::reconnect_backoff backoff_;  // the schedule every networked binding shares
   std::string last_error_;
-  request setup_;           // the handshake's and script reload's commands
-  std::vector<char> rbuf_;  // socket read buffer
-  std::unique_ptr<tls_client> tls_;     // rediss://: made on the first connect, then reused
-  std::unique_ptr<tls_stream> stream_;  // the TLS session of the current socket
+  request setup_;                               // the handshake's and script reload's commands
+  std::vector<char> rbuf_;                      // socket read buffer
+  std::unique_ptr<tls_client> tls_;             // rediss://: made on the first connect, then reused
+  std::unique_ptr<tls_stream> stream_;          // the TLS session of the current socket
   std::unique_ptr<sentinel_locator> sentinel_;  // redis+sentinel://: locates the primary
 };
 

@@ -23,8 +23,8 @@
 #include <babelqueue/result.hpp>
 
 #include <chrono>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace babelqueue::inline v1::redis::detail {

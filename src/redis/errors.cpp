@@ -24,15 +24,21 @@ transport_errc code_of_reply(std::string_view reply) noexcept {
 
 transport_errc code_of(fault kind, std::string_view server_text) noexcept {
   switch (kind) {
-    case fault::timed_out: return transport_errc::timeout;
-    case fault::auth_refused: return transport_errc::permission;
-    case fault::select_refused: return transport_errc::invalid_argument;
-    case fault::closed: return transport_errc::closed;
-    case fault::server_error: return code_of_reply(server_text);
+    case fault::timed_out:
+      return transport_errc::timeout;
+    case fault::auth_refused:
+      return transport_errc::permission;
+    case fault::select_refused:
+      return transport_errc::invalid_argument;
+    case fault::closed:
+      return transport_errc::closed;
+    case fault::server_error:
+      return code_of_reply(server_text);
     case fault::unreachable:
     case fault::io:
     case fault::tls:
-    case fault::unexpected_reply: break;
+    case fault::unexpected_reply:
+      break;
   }
   return transport_errc::unavailable;
 }

@@ -33,8 +33,9 @@ std::string_view text_of(const redisReply* r) {
 std::int64_t stale_of(const command_meta& cmd, const redisReply& reply) {
   switch (cmd.kind) {
     case k_zrem:
-      return reply.type == REDIS_REPLY_INTEGER ? static_cast<std::int64_t>(cmd.count) - reply.integer
-                                               : 0;
+      return reply.type == REDIS_REPLY_INTEGER
+                 ? static_cast<std::int64_t>(cmd.count) - reply.integer
+                 : 0;
     case k_reserve:
       if (reply.type == REDIS_REPLY_ARRAY && reply.elements >= 1 &&
           reply.element[0]->type == REDIS_REPLY_INTEGER)
@@ -261,8 +262,8 @@ laravel_recover_op::laravel_recover_op(laravel_context& lc, std::string_view que
 void laravel_recover_op::compose(request& req, script_shas shas) {
   ok_ = false;
   const auto& keys = lc_.keys(queue_);
-  req.push({"EVALSHA", shas[k_laravel_recover], "3", keys.ready, keys.reserved, keys.notify,
-            older_, lc_.st.retry_after_arg},
+  req.push({"EVALSHA", shas[k_laravel_recover], "3", keys.ready, keys.reserved, keys.notify, older_,
+            lc_.st.retry_after_arg},
            {k_single});
 }
 

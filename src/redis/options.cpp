@@ -15,18 +15,18 @@ namespace babelqueue::inline v1::redis {
 
 namespace {
 
-
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
   if (v.count() <= 0)
-    return fail(transport_errc::invalid_argument, "redis option " + std::string(key) + " must be > 0");
+    return fail(transport_errc::invalid_argument,
+                "redis option " + std::string(key) + " must be > 0");
   return {};
 }
 
 result<void> within(std::string_view key, std::int64_t v, std::int64_t min, std::int64_t max) {
   if (v < min || v > max) {
-    return fail(transport_errc::invalid_argument, "redis option " + std::string(key) + " must be " +
-                                            std::to_string(min) + ".." + std::to_string(max) +
-                                            " (got " + std::to_string(v) + ")");
+    return fail(transport_errc::invalid_argument,
+                "redis option " + std::string(key) + " must be " + std::to_string(min) + ".." +
+                    std::to_string(max) + " (got " + std::to_string(v) + ")");
   }
   return {};
 }
@@ -36,8 +36,10 @@ result<void> within(std::string_view key, std::int64_t v, std::int64_t min, std:
 namespace detail {
 
 result<void> validate(const options& o) {
-  if (o.host.empty()) return fail(transport_errc::invalid_argument, "redis option host must not be empty");
-  if (o.port == 0) return fail(transport_errc::invalid_argument, "redis option port must be 1..65535");
+  if (o.host.empty())
+    return fail(transport_errc::invalid_argument, "redis option host must not be empty");
+  if (o.port == 0)
+    return fail(transport_errc::invalid_argument, "redis option port must be 1..65535");
   if (auto r = positive("connect_timeout", o.connect_timeout); !r) return r;
   if (auto r = positive("command_timeout", o.command_timeout); !r) return r;
   if (auto r = positive("reconnect_backoff_min", o.reconnect_backoff_min); !r) return r;
@@ -48,14 +50,17 @@ result<void> validate(const options& o) {
   if (auto r = within("max_pending_acks", o.max_pending_acks, 1, 100000); !r) return r;
   if (auto r = within("prefetch", o.prefetch, 1, 255); !r) return r;
   if (o.prefetch > 1 && !o.track_reservations) {
-    return fail(transport_errc::invalid_argument, "redis option prefetch > 1 needs track_reservations=true");
+    return fail(transport_errc::invalid_argument,
+                "redis option prefetch > 1 needs track_reservations=true");
   }
   if (o.retry_after && o.retry_after->count() < 0) {
-    return fail(transport_errc::invalid_argument, "redis option retry_after must be >= 0 (or never)");
+    return fail(transport_errc::invalid_argument,
+                "redis option retry_after must be >= 0 (or never)");
   }
   if (auto r = within("db (the URL path /N)", o.db, 0, 1'000'000); !r) return r;
   if (o.processing_suffix.empty()) {
-    return fail(transport_errc::invalid_argument, "redis option processing_suffix must not be empty");
+    return fail(transport_errc::invalid_argument,
+                "redis option processing_suffix must not be empty");
   }
   if (o.migration_batch == 0 || o.migration_batch < -1) {
     return fail(transport_errc::invalid_argument,
@@ -79,11 +84,13 @@ result<void> validate(const options& o) {
   }
   for (const auto& [host, port] : o.cluster_seeds) {
     if (host.empty() || port == 0)
-      return fail(transport_errc::invalid_argument, "redis cluster seed nodes need a host and port");
+      return fail(transport_errc::invalid_argument,
+                  "redis cluster seed nodes need a host and port");
   }
   if (o.cluster && !o.sentinels.empty()) {
-    return fail(transport_errc::invalid_argument,
-                "redis cluster=1 and Sentinels exclude each other (a cluster fails over by itself)");
+    return fail(
+        transport_errc::invalid_argument,
+        "redis cluster=1 and Sentinels exclude each other (a cluster fails over by itself)");
   }
   return validate_sentinel(o);
 }
@@ -144,7 +151,8 @@ result<options> options_from_url(const broker_url& url) {
   BABELQUEUE_TRY(q.get("pipeline_acks", o.pipeline_acks));
   BABELQUEUE_TRY(q.get("cluster", o.cluster));
   if (!sentinel) {  // a Sentinel URL's host list is its Sentinels (read above)
-    for (const auto& [host, port] : url.more_hosts) o.cluster_seeds.emplace_back(host, port.value_or(6379));
+    for (const auto& [host, port] : url.more_hosts)
+      o.cluster_seeds.emplace_back(host, port.value_or(6379));
   }
   BABELQUEUE_TRY(q.get("laravel", o.laravel));
   bool laravel_compat = false;  // the Python SDK's other spelling of `laravel`

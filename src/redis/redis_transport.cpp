@@ -319,8 +319,7 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
   const std::size_t count = std::min(limit, max_index - offset);  // offset + count <= max
   const auto last = static_cast<std::int64_t>(offset + count - 1);
   // laravel=1: the ready list is `<prefix><queue>`, and its values are never framed.
-  const std::string ready =
-      opts_.laravel ? impl_->laravel.keys(queue).ready : std::string(queue);
+  const std::string ready = opts_.laravel ? impl_->laravel.keys(queue).ready : std::string(queue);
   detail::range_op op(ready, first, last);
   BABELQUEUE_TRY(impl_->engine.run_queue(op, queue, clock::now() + opts_.command_timeout));
   out.reserve(op.values.size());
@@ -338,7 +337,8 @@ result<std::vector<peeked_message>> redis_transport::peek(std::string_view queue
 // ---------------------------------------------------------------------------------------
 
 void register_transport() {
-  const auto factory = babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
+  const auto factory =
+      babelqueue::detail::url_factory<redis_transport, /*HostList=*/true>(options_from_url);
   babelqueue::register_transport("redis", factory);
   babelqueue::register_transport("rediss", factory);
   // Sentinel schemes take a host list: the Sentinels (sentinel_options.hpp).

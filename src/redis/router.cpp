@@ -26,7 +26,8 @@ result<std::uint16_t> queue_slot(std::string_view queue, std::string_view suffix
                   std::to_string(processing_slot) + ", '" + deadlines + "' " +
                   std::to_string(deadlines_slot) +
                   "), so its scripts cannot run on a cluster; put a hash tag in the queue name, "
-                  "e.g. '{" + q + "}', so that all of them hash to one slot");
+                  "e.g. '{" +
+                  q + "}', so that all of them hash to one slot");
 }
 
 result<std::uint16_t> laravel_queue_slot(std::string_view queue, std::string_view prefix) {
@@ -41,8 +42,9 @@ result<std::uint16_t> laravel_queue_slot(std::string_view queue, std::string_vie
                   std::to_string(key_slot(k.delayed)) + ", '" + k.notify + "' " +
                   std::to_string(key_slot(k.notify)) +
                   ") are in different hash slots, so Laravel's scripts cannot run on a cluster; "
-                  "put a hash tag in the queue name, e.g. '{" + std::string(queue) +
-                  "}' (Laravel: queues:{" + std::string(queue) + "}), or in the prefix");
+                  "put a hash tag in the queue name, e.g. '{" +
+                  std::string(queue) + "}' (Laravel: queues:{" + std::string(queue) +
+                  "}), or in the prefix");
 }
 
 router::router(const options& opts, transport_state& state, script_set scripts,
@@ -138,7 +140,8 @@ result<void> router::run_on_slot(operation& op, std::uint16_t slot, Keep keep,
 result<void> router::run_queue(operation& op, std::string_view queue, clock::time_point deadline) {
   if (!cluster_) return single_.run(op, deadline);
   BABELQUEUE_TRY_LET(slot, checked_slot(queue));
-  return run_on_slot(op, *slot, [](const reservation_ptr&) { return false; }, deadline);
+  return run_on_slot(
+      op, *slot, [](const reservation_ptr&) { return false; }, deadline);
 }
 
 result<void> router::run_receive(operation& op, std::string_view queue,

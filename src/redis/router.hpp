@@ -79,7 +79,8 @@ class router {
   // Cluster mode: settles the acks `keep` rejects, then runs `op` on `slot` with only the
   // kept ones deferred.
   template <class Keep>
-  result<void> run_on_slot(operation& op, std::uint16_t slot, Keep keep, clock::time_point deadline);
+  result<void> run_on_slot(operation& op, std::uint16_t slot, Keep keep,
+                           clock::time_point deadline);
   result<std::uint16_t> checked_slot(std::string_view queue);
   // The slot of the keys of `queue` (that passed the check) in this transport's layout.
   std::uint16_t slot_of(std::string_view queue) const;

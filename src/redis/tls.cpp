@@ -63,8 +63,8 @@ int bio_create(BIO* bio) {
 const BIO_METHOD* socket_bio_method() {
   // Created once; BIO_METHODs are immutable after setup and safe to share.
   static const BIO_METHOD* method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
-                                 "babelqueue redis socket");
+    BIO_METHOD* m =
+        BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "babelqueue redis socket");
     if (m == nullptr) return static_cast<BIO_METHOD*>(nullptr);
     BIO_meth_set_write(m, bio_write);
     BIO_meth_set_read(m, bio_read);
@@ -92,8 +92,9 @@ result<std::unique_ptr<tls_client>> tls_client::create(const options& opts) {
     SSL_CTX_set_verify(c->ctx_, SSL_VERIFY_PEER, nullptr);
     if (!opts.tls_ca_file.empty()) {
       if (SSL_CTX_load_verify_locations(c->ctx_, opts.tls_ca_file.c_str(), nullptr) != 1) {
-        return fail(transport_errc::invalid_argument, "redis tls_ca_file '" + opts.tls_ca_file +
-                                                "' cannot be loaded: " + openssl_reason("?"));
+        return fail(transport_errc::invalid_argument,
+                    "redis tls_ca_file '" + opts.tls_ca_file +
+                        "' cannot be loaded: " + openssl_reason("?"));
       }
     } else if (SSL_CTX_set_default_verify_paths(c->ctx_) != 1) {
       return fail(transport_errc::invalid_argument,
@@ -104,15 +105,16 @@ result<std::unique_ptr<tls_client>> tls_client::create(const options& opts) {
   }
   if (!opts.tls_cert_file.empty()) {
     if (SSL_CTX_use_certificate_chain_file(c->ctx_, opts.tls_cert_file.c_str()) != 1) {
-      return fail(transport_errc::invalid_argument, "redis tls_cert_file '" + opts.tls_cert_file +
-                                              "' cannot be loaded: " + openssl_reason("?"));
+      return fail(transport_errc::invalid_argument,
+                  "redis tls_cert_file '" + opts.tls_cert_file +
+                      "' cannot be loaded: " + openssl_reason("?"));
     }
     if (SSL_CTX_use_PrivateKey_file(c->ctx_, opts.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
         SSL_CTX_check_private_key(c->ctx_) != 1) {
       return fail(transport_errc::invalid_argument, "redis tls_key_file '" + opts.tls_key_file +
-                                              "' cannot be loaded or does not match the "
-                                              "certificate: " +
-                                              openssl_reason("?"));
+                                                        "' cannot be loaded or does not match the "
+                                                        "certificate: " +
+                                                        openssl_reason("?"));
     }
   }
   return c;
@@ -144,7 +146,8 @@ result<std::unique_ptr<tls_stream>> tls_client::handshake(int fd) const {
     int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str())
                 : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
     if (ok != 1) {
-      return fail(transport_errc::invalid_argument, "redis TLS server name '" + name + "' is not usable");
+      return fail(transport_errc::invalid_argument,
+                  "redis TLS server name '" + name + "' is not usable");
     }
   }
   int r = SSL_connect(s->ssl_);

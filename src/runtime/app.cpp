@@ -18,7 +18,8 @@ namespace {
 
 result<void> validate(const app_options& o) {
   if (o.queue.empty()) return fail(runtime_errc::invalid_argument, "app_options.queue is empty");
-  if (o.workers == 0) return fail(runtime_errc::invalid_argument, "app_options.workers must be >= 1");
+  if (o.workers == 0)
+    return fail(runtime_errc::invalid_argument, "app_options.workers must be >= 1");
   if (o.poll_timeout.count() < 0 || o.close_timeout.count() < 0 ||
       o.unknown_urn_release_delay.count() < 0) {
     return fail(runtime_errc::invalid_argument, "app_options durations must not be negative");
@@ -117,16 +118,14 @@ result<envelope> make_for(const app_options& defaults, std::string_view urn, con
 // with that trace. publish(env, options) sends to options.queue, else env.queue().
 result<std::string> app::publish(std::string_view urn, const json& data,
                                  const publish_options& options) {
-  return publish_fresh(options, [&](const publish_options& o) {
-    return make_for(options_, urn, data, o);
-  });
+  return publish_fresh(options,
+                       [&](const publish_options& o) { return make_for(options_, urn, data, o); });
 }
 
 result<std::string> app::publish(std::string_view urn, json_text data,
                                  const publish_options& options) {
-  return publish_fresh(options, [&](const publish_options& o) {
-    return make_for(options_, urn, data, o);
-  });
+  return publish_fresh(options,
+                       [&](const publish_options& o) { return make_for(options_, urn, data, o); });
 }
 
 result<std::string> app::publish_fresh(
@@ -173,8 +172,7 @@ result<std::string> app::publish_encoded(
   // The span hooks run outside the publisher lock (publishing threads do not wait on
   // each other's observers).
   auto r = detail::observed_publish(
-      observers_, publish_kind::app, queue, &env, body, options.hdrs, publisher_headers_,
-      nullptr,
+      observers_, publish_kind::app, queue, &env, body, options.hdrs, publisher_headers_, nullptr,
       [&](const headers& sent) -> result<void> {
         std::lock_guard lock(publisher_mutex_);
         if (!publisher_) {
@@ -182,7 +180,8 @@ result<std::string> app::publish_encoded(
           publisher_ = std::move(*t);
         }
         auto sent_r = publisher_->publish(queue, body, sent);
-        if (!sent_r && sent_r.code() == transport_errc::closed) publisher_.reset();  // reopen next time
+        if (!sent_r && sent_r.code() == transport_errc::closed)
+          publisher_.reset();  // reopen next time
         return sent_r;
       },
       adoption ? &*adoption : nullptr);
@@ -249,16 +248,15 @@ result<void> app::consume(std::vector<std::string> queues) {
         continue;
       }
       observers_.log(log_level::error, detail::log_context::of_queue(queue, &got.error()), [&] {
-        return "receive failed (" + std::string(got.error().reason()) + ": " +
-               got.error().message + "); retrying in " + std::to_string(backoff.count()) + " ms";
+        return "receive failed (" + std::string(got.error().reason()) + ": " + got.error().message +
+               "); retrying in " + std::to_string(backoff.count()) + " ms";
       });
       if (!wait_unless_stopped(backoff)) break;
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, 5000ms);
       if (got.code() == transport_errc::closed) {
         if (auto r = w.reopen(); !r) {
-          observers_.log(log_level::error, detail::log_context::of_queue(queue, &r.error()), [&] {
-            return "reopening the transport failed: " + r.error().message;
-          });
+          observers_.log(log_level::error, detail::log_context::of_queue(queue, &r.error()),
+                         [&] { return "reopening the transport failed: " + r.error().message; });
         }
       }
     }

@@ -31,8 +31,7 @@ constexpr detail::category_entry k_transport_entries[] = {
 };
 
 // Constant-initialized (table_category is constexpr): category() is an address load.
-constinit const detail::table_category k_runtime_category{"babelqueue.runtime",
-                                                          k_runtime_entries};
+constinit const detail::table_category k_runtime_category{"babelqueue.runtime", k_runtime_entries};
 constinit const detail::table_category k_transport_category{"babelqueue.transport",
                                                             k_transport_entries};
 

@@ -28,7 +28,8 @@ bool message::is_replay() const noexcept {
 result<std::string> message::publish(std::string_view urn, const json& data,
                                      const continue_publish_options& options) const {
   if (publisher_ == nullptr) {
-    return fail(transport_errc::closed, "this message has no publisher (it outlived its handler call)");
+    return fail(transport_errc::closed,
+                "this message has no publisher (it outlived its handler call)");
   }
   return publisher_->publish_continuing(*this, urn, data, options);
 }

@@ -7,9 +7,9 @@
 #include <babelqueue/text.hpp>
 
 #include <array>
-#include <functional>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>

@@ -5,10 +5,14 @@ inline namespace v1 {
 
 std::string_view to_string(unknown_urn_strategy strategy) noexcept {
   switch (strategy) {
-    case unknown_urn_strategy::fail: return "fail";
-    case unknown_urn_strategy::del: return "delete";
-    case unknown_urn_strategy::release: return "release";
-    case unknown_urn_strategy::dead_letter: return "dead_letter";
+    case unknown_urn_strategy::fail:
+      return "fail";
+    case unknown_urn_strategy::del:
+      return "delete";
+    case unknown_urn_strategy::release:
+      return "release";
+    case unknown_urn_strategy::dead_letter:
+      return "dead_letter";
   }
   return "fail";
 }

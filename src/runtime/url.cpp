@@ -25,7 +25,8 @@ result<std::string> percent_decode(std::string_view in, std::string_view what) {
       continue;
     }
     if (i + 2 >= in.size() || hex_value(in[i + 1]) < 0 || hex_value(in[i + 2]) < 0) {
-      return fail(runtime_errc::invalid_argument, "bad percent escape in the URL " + std::string(what));
+      return fail(runtime_errc::invalid_argument,
+                  "bad percent escape in the URL " + std::string(what));
     }
     out.push_back(static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2])));
     i += 2;
@@ -89,12 +90,13 @@ result<broker_url> broker_url::parse(std::string_view url) {
   broker_url u;
   const auto sep = url.find("://");
   if (sep == std::string_view::npos) {
-    return fail(runtime_errc::invalid_argument,
-                "broker URL must look like scheme://...: '" +
-                    redact_url(url).substr(0, 64) + "'");  // redact first: a cut may hide the '@'
+    return fail(runtime_errc::invalid_argument, "broker URL must look like scheme://...: '" +
+                                                    redact_url(url).substr(0, 64) +
+                                                    "'");  // redact first: a cut may hide the '@'
   }
   if (!valid_scheme(url.substr(0, sep))) {
-    return fail(runtime_errc::invalid_argument, "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");
+    return fail(runtime_errc::invalid_argument,
+                "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");
   }
   u.scheme = lower(url.substr(0, sep));
   std::string_view rest = url.substr(sep + 3);
@@ -139,7 +141,8 @@ result<broker_url> broker_url::parse(std::string_view url) {
     std::string_view item = others.substr(0, others.find(','));
     others.remove_prefix(item.size());
     BABELQUEUE_TRY_LET(more, parse_host_port(item));
-    if (more->first.empty()) return fail(runtime_errc::invalid_argument, "empty host in the URL host list");
+    if (more->first.empty())
+      return fail(runtime_errc::invalid_argument, "empty host in the URL host list");
     u.more_hosts.push_back(std::move(*more));
   }
   BABELQUEUE_TRY_LET(pa, percent_decode(path, "path"));
@@ -161,7 +164,8 @@ result<broker_url> broker_url::parse(std::string_view url) {
     }
     BABELQUEUE_TRY_LET(k, percent_decode(key, "query key"));
     BABELQUEUE_TRY_LET(v, percent_decode(value, "query value"));
-    if (k->empty()) return fail(runtime_errc::invalid_argument, "empty option name in the URL query");
+    if (k->empty())
+      return fail(runtime_errc::invalid_argument, "empty option name in the URL query");
     if (!u.query.emplace(std::move(*k), std::move(*v)).second) {
       return fail(runtime_errc::invalid_argument,
                   "option '" + std::string(key) + "' given twice in the URL query");
@@ -203,14 +207,15 @@ std::string broker_url::redacted() const {
 bool is_secret_option(std::string_view key) {
   std::string k = lower(key);
   const auto ends_with = [&](std::string_view suffix) {
-    return k.size() >= suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return k.size() >= suffix.size() &&
+           k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   // A file or path names where a secret is, not the secret: show it.
   if (ends_with("_file") || ends_with("_path") || ends_with("-file") || ends_with("-path")) {
     return false;
   }
-  for (std::string_view word : {"pass", "secret", "token", "sas", "signature", "credential",
-                                "auth", "private", "apikey", "api_key"}) {
+  for (std::string_view word : {"pass", "secret", "token", "sas", "signature", "credential", "auth",
+                                "private", "apikey", "api_key"}) {
     if (k.find(word) != std::string::npos) return true;
   }
   return k == "key" || ends_with("_key") || ends_with("-key") || ends_with("key_value");
@@ -287,7 +292,8 @@ result<std::chrono::milliseconds> parse_duration(std::string_view text) {
                 "bad duration unit in '" + std::string(text) + "' (use ms, s or m)");
   }
   if (n > std::numeric_limits<std::int64_t>::max() / factor) {
-    return fail(runtime_errc::invalid_argument, "duration '" + std::string(text) + "' is too large");
+    return fail(runtime_errc::invalid_argument,
+                "duration '" + std::string(text) + "' is too large");
   }
   return std::chrono::milliseconds(n * factor);
 }
@@ -322,8 +328,8 @@ result<void> query_options::get(std::string_view key, std::int64_t& out, std::in
   }
   if (n < min || n > max) {
     return fail(runtime_errc::invalid_argument, "option " + std::string(key) + "=" + *v +
-                                            " is out of range " + std::to_string(min) + ".." +
-                                            std::to_string(max));
+                                                    " is out of range " + std::to_string(min) +
+                                                    ".." + std::to_string(max));
   }
   out = n;
   return {};
@@ -349,7 +355,8 @@ result<void> query_options::get(std::string_view key, std::chrono::milliseconds&
   if (!v) return {};
   auto d = parse_duration(*v);
   if (!d) {
-    return fail(runtime_errc::invalid_argument, "option " + std::string(key) + ": " + d.error().message);
+    return fail(runtime_errc::invalid_argument,
+                "option " + std::string(key) + ": " + d.error().message);
   }
   out = *d;
   return {};

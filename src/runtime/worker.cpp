@@ -141,8 +141,7 @@ void app::worker::dispatch(const received_message& delivery) noexcept {
   } catch (...) {
     if (j) j->unsettled = true;
     hub.log(log_level::error, detail::log_context::of_queue(delivery.queue), [&] {
-      return "internal error while dispatching a message: " +
-             detail::current_failure_cause().error;
+      return "internal error while dispatching a message: " + detail::current_failure_cause().error;
     });
   }
   if (info) hub.process_end(*info, j->final_result(), states);  // info implies j
@@ -176,9 +175,9 @@ void app::worker::run(job& j, envelope& env) {
   }
   // 4. Failure path.
   j.set_error(error_info{runtime_errc::handler_failed, failure->error}, failure->exception);
-  failed(j, env,
-         cause{dead_letter_reason::failed, std::move(failure->error),
-               std::move(failure->exception)});
+  failed(
+      j, env,
+      cause{dead_letter_reason::failed, std::move(failure->error), std::move(failure->exception)});
 }
 
 void app::worker::poison(job& j, const error_info& why) {
@@ -233,9 +232,8 @@ void app::worker::unknown_urn(job& j, envelope& env) {
       if (ack(j)) notify([&](observer& o) { o.on_dropped(j.delivery.queue); });
       return;
     case unknown_urn_strategy::release:
-      hub.log(log_level::debug, j.context(), [] {
-        return std::string("releasing unchanged: no handler (strategy release)");
-      });
+      hub.log(log_level::debug, j.context(),
+              [] { return std::string("releasing unchanged: no handler (strategy release)"); });
       if (drain_guard_) released_.insert(std::hash<std::string>{}(j.delivery.body));
       j.result.outcome = process_outcome::released;
       release(j, app_.options_.unknown_urn_release_delay);
@@ -310,8 +308,7 @@ void app::worker::dead_letter_or_drop(job& j, envelope& env, const cause& c,
   if (!app_.options_.dead_letter) {
     hub.log(log_level::warn, ctx, [&] {
       return "dropping after " + std::to_string(attempts) + " attempt(s) (" +
-             std::string(to_string(c.reason)) + ", dead-lettering is off): " +
-             c.error.value_or("");
+             std::string(to_string(c.reason)) + ", dead-lettering is off): " + c.error.value_or("");
     });
     j.result.outcome = process_outcome::dropped;
     if (ack(j)) notify([&](observer& o) { o.on_dropped(j.delivery.queue); });
@@ -382,8 +379,8 @@ bool app::worker::forward_then_ack(job& j, publish_kind kind, const envelope* en
     if (!is_transient(r.code())) {
       // The same message will fail the same way: back off so a permanent failure cannot
       // spin this worker (never ack: the message must not be lost).
-      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(app_.options_.poll_timeout,
-                                                                       std::chrono::seconds(1)));
+      std::this_thread::sleep_for(
+          std::min<std::chrono::milliseconds>(app_.options_.poll_timeout, std::chrono::seconds(1)));
     }
     j.result.outcome = process_outcome::released;
     j.set_settle_error(r.error());
@@ -476,9 +473,8 @@ void app::worker::close() noexcept {
   if (!r) {
     detail::log_context ctx;
     ctx.error = &r.error();
-    app_.observers_.log(log_level::warn, ctx, [&] {
-      return "closing the transport failed: " + r.error().message;
-    });
+    app_.observers_.log(log_level::warn, ctx,
+                        [&] { return "closing the transport failed: " + r.error().message; });
   }
 }
 

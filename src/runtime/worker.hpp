@@ -16,7 +16,7 @@ inline namespace v1 {
 // the shared runtime library.
 class [[gnu::visibility("hidden")]] app::worker final : public detail::message_publisher {
  public:
-  worker(app& owner, std::unique_ptr<transport> t) : app_(owner), transport_(std::move(t)) {}
+  worker(app & owner, std::unique_ptr<transport> t) : app_(owner), transport_(std::move(t)) {}
 
   /// One receive (waiting up to poll_timeout) and, when a message came, its dispatch.
   /// true = a message was dispatched, false = nothing arrived; an error = the receive failed.
@@ -27,8 +27,8 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
   void dispatch(const received_message& delivery) noexcept;
 
   result<std::string> publish_continuing(const message& inbound, std::string_view urn,
-                                         const json& data,
-                                         const continue_publish_options& options) override;
+                                         const json& data, const continue_publish_options& options)
+      override;
 
   /// drain() mode: a message this worker released unchanged (unknown-URN `release`) that
   /// comes back during the same drain is put back again and ends the drain, instead of
@@ -68,26 +68,26 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
     process_result final_result() const noexcept;
   };
 
-  void run(job& j, envelope& env);
-  void poison(job& j, const error_info& why);
-  void unknown_urn(job& j, envelope& env);
-  void failed(job& j, envelope& env, const cause& c);
-  void dead_letter_or_drop(job& j, envelope& env, const cause& c, std::int64_t attempts);
+  void run(job & j, envelope & env);
+  void poison(job & j, const error_info& why);
+  void unknown_urn(job & j, envelope & env);
+  void failed(job & j, envelope & env, const cause& c);
+  void dead_letter_or_drop(job & j, envelope & env, const cause& c, std::int64_t attempts);
 
   /// Publishes `body` (with the delivery's headers where carried) to `queue` inside a
   /// publish span, then acks the delivery; on a publish failure releases the delivery
   /// instead (outcome released, settle_error). True when the publish succeeded.
-  bool forward_then_ack(job& j, publish_kind kind, const envelope* env, std::string_view queue,
+  bool forward_then_ack(job & j, publish_kind kind, const envelope* env, std::string_view queue,
                         std::string_view body, const headers& hdrs, std::string_view what);
   /// Settle calls; on failure they log, mark the job unsettled and return false.
-  bool ack(job& j);
-  bool release(job& j, std::chrono::milliseconds delay);
+  bool ack(job & j);
+  bool release(job & j, std::chrono::milliseconds delay);
   /// release() for a delivery that has no job (the drain guard).
   void release_unseen(const received_message& delivery);
   headers forwarded_headers(const received_message& delivery) const;
 
   template <class F>
-  void notify(F&& f) const noexcept {
+  void notify(F && f) const noexcept {
     if (!app_.observers_.empty()) app_.observers_.each(std::forward<F>(f));
   }
 

@@ -74,7 +74,8 @@ std::string integer_type(const json& s) {
                                                       : -std::numeric_limits<double>::infinity();
   const double max = hi != nullptr && hi->is_number() ? hi->get<double>()
                                                       : std::numeric_limits<double>::infinity();
-  if (min >= std::numeric_limits<std::int32_t>::min() && max <= std::numeric_limits<std::int32_t>::max())
+  if (min >= std::numeric_limits<std::int32_t>::min() &&
+      max <= std::numeric_limits<std::int32_t>::max())
     return "std::int32_t";
   if (min >= 0 && std::isfinite(max) && max > 9223372036854775807.0) return "std::uint64_t";
   return "std::int64_t";
@@ -134,19 +135,21 @@ std::string emitter::string_enum(const json& values, const std::string& hint, sc
     sc.nested += (i == 0 ? " " : ", ") + cases[i].first;
   sc.nested += " };\n";
 
-  sc.friends += in + "friend void to_json(babelqueue::json& j, " + type + " v) {\n" + in +
-                "  switch (v) {\n";
+  sc.friends +=
+      in + "friend void to_json(babelqueue::json& j, " + type + " v) {\n" + in + "  switch (v) {\n";
   for (const auto& [e, text] : cases)
-    sc.friends += in + "    case " + type + "::" + e + ": j = " + string_literal(text) + "; return;\n";
+    sc.friends +=
+        in + "    case " + type + "::" + e + ": j = " + string_literal(text) + "; return;\n";
   sc.friends += in + "  }\n" + in + "  j = nullptr;\n" + in + "}\n";
-  sc.friends += in + "friend void from_json(const babelqueue::json& j, " + type + "& v) {\n" + in +
-                "  if (!j.is_string())\n" + in +
-                "    throw babelqueue::typed::conversion_error({}, std::string(\"expected a string, "
-                "got \") + j.type_name());\n" +
-                in + "  const auto& s = j.get_ref<const std::string&>();\n";
+  sc.friends +=
+      in + "friend void from_json(const babelqueue::json& j, " + type + "& v) {\n" + in +
+      "  if (!j.is_string())\n" + in +
+      "    throw babelqueue::typed::conversion_error({}, std::string(\"expected a string, "
+      "got \") + j.type_name());\n" +
+      in + "  const auto& s = j.get_ref<const std::string&>();\n";
   for (const auto& [e, text] : cases)
-    sc.friends += in + "  if (s == " + string_literal(text) + ") { v = " + type + "::" + e +
-                  "; return; }\n";
+    sc.friends +=
+        in + "  if (s == " + string_literal(text) + ") { v = " + type + "::" + e + "; return; }\n";
   sc.friends += in +
                 "  throw babelqueue::typed::conversion_error({}, \"value is not one of the allowed "
                 "values\");\n" +
@@ -169,7 +172,8 @@ mapped emitter::map(const json& s, const std::string& hint, scope& sc) {
   if (cn != nullptr || en != nullptr) {
     json allowed = json::array();
     if (cn != nullptr) {  // `const` and `enum` together: the const value, when enum has it
-      if (en == nullptr || std::find(en->begin(), en->end(), *cn) != en->end()) allowed.push_back(*cn);
+      if (en == nullptr || std::find(en->begin(), en->end(), *cn) != en->end())
+        allowed.push_back(*cn);
     } else {
       allowed = *en;
     }
@@ -246,9 +250,11 @@ std::string emitter::object_struct(const json& s, const std::string& name, int d
     const bool is_required = required.count(key) != 0;
     std::string category;
     if (gdpr_marked(*sub, category))
-      members += in + "// x-gdpr-sensitive" + (category.empty() ? "" : " (" + category + ")") + "\n";
+      members +=
+          in + "// x-gdpr-sensitive" + (category.empty() ? "" : " (" + category + ")") + "\n";
     if (!m.comment.empty()) members += in + "// " + m.comment + "\n";
-    members += in + (is_required ? m.type : "std::optional<" + m.type + ">") + " " + member + "{};\n";
+    members +=
+        in + (is_required ? m.type : "std::optional<" + m.type + ">") + " " + member + "{};\n";
     const std::string lit = string_literal(key);
     reads += in + "  bt::read_field(j, " + lit + ", v." + member +
              (m.rules.empty() ? std::string() : ", bt::rules()" + m.rules) + ");\n";
@@ -265,17 +271,20 @@ std::string emitter::object_struct(const json& s, const std::string& name, int d
          writes + in + "  bt::write_unknown(j, v.unknown_fields);\n" + in + "}\n";
   out += in + "friend void from_json(const babelqueue::json& j, " + name + "& v) {\n" + in +
          "  namespace bt = babelqueue::typed;\n" + sc.statics + in + "  bt::expect_object(j);\n" +
-         reads + in + "  v.unknown_fields = bt::collect_unknown(j, {" + known + "});\n" + in + "}\n";
+         reads + in + "  v.unknown_fields = bt::collect_unknown(j, {" + known + "});\n" + in +
+         "}\n";
   out += sc.friends + indent(depth) + "};\n";
   return out;
 }
 
 // The struct of a root schema that is not an object with properties: the whole `data` as
 // one `value` member of the mapped type (a root array → std::vector, no type → json).
-std::string emitter::value_struct(const json& s, const std::string& name, const std::string& root_head) {
+std::string emitter::value_struct(const json& s, const std::string& name,
+                                  const std::string& root_head) {
   scope sc;
   sc.depth = 1;
-  sc.taken = {name, "urn", "schema", "gdpr_sensitive_paths", "unknown_fields", "value", "babelqueue"};
+  sc.taken = {name,    "urn",       "schema", "gdpr_sensitive_paths", "unknown_fields",
+              "value", "babelqueue"};
   const mapped m = map(s, "Value", sc);
   std::string out = "struct " + name + " {\n" + root_head + sc.nested;
   out += "  /// The schema's root is not an object with properties: the whole `data`.\n";
@@ -284,7 +293,8 @@ std::string emitter::value_struct(const json& s, const std::string& name, const 
   out += "  friend void to_json(babelqueue::json& j, const " + name + "& v) { j = v.value; }\n";
   out += "  friend void from_json(const babelqueue::json& j, " + name + "& v) {\n";
   out += "    namespace bt = babelqueue::typed;\n" + sc.statics;
-  out += "    bt::read(j, v.value" + (m.rules.empty() ? std::string() : ", bt::rules()" + m.rules) + ");\n";
+  out += "    bt::read(j, v.value" + (m.rules.empty() ? std::string() : ", bt::rules()" + m.rules) +
+         ");\n";
   out += "  }\n" + sc.friends + "};\n";
   return out;
 }
@@ -294,8 +304,9 @@ std::string root_head(const std::string& urn, const json& schema) {
   collect_gdpr_paths(schema, "", 0, paths);
   std::sort(paths.begin(), paths.end());
   std::string head = "  static constexpr std::string_view urn = " + string_literal(urn) + ";\n";
-  head += "  /// The registry schema this type was generated from (schema::map_provider,\n"
-          "  /// gdpr::field_plan::build).\n";
+  head +=
+      "  /// The registry schema this type was generated from (schema::map_provider,\n"
+      "  /// gdpr::field_plan::build).\n";
   head += "  static constexpr std::string_view schema = " + string_literal(schema.dump()) + ";\n";
   head += "  /// The x-gdpr-sensitive paths (gdpr::sensitive_paths spelling).\n";
   head += "  static constexpr std::array<std::string_view, " + std::to_string(paths.size()) +
@@ -321,7 +332,8 @@ bool valid_namespace(const std::string& ns) {
   std::size_t start = 0;
   while (true) {
     const auto end = ns.find("::", start);
-    const std::string part = ns.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string part =
+        ns.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (part.empty() || detail::member_name(part) != part) return false;
     if (end == std::string::npos) return true;
     start = end + 2;
@@ -340,11 +352,14 @@ constexpr std::string_view includes =
 
 }  // namespace
 
-result<std::vector<generated_file>> generate_code(const registry& reg, const codegen_options& options) {
+result<std::vector<generated_file>> generate_code(const registry& reg,
+                                                  const codegen_options& options) {
   if (options.language != "cpp")
-    return fail(babelqueue::errc::invalid_argument, "codegen: unknown language \"" + options.language + "\" (known: cpp)");
+    return fail(babelqueue::errc::invalid_argument,
+                "codegen: unknown language \"" + options.language + "\" (known: cpp)");
   if (!valid_namespace(options.name_space))
-    return fail(babelqueue::errc::invalid_argument, "codegen: \"" + options.name_space + "\" is not a C++ namespace");
+    return fail(babelqueue::errc::invalid_argument,
+                "codegen: \"" + options.name_space + "\" is not a C++ namespace");
   const std::string manifest = reg.manifest_path().filename().string();
 
   struct unit {
@@ -369,7 +384,8 @@ result<std::vector<generated_file>> generate_code(const registry& reg, const cod
 
   const std::string open = "namespace " + options.name_space + " {\n\n";
   const std::string close = "}  // namespace " + options.name_space + "\n";
-  std::string type_list = "/// Every type of the registry, in URN order.\nusing all_messages = std::tuple<";
+  std::string type_list =
+      "/// Every type of the registry, in URN order.\nusing all_messages = std::tuple<";
   for (std::size_t i = 0; i < units.size(); ++i) type_list += (i == 0 ? "" : ", ") + units[i].type;
   type_list += ">;\n\n";
   std::vector<generated_file> files;
@@ -383,7 +399,8 @@ result<std::vector<generated_file>> generate_code(const registry& reg, const cod
   std::string umbrella = file_header("messages.hpp", manifest);
   for (const auto& u : units) {
     const std::string file = unique_name(detail::file_stem(u.type), names) + ".hpp";
-    files.push_back({file, file_header(file, manifest) + std::string(includes) + open + u.text + "\n" + close});
+    files.push_back(
+        {file, file_header(file, manifest) + std::string(includes) + open + u.text + "\n" + close});
     umbrella += "#include \"" + file + "\"\n";
   }
   umbrella += "\n#include <tuple>\n\n" + open + type_list + close;

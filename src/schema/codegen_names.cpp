@@ -11,21 +11,44 @@ namespace {
 
 // C++20 keywords and alternative tokens, plus names GCC predefines as macros in its default
 // GNU mode (`linux`, `unix`) and the C library macros a field name could plausibly be.
-constexpr std::string_view reserved[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "linux", "unix", "i386",
-    "NULL", "EOF", "errno", "assert", "stdin", "stdout", "stderr", "offsetof", "setjmp",
-    "va_arg", "va_start", "va_end", "SIZE_MAX", "INT_MAX", "INT_MIN", "BUFSIZ", "FILENAME_MAX",
-    "std"};
+constexpr std::string_view reserved[] = {"alignas",       "alignof",     "and",
+                                         "and_eq",        "asm",         "auto",
+                                         "bitand",        "bitor",       "bool",
+                                         "break",         "case",        "catch",
+                                         "char",          "char8_t",     "char16_t",
+                                         "char32_t",      "class",       "compl",
+                                         "concept",       "const",       "consteval",
+                                         "constexpr",     "constinit",   "const_cast",
+                                         "continue",      "co_await",    "co_return",
+                                         "co_yield",      "decltype",    "default",
+                                         "delete",        "do",          "double",
+                                         "dynamic_cast",  "else",        "enum",
+                                         "explicit",      "export",      "extern",
+                                         "false",         "float",       "for",
+                                         "friend",        "goto",        "if",
+                                         "inline",        "int",         "long",
+                                         "mutable",       "namespace",   "new",
+                                         "noexcept",      "not",         "not_eq",
+                                         "nullptr",       "operator",    "or",
+                                         "or_eq",         "private",     "protected",
+                                         "public",        "register",    "reinterpret_cast",
+                                         "requires",      "return",      "short",
+                                         "signed",        "sizeof",      "static",
+                                         "static_assert", "static_cast", "struct",
+                                         "switch",        "template",    "this",
+                                         "thread_local",  "throw",       "true",
+                                         "try",           "typedef",     "typeid",
+                                         "typename",      "union",       "unsigned",
+                                         "using",         "virtual",     "void",
+                                         "volatile",      "wchar_t",     "while",
+                                         "xor",           "xor_eq",      "linux",
+                                         "unix",          "i386",        "NULL",
+                                         "EOF",           "errno",       "assert",
+                                         "stdin",         "stdout",      "stderr",
+                                         "offsetof",      "setjmp",      "va_arg",
+                                         "va_start",      "va_end",      "SIZE_MAX",
+                                         "INT_MAX",       "INT_MIN",     "BUFSIZ",
+                                         "FILENAME_MAX",  "std"};
 
 bool is_reserved(std::string_view name) {
   for (auto r : reserved)
@@ -50,7 +73,8 @@ std::string underscored(std::string_view in) {
   return out;
 }
 
-std::string not_reserved(std::string name, std::string_view if_empty, std::string_view digit_prefix) {
+std::string not_reserved(std::string name, std::string_view if_empty,
+                         std::string_view digit_prefix) {
   if (name.empty()) name = if_empty;
   if (std::isdigit(static_cast<unsigned char>(name[0])) != 0) name.insert(0, digit_prefix);
   if (is_reserved(name)) name += '_';

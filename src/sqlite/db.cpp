@@ -2,6 +2,7 @@
 
 #include "core/sqlite_support.hpp"
 #include "sqlite/errors.hpp"
+
 #include <babelqueue/runtime/error.hpp>
 
 #include <sqlite3.h>

@@ -25,18 +25,25 @@ error_info sqlite_error(sqlite3* db, int rc, std::string_view what) {
   // docs/errors.md, table "sqlite".
   switch (rc & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return mapped(transport_errc::timeout);
+    case SQLITE_LOCKED:
+      return mapped(transport_errc::timeout);
     case SQLITE_PERM:
     case SQLITE_AUTH:
-    case SQLITE_READONLY: return mapped(transport_errc::permission);
-    case SQLITE_TOOBIG: return mapped(transport_errc::too_large);
+    case SQLITE_READONLY:
+      return mapped(transport_errc::permission);
+    case SQLITE_TOOBIG:
+      return mapped(transport_errc::too_large);
     case SQLITE_FULL:
     case SQLITE_IOERR:
-    case SQLITE_NOMEM: return mapped(transport_errc::unavailable);
-    case SQLITE_CANTOPEN: return mapped(transport_errc::not_found);
+    case SQLITE_NOMEM:
+      return mapped(transport_errc::unavailable);
+    case SQLITE_CANTOPEN:
+      return mapped(transport_errc::not_found);
     case SQLITE_NOTADB:
-    case SQLITE_CORRUPT: return mapped(transport_errc::refused);
-    default: return mapped(transport_errc::unavailable);
+    case SQLITE_CORRUPT:
+      return mapped(transport_errc::refused);
+    default:
+      return mapped(transport_errc::unavailable);
   }
 }
 

@@ -71,9 +71,10 @@ constexpr milliseconds max_busy{std::chrono::hours(1)};
 
 result<void> check_range(std::string_view key, milliseconds value, milliseconds max) {
   if (value.count() <= 0 || value > max) {
-    return fail(transport_errc::invalid_argument, "sqlite option " + std::string(key) +
-                                            " must be > 0 and <= " + std::to_string(max.count()) +
-                                            "ms, got " + std::to_string(value.count()) + "ms");
+    return fail(transport_errc::invalid_argument,
+                "sqlite option " + std::string(key) +
+                    " must be > 0 and <= " + std::to_string(max.count()) + "ms, got " +
+                    std::to_string(value.count()) + "ms");
   }
   return {};
 }
@@ -82,7 +83,8 @@ result<void> check_range(std::string_view key, milliseconds value, milliseconds 
 
 // Validation shared by open(): options built in code skip the URL parser.
 result<void> validate(const sqlite::options& opts) {
-  if (opts.path.empty()) return fail(transport_errc::invalid_argument, "sqlite: empty database path");
+  if (opts.path.empty())
+    return fail(transport_errc::invalid_argument, "sqlite: empty database path");
   if (opts.path == ":memory:") {
     return fail(transport_errc::invalid_argument,
                 "sqlite: ':memory:' is not shareable between instances (use memory://)");

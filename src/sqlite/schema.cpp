@@ -41,8 +41,9 @@ result<void> set_wal(connection& db) {
   const std::string mode = *row ? st->column_bytes(0) : std::string();
   if (mode != "wal") {
     // SQLite answers the mode it kept; WAL is refused e.g. on some network file systems.
-    return fail(transport_errc::refused, "sqlite: cannot switch the database to WAL mode (journal_mode is '" +
-                              mode + "'); is the file on a local file system?");
+    return fail(transport_errc::refused,
+                "sqlite: cannot switch the database to WAL mode (journal_mode is '" + mode +
+                    "'); is the file on a local file system?");
   }
   return {};
 }
@@ -51,13 +52,15 @@ result<void> create_or_check(connection& db) {
   BABELQUEUE_TRY_LET(app, pragma_int(db, "PRAGMA application_id"));
   BABELQUEUE_TRY_LET(version, pragma_int(db, "PRAGMA user_version"));
   if (*app != 0 && *app != application_id) {
-    return fail(transport_errc::refused, "sqlite: the file belongs to another application (application_id " +
-                              std::to_string(*app) + "), not a babelqueue queue");
+    return fail(transport_errc::refused,
+                "sqlite: the file belongs to another application (application_id " +
+                    std::to_string(*app) + "), not a babelqueue queue");
   }
   if (*version > schema_version) {
-    return fail(transport_errc::refused, "sqlite: the queue file has schema version " + std::to_string(*version) +
-                              ", newer than this library's " + std::to_string(schema_version) +
-                              "; upgrade babelqueue");
+    return fail(transport_errc::refused,
+                "sqlite: the queue file has schema version " + std::to_string(*version) +
+                    ", newer than this library's " + std::to_string(schema_version) +
+                    "; upgrade babelqueue");
   }
   if (*app == application_id && *version == schema_version) return {};
   if (auto r = db.exec(create_sql); !r) return r;

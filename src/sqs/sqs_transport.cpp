@@ -21,10 +21,10 @@ namespace babelqueue::inline v1::sqs {
 
 namespace bs = bindings::sqs;
 using clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
 using detail::attributes_size;
 using detail::check_message;
 using detail::deduplication_id;
+using std::chrono::milliseconds;
 
 namespace {
 
@@ -443,7 +443,7 @@ result<void> sqs_transport::release(const received_message& message, millisecond
 }
 
 result<std::vector<peeked_message>> sqs_transport::peek(std::string_view, std::size_t,
-                                                       std::size_t) {
+                                                        std::size_t) {
   return cannot_peek(impl_->closed);
 }
 

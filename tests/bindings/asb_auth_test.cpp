@@ -72,8 +72,8 @@ TEST(AsbSasToken, KeyNameIsPercentEncodedOnceUnlikePython) {
   // for the key name "my policy+%": it quote_plus()es the name and then urlencode()s it
   // again. The service URL-decodes once, so that names the policy "my+policy%2B%25"; this
   // SDK encodes once, as .NET does. sr, sig and se are the same.
-  auto token = asb::make_sas_token("sb://ns.servicebus.windows.net/q", "my policy+%", "key",
-                                      at(1749136327));
+  auto token =
+      asb::make_sas_token("sb://ns.servicebus.windows.net/q", "my policy+%", "key", at(1749136327));
   ASSERT_TRUE(token);
   EXPECT_EQ(*token,
             "SharedAccessSignature sr=sb%3A%2F%2Fns.servicebus.windows.net%2Fq"
@@ -93,10 +93,10 @@ TEST(AsbSasToken, ExpiryIsTruncatedToWholeSeconds) {
 
 TEST(AsbSasToken, RefusesUnusableArguments) {
   const auto expiry = at(1749136327);
-  for (const auto& r : {asb::make_sas_token("", "p", "k", expiry),
-                        asb::make_sas_token("sb://h/q", "", "k", expiry),
-                        asb::make_sas_token("sb://h/q", "p", "", expiry),
-                        asb::make_sas_token("sb://h/q", "p", "k", at(-1))}) {
+  for (const auto& r :
+       {asb::make_sas_token("", "p", "k", expiry), asb::make_sas_token("sb://h/q", "", "k", expiry),
+        asb::make_sas_token("sb://h/q", "p", "", expiry),
+        asb::make_sas_token("sb://h/q", "p", "k", at(-1))}) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.code(), auth_errc::invalid_argument);
     EXPECT_EQ(r.code(), babelqueue::condition::invalid_argument);

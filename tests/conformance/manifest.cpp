@@ -17,7 +17,8 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 const nlohmann::json& manifest() {
-  static const nlohmann::json parsed = nlohmann::json::parse(read_file(suite_dir() / "manifest.json"));
+  static const nlohmann::json parsed =
+      nlohmann::json::parse(read_file(suite_dir() / "manifest.json"));
   return parsed;
 }
 

@@ -24,12 +24,14 @@ class Block : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Block, Conforms) {
   const std::string& name = GetParam();
-  ASSERT_NE(name, "unreadable_manifest") << "cannot read " << conformance::suite_dir() / "manifest.json";
+  ASSERT_NE(name, "unreadable_manifest")
+      << "cannot read " << conformance::suite_dir() / "manifest.json";
   auto& registry = conformance::block_registry();
   auto it = registry.find(name);
   if (it == registry.end()) {
-    GTEST_SKIP() << "conformance block '" << name
-                 << "' not covered: its component is not built in this configuration or not implemented yet";
+    GTEST_SKIP()
+        << "conformance block '" << name
+        << "' not covered: its component is not built in this configuration or not implemented yet";
   }
   it->second(conformance::manifest()[name]);
 }
@@ -40,8 +42,9 @@ INSTANTIATE_TEST_SUITE_P(Manifest, Block, ::testing::ValuesIn(block_names()),
 TEST(Manifest, EveryBlockIsKnown) {
   // Catches a new manifest block silently never being looked at: the list below is what
   // this runner has been designed for; a new one must be added here and given a runner.
-  const std::set<std::string> known = {"cases", "idempotency", "sqs", "asb", "pulsar", "kafka",
-                                       "artemis", "redis", "rabbitmq", "payload_schema"};
+  const std::set<std::string> known = {"cases",    "idempotency",   "sqs",     "asb",
+                                       "pulsar",   "kafka",         "artemis", "redis",
+                                       "rabbitmq", "payload_schema"};
   for (const auto& name : block_names()) EXPECT_TRUE(known.count(name)) << "unknown block " << name;
 }
 

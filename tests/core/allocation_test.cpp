@@ -47,9 +47,12 @@ const babelqueue::json& small_data() {
 babelqueue::json large_data() {
   babelqueue::json items = babelqueue::json::array();
   for (int i = 0; i < 120; ++i) {
-    items.push_back({{"sku", "SKU-" + std::to_string(100000 + i)}, {"qty", i % 7 + 1}, {"price", 19.99 + i},
-                     {"title", "Item number " + std::to_string(i) + " \xE2\x80\x94 na\xC3\xAFve caf\xC3\xA9"},
-                     {"tags", {"a", "b"}}});
+    items.push_back(
+        {{"sku", "SKU-" + std::to_string(100000 + i)},
+         {"qty", i % 7 + 1},
+         {"price", 19.99 + i},
+         {"title", "Item number " + std::to_string(i) + " \xE2\x80\x94 na\xC3\xAFve caf\xC3\xA9"},
+         {"tags", {"a", "b"}}});
   }
   return {{"order_id", 1042}, {"items", items}};
 }
@@ -58,11 +61,14 @@ TEST(Allocations, MakeAndEncodeIntoAReusedBuffer) {
   for (const babelqueue::json& data : {small_data(), large_data()}) {
     std::string out;
     out.reserve(64 * 1024);
-    for (int warm = 0; warm < 3; ++warm) (void)babelqueue::encode_to(*babelqueue::make("urn:babel:t:s", data), out);
+    for (int warm = 0; warm < 3; ++warm)
+      (void)babelqueue::encode_to(*babelqueue::make("urn:babel:t:s", data), out);
     long made = 0, encoded = 0;
     for (int i = 0; i < 100; ++i) {
       std::optional<babelqueue::result<babelqueue::envelope>> made_env;
-      made += allocations_of([&] { made_env.emplace(babelqueue::make("urn:babel:t:s", data, {"orders", ""})); });
+      made += allocations_of([&] {
+        made_env.emplace(babelqueue::make("urn:babel:t:s", data, {"orders", ""}));
+      });
       ASSERT_TRUE(made_env->has_value());
       auto& env = *made_env;
       out.clear();
@@ -88,7 +94,8 @@ TEST(Allocations, DecodeAndRetryReencode) {
       auto& env = *decoded;
       env->set_attempts(env->attempts() + 1);
       out.clear();
-      reencoded += allocations_of([&] { ASSERT_TRUE(babelqueue::encode_to(*env, out).has_value()); });
+      reencoded +=
+          allocations_of([&] { ASSERT_TRUE(babelqueue::encode_to(*env, out).has_value()); });
     }
     EXPECT_LE(copied, 1 * 100) << "decode(const&): the copy of the body only";
     EXPECT_EQ(moved, 0) << "decode(std::string&&): none";

@@ -45,7 +45,8 @@ TEST(BadInput, MalformedJson) {
 }
 
 TEST(BadInput, TopLevelNotAnObject) {
-  for (const char* body : {"[]", "\"x\"", "1", "null", "true", "[{}]"}) expect_malformed(body, body);
+  for (const char* body : {"[]", "\"x\"", "1", "null", "true", "[{}]"})
+    expect_malformed(body, body);
 }
 
 TEST(BadInput, TrailingData) {
@@ -55,7 +56,9 @@ TEST(BadInput, TrailingData) {
   EXPECT_EQ(check(envelope_with_data("{}") + " \n"), errc::ok);
 }
 
-TEST(BadInput, ByteOrderMark) { expect_malformed("\xEF\xBB\xBF" + envelope_with_data("{}"), "BOM"); }
+TEST(BadInput, ByteOrderMark) {
+  expect_malformed("\xEF\xBB\xBF" + envelope_with_data("{}"), "BOM");
+}
 
 TEST(BadInput, InvalidUtf8) {
   expect_malformed(envelope_with_data("{\"s\":\"\xC3\"}"), "truncated sequence");
@@ -115,8 +118,10 @@ TEST(BadInput, IntegersBeyond64Bits) {
   ASSERT_FALSE(data);
   EXPECT_EQ(data.error().code, errc::number_out_of_range);
   // In a frame field: rejected.
-  EXPECT_EQ(check(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":18446744073709551616})"),
-            errc::invalid_attempts);
+  EXPECT_EQ(
+      check(
+          R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":18446744073709551616})"),
+      errc::invalid_attempts);
 }
 
 TEST(BadInput, OneMebibyteString) {
@@ -204,10 +209,12 @@ std::vector<std::size_t> token_boundaries(const std::string& text) {
   for (std::size_t i = 0; i <= text.size(); ++i) {
     const char before = i > 0 ? text[i - 1] : '\0';
     const char after = i < text.size() ? text[i] : '\0';
-    const bool structural_near = std::string_view("{}[],:").find(before) != std::string_view::npos ||
-                                 std::string_view("{}[],:").find(after) != std::string_view::npos;
+    const bool structural_near =
+        std::string_view("{}[],:").find(before) != std::string_view::npos ||
+        std::string_view("{}[],:").find(after) != std::string_view::npos;
     if (!in_string && (i == 0 || i == text.size() || structural_near)) at.push_back(i);
-    if (i < text.size() && text[i] == '"' && (i == 0 || text[i - 1] != '\\')) in_string = !in_string;
+    if (i < text.size() && text[i] == '"' && (i == 0 || text[i - 1] != '\\'))
+      in_string = !in_string;
   }
   return at;
 }

@@ -10,9 +10,12 @@ TEST(DeadLetter, SevenKeysInSpecOrderWithNulls) {
   env.set_attempts(3);
   auto dl = annotate(env, dead_letter_reason::unknown_urn, "orders", 3);
   std::string out = encode(dl).value();
-  auto at = out.find(R"(,"dead_letter":{"reason":"unknown_urn","error":null,"exception":null,"failed_at":)");
+  auto at = out.find(
+      R"(,"dead_letter":{"reason":"unknown_urn","error":null,"exception":null,"failed_at":)");
   ASSERT_NE(at, std::string::npos) << out;
-  EXPECT_NE(out.find(R"(,"original_queue":"orders","attempts":3,"lang":"cpp"}})"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"(,"original_queue":"orders","attempts":3,"lang":"cpp"}})"),
+            std::string::npos)
+      << out;
   EXPECT_FALSE(env.has_dead_letter());  // annotate returns a copy
   EXPECT_GT(dl.dead_letter()->failed_at, 1700000000000);
   EXPECT_EQ(dl.attempts(), 3);
@@ -21,7 +24,8 @@ TEST(DeadLetter, SevenKeysInSpecOrderWithNulls) {
 TEST(DeadLetter, ReplacesAnExistingBlockInPlace) {
   auto env = make("urn:x", json::object()).value();
   auto once = annotate(env, dead_letter_reason::failed, "q", 1, "e1");
-  auto twice = annotate(once, dead_letter_reason::poison, "q", 2, "e\xFF");  // invalid UTF-8 sanitised
+  auto twice =
+      annotate(once, dead_letter_reason::poison, "q", 2, "e\xFF");  // invalid UTF-8 sanitised
   std::string out = encode(twice).value();
   EXPECT_EQ(out.find("dead_letter"), out.rfind("dead_letter"));
   EXPECT_EQ(twice.dead_letter()->reason, "poison");

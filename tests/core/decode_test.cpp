@@ -56,8 +56,9 @@ TEST(Decode, ReasonsFollowPhpOrder) {
   EXPECT_EQ(check(R"({"job":"u","data":{},"meta":{"schema_version":1}})"), errc::missing_trace_id);
   EXPECT_EQ(check(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1}})"),
             errc::invalid_attempts);
-  EXPECT_EQ(check(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})"),
-            errc::ok);
+  EXPECT_EQ(
+      check(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0})"),
+      errc::ok);
 }
 
 TEST(Decode, UrnResolution) {
@@ -73,7 +74,8 @@ TEST(Decode, UrnResolution) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->urn(), "\u00a0urn:z\u3000");  // NBSP, ideographic space: kept, not trimmed
   EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":"")")), errc::missing_urn);
-  EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":null,"urn":7)")), errc::missing_urn);
+  EXPECT_EQ(check(with(R"("job":"urn:babel:orders:created")", R"("job":null,"urn":7)")),
+            errc::missing_urn);
 }
 
 // D3a: "blank" is empty or ASCII white space only; Unicode spaces are content.
@@ -139,7 +141,8 @@ TEST(Decode, RoutedUrnIsExactlyAsReceived) {
 TEST(Decode, SchemaVersionMustBeIntegerOne) {
   for (const char* v : {"2", "1.0", "\"1\"", "true", "1e0", "-1", "0", "null", "{}"}) {
     EXPECT_EQ(check(with(R"("schema_version":1)", std::string(R"("schema_version":)") + v)),
-              errc::unsupported_schema_version) << v;
+              errc::unsupported_schema_version)
+        << v;
   }
   EXPECT_EQ(check(with(R"("schema_version":1,)", "")), errc::unsupported_schema_version);
 }
@@ -156,8 +159,8 @@ TEST(Decode, DataMustBeObjectButEmptyArrayReadsAsObject) {
 
 TEST(Decode, TraceIdMustBeNonBlankString) {
   const std::string trace = R"("7b3f9c2a-e41d-4f88-9b2a-1c0d5e6f7a8b")";
-  for (const char* v : {R"("")", R"("   ")", "null", "7", R"("\t\n")", R"("\u000b\u0020")",
-                        R"("\f\r")"}) {
+  for (const char* v :
+       {R"("")", R"("   ")", "null", "7", R"("\t\n")", R"("\u000b\u0020")", R"("\f\r")"}) {
     EXPECT_EQ(check(with(trace, v)), errc::missing_trace_id) << v;
   }
   // Not a UUID is fine (peers' tests use "trace-123").
@@ -185,7 +188,9 @@ TEST(Decode, TraceIdIsKeptExactlyAsReceived) {
 
 TEST(Decode, AttemptsMustBeInteger) {
   for (const char* v : {"1.0", "\"1\"", "null", "true", "1e2", "99999999999999999999"}) {
-    EXPECT_EQ(check(with(R"("attempts":0)", std::string(R"("attempts":)") + v)), errc::invalid_attempts) << v;
+    EXPECT_EQ(check(with(R"("attempts":0)", std::string(R"("attempts":)") + v)),
+              errc::invalid_attempts)
+        << v;
   }
   auto neg = decode(with(R"("attempts":0)", R"("attempts":-3)"));
   ASSERT_TRUE(neg);
@@ -234,7 +239,8 @@ TEST(Decode, UrnAliasDroppedWhenJobPresentButKeptWhenAlone) {
 }
 
 TEST(Decode, OptionalMetaFieldsMayBeAbsentOrOddlyTyped) {
-  auto env = decode(R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1,"id":5,"created_at":"x"},"attempts":0})");
+  auto env = decode(
+      R"({"job":"u","trace_id":"t","data":{},"meta":{"schema_version":1,"id":5,"created_at":"x"},"attempts":0})");
   ASSERT_TRUE(env);
   EXPECT_EQ(env->id(), "");
   EXPECT_EQ(env->queue(), "");
@@ -242,13 +248,15 @@ TEST(Decode, OptionalMetaFieldsMayBeAbsentOrOddlyTyped) {
 }
 
 TEST(Decode, EscapedFieldsAreUnescaped) {
-  auto env = decode(R"({"job":"urn:\u0061","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q\/1"},"attempts":0})");
+  auto env = decode(
+      R"({"job":"urn:\u0061","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q\/1"},"attempts":0})");
   ASSERT_TRUE(env);
   EXPECT_EQ(env->urn(), "urn:a");
   EXPECT_EQ(env->trace_id(), "t\"1");
   EXPECT_EQ(env->queue(), "q/1");
-  EXPECT_EQ(encode(*env).value(),
-            R"({"job":"urn:a","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q/1"},"attempts":0})");
+  EXPECT_EQ(
+      encode(*env).value(),
+      R"({"job":"urn:a","trace_id":"t\"1","data":{},"meta":{"schema_version":1,"queue":"q/1"},"attempts":0})");
 }
 
 // The frame scanner reads plainly written known keys ("job":, "meta":, "id": ...) in place
@@ -260,8 +268,10 @@ TEST(Decode, KnownKeysDecodeAlikeHoweverTheyAreWritten) {
   const std::string escaped =
       R"({"j\u006fb":"urn:x","trace\u005fid":"t","d\u0061ta":{"k":1},"m\u0065ta":{"\u0069d":"i","queu\u0065":"q","l\u0061ng":"go","schema_versio\u006e":1,"created\u005fat":5},"attempt\u0073":2})";
   const std::string spaced =
-      "{ \"job\" : \"urn:x\" ,\n\"trace_id\"\t:\"t\", \"data\" :{\"k\":1},\"meta\" : { \"id\" :\"i\","
-      "\"queue\": \"q\",\"lang\" :\"go\",\"schema_version\" : 1 ,\"created_at\":5 } ,\"attempts\" :2 }";
+      "{ \"job\" : \"urn:x\" ,\n\"trace_id\"\t:\"t\", \"data\" :{\"k\":1},\"meta\" : { \"id\" "
+      ":\"i\","
+      "\"queue\": \"q\",\"lang\" :\"go\",\"schema_version\" : 1 ,\"created_at\":5 } ,\"attempts\" "
+      ":2 }";
   for (const std::string& body : {plain, escaped, spaced}) {
     auto env = decode(body);
     ASSERT_TRUE(env) << body << ": " << env.error().message;

@@ -47,9 +47,30 @@ void check(double v) {
 
 TEST(DoubleFormat, EdgesMatchTheReferenceAndRoundTrip) {
   using lim = std::numeric_limits<double>;
-  for (double v : {0.0, -0.0, 1.0, -1.0, 0.1, 0.3, 0.30000000000000004, 1e21, 1e20, 123456789012345680000.0,
-                   1e-6, 1e-7, 1.5e-7, 5e-324, lim::min(), lim::max(), lim::lowest(), 19.99,
-                   2.5, 100.0, 1e300, 9007199254740993.0, 4.35, 0.000001234}) {
+  for (double v : {0.0,
+                   -0.0,
+                   1.0,
+                   -1.0,
+                   0.1,
+                   0.3,
+                   0.30000000000000004,
+                   1e21,
+                   1e20,
+                   123456789012345680000.0,
+                   1e-6,
+                   1e-7,
+                   1.5e-7,
+                   5e-324,
+                   lim::min(),
+                   lim::max(),
+                   lim::lowest(),
+                   19.99,
+                   2.5,
+                   100.0,
+                   1e300,
+                   9007199254740993.0,
+                   4.35,
+                   0.000001234}) {
     check(v);
   }
 }

@@ -8,13 +8,13 @@
 
 using namespace babelqueue;
 
-
 // The golden bytes of wire-core §1.2 are asserted by the conformance runner (blocks/cases.cpp).
 
 TEST(Encode, StringEscaping) {
   json v = {{"s", std::string("\"\\/<>&'\b\f\n\r\t\x01\x1f\x7f") + "é😀\u2028\u2029"}};
   EXPECT_EQ(to_canonical_json(v).value(),
-            "{\"s\":\"\\\"\\\\/<>&'\\b\\f\\n\\r\\t\\u0001\\u001f\x7f" "é😀\\u2028\\u2029\"}");
+            "{\"s\":\"\\\"\\\\/<>&'\\b\\f\\n\\r\\t\\u0001\\u001f\x7f"
+            "é😀\\u2028\\u2029\"}");
   EXPECT_EQ(to_canonical_json(json(std::string("\0", 1))).value(), "\"\\u0000\"");
 }
 
@@ -23,12 +23,23 @@ TEST(Encode, NumbersUseTheEcmaScriptLayout) {
     double v;
     const char* want;
   } cases[] = {
-      {1.0, "1"},           {99.9, "99.9"},       {0.1 + 0.2, "0.30000000000000004"},
-      {1e16, "10000000000000000"}, {1e20, "100000000000000000000"}, {1e21, "1e+21"},
-      {1e-5, "0.00001"},    {1e-6, "0.000001"},  {1e-7, "1e-7"},
-      {-0.0, "-0"},         {12345678.9, "12345678.9"}, {-1.5, "-1.5"},
-      {123e-20, "1.23e-18"}, {1.7976931348623157e308, "1.7976931348623157e+308"},
-      {5e-324, "5e-324"},   {0.5, "0.5"},         {2.5e21, "2.5e+21"},
+      {1.0, "1"},
+      {99.9, "99.9"},
+      {0.1 + 0.2, "0.30000000000000004"},
+      {1e16, "10000000000000000"},
+      {1e20, "100000000000000000000"},
+      {1e21, "1e+21"},
+      {1e-5, "0.00001"},
+      {1e-6, "0.000001"},
+      {1e-7, "1e-7"},
+      {-0.0, "-0"},
+      {12345678.9, "12345678.9"},
+      {-1.5, "-1.5"},
+      {123e-20, "1.23e-18"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"},
+      {5e-324, "5e-324"},
+      {0.5, "0.5"},
+      {2.5e21, "2.5e+21"},
   };
   for (const auto& k : cases) {
     EXPECT_EQ(format_double(k.v), k.want) << k.want;
@@ -37,8 +48,10 @@ TEST(Encode, NumbersUseTheEcmaScriptLayout) {
 }
 
 TEST(Encode, IntegersAreExact) {
-  EXPECT_EQ(to_canonical_json(json(std::numeric_limits<std::int64_t>::min())).value(), "-9223372036854775808");
-  EXPECT_EQ(to_canonical_json(json(std::numeric_limits<std::uint64_t>::max())).value(), "18446744073709551615");
+  EXPECT_EQ(to_canonical_json(json(std::numeric_limits<std::int64_t>::min())).value(),
+            "-9223372036854775808");
+  EXPECT_EQ(to_canonical_json(json(std::numeric_limits<std::uint64_t>::max())).value(),
+            "18446744073709551615");
 }
 
 TEST(Encode, RefusesNanInfinityAndInvalidUtf8) {
@@ -46,7 +59,8 @@ TEST(Encode, RefusesNanInfinityAndInvalidUtf8) {
   EXPECT_EQ(to_canonical_json(json(INFINITY)).code(), errc::non_finite_number);
   EXPECT_EQ(to_canonical_json(json(-INFINITY)).code(), errc::non_finite_number);
   EXPECT_EQ(to_canonical_json(json(std::string("\xC3"))).code(), errc::invalid_utf8);
-  EXPECT_EQ(to_canonical_json(json::object({{std::string("\xED\xA0\x80"), 1}})).code(), errc::invalid_utf8);
+  EXPECT_EQ(to_canonical_json(json::object({{std::string("\xED\xA0\x80"), 1}})).code(),
+            errc::invalid_utf8);
   EXPECT_EQ(make("urn:babel:t:x", {{"x", std::nan("")}}).code(), errc::non_finite_number);
   EXPECT_EQ(make("urn:babel:t:x", {{"x", std::string("\xFF")}}).code(), errc::invalid_utf8);
 }

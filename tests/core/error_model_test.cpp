@@ -20,17 +20,22 @@ class user_category_impl final : public error_category_base {
  public:
   const char* name() const noexcept override { return "test.user"; }
   std::string_view reason(int value) const noexcept override {
-    static constexpr std::string_view names[] = {"ok", "flaky", "slow", "broken_file", "bad_input",
-                                                 "other"};
+    static constexpr std::string_view names[] = {"ok",          "flaky",     "slow",
+                                                 "broken_file", "bad_input", "other"};
     return value >= 0 && value <= 5 ? names[value] : "unknown";
   }
   int condition_of(int value) const noexcept override {
     switch (static_cast<user_errc>(value)) {
-      case user_errc::flaky: return static_cast<int>(condition::unavailable);
-      case user_errc::slow: return static_cast<int>(condition::timeout);
-      case user_errc::broken_file: return static_cast<int>(condition::io);
-      case user_errc::bad_input: return static_cast<int>(condition::invalid_argument);
-      case user_errc::other: return 0;
+      case user_errc::flaky:
+        return static_cast<int>(condition::unavailable);
+      case user_errc::slow:
+        return static_cast<int>(condition::timeout);
+      case user_errc::broken_file:
+        return static_cast<int>(condition::io);
+      case user_errc::bad_input:
+        return static_cast<int>(condition::invalid_argument);
+      case user_errc::other:
+        return 0;
     }
     return 0;
   }

@@ -57,7 +57,8 @@ TEST(InlineVector, RandomOperationsMatchStdVector) {
 }
 
 TEST(InlineVector, EnvelopeWithManyTopLevelMembersRoundTrips) {
-  std::string body = R"({"job":"urn:babel:t:s","trace_id":"t","data":{},"meta":{"id":"i","queue":"q","lang":"php","schema_version":1,"created_at":1},"attempts":0)";
+  std::string body =
+      R"({"job":"urn:babel:t:s","trace_id":"t","data":{},"meta":{"id":"i","queue":"q","lang":"php","schema_version":1,"created_at":1},"attempts":0)";
   for (int i = 0; i < 12; ++i) body += ",\"x" + std::to_string(i) + "\":" + std::to_string(i);
   body += "}";
   auto env = babelqueue::decode(body);

@@ -6,13 +6,16 @@
 using namespace babelqueue;
 
 TEST(ParseJson, Types) {
-  auto v = parse_json(R"({"i":-5,"u":18446744073709551615,"d":1.5,"s":"\u00e9","b":false,"n":null,"a":[1,"x"],"o":{"k":1}})");
+  auto v = parse_json(
+      R"({"i":-5,"u":18446744073709551615,"d":1.5,"s":"\u00e9","b":false,"n":null,"a":[1,"x"],"o":{"k":1}})");
   ASSERT_TRUE(v);
   EXPECT_TRUE((*v)["i"].is_number_integer());
   EXPECT_TRUE((*v)["u"].is_number_unsigned());
   EXPECT_TRUE((*v)["d"].is_number_float());
   EXPECT_EQ((*v)["s"], "é");
-  EXPECT_EQ(v->dump(), R"({"i":-5,"u":18446744073709551615,"d":1.5,"s":"é","b":false,"n":null,"a":[1,"x"],"o":{"k":1}})");
+  EXPECT_EQ(
+      v->dump(),
+      R"({"i":-5,"u":18446744073709551615,"d":1.5,"s":"é","b":false,"n":null,"a":[1,"x"],"o":{"k":1}})");
 }
 
 TEST(ParseJson, DuplicateKeysLastWinsFirstPosition) {
@@ -46,7 +49,8 @@ TEST(ParseJson, WideIntegersThatAreExactDoublesReadAsDoubles) {
   EXPECT_EQ((*v)[0].get<double>(), 1e20);
   EXPECT_EQ((*v)[1].get<double>(), -1e20);
   EXPECT_EQ((*v)[2].get<double>(), 123456789012345680000.0);
-  EXPECT_EQ(to_canonical_json(*v).value(), "[100000000000000000000,-100000000000000000000,123456789012345680000]");
+  EXPECT_EQ(to_canonical_json(*v).value(),
+            "[100000000000000000000,-100000000000000000000,123456789012345680000]");
   // One digit off would be silently rounded: refused.
   EXPECT_EQ(parse_json("100000000000000000001").code(), errc::number_out_of_range);
 }

@@ -63,15 +63,21 @@ TEST(Lossless, NonCanonicalInputIsMadeCanonicalWithTheSameValues) {
   auto env = decode(pretty);
   ASSERT_TRUE(env) << env.error().message;
   EXPECT_EQ(encode(*env).value(),
-            "{\"job\":\"urn:babel:orders:created\",\"trace_id\":\"t/1\",\"data\":{\"n\":12345678901234567890,"
-            "\"f\":1.10,\"s\":\"é\\n\\u001f\\u2028 \",\"list\":[1,2]},\"meta\":{\"schema_version\":1},\"attempts\":0}");
+            "{\"job\":\"urn:babel:orders:created\",\"trace_id\":\"t/"
+            "1\",\"data\":{\"n\":12345678901234567890,"
+            "\"f\":1.10,\"s\":\"é\\n\\u001f\\u2028 "
+            "\",\"list\":[1,2]},\"meta\":{\"schema_version\":1},\"attempts\":0}");
 }
 
 TEST(Lossless, RawLineSeparatorIsEscaped) {
-  std::string body = "{\"job\":\"u\",\"trace_id\":\"t\",\"data\":{\"s\":\"a\xE2\x80\xA8" "b\"},\"meta\":{\"schema_version\":1},\"attempts\":0}";
+  std::string body =
+      "{\"job\":\"u\",\"trace_id\":\"t\",\"data\":{\"s\":\"a\xE2\x80\xA8"
+      "b\"},\"meta\":{\"schema_version\":1},\"attempts\":0}";
   auto env = decode(body).value();
   EXPECT_EQ(env.data_text(), R"({"s":"a\u2028b"})");
-  EXPECT_EQ(env.data().value()["s"], "a\xE2\x80\xA8" "b");
+  EXPECT_EQ(env.data().value()["s"],
+            "a\xE2\x80\xA8"
+            "b");
 }
 
 TEST(Lossless, MaterialisingDataIsStrictAboutRange) {
@@ -79,7 +85,10 @@ TEST(Lossless, MaterialisingDataIsStrictAboutRange) {
   auto data = env.data();
   ASSERT_FALSE(data);  // 1e400 and -98765432109876543210 fit nothing
   EXPECT_EQ(data.error().code, errc::number_out_of_range);
-  auto small = decode(R"({"job":"u","trace_id":"t","data":{"z":12345678901234567890,"t":1e-400,"f":1.10},"meta":{"schema_version":1},"attempts":0})").value();
+  auto small =
+      decode(
+          R"({"job":"u","trace_id":"t","data":{"z":12345678901234567890,"t":1e-400,"f":1.10},"meta":{"schema_version":1},"attempts":0})")
+          .value();
   auto d = small.data().value();
   EXPECT_EQ(d["z"].get<std::uint64_t>(), 12345678901234567890ull);
   EXPECT_EQ(d["t"].get<double>(), 0.0);
@@ -87,7 +96,8 @@ TEST(Lossless, MaterialisingDataIsStrictAboutRange) {
 }
 
 TEST(Lossless, CanonicalizeKeepsNumberText) {
-  EXPECT_EQ(canonicalize(" { \"b\" : 1E2 , \"a\" : [ -0 , 1.10 ] } ").value(), R"({"b":1E2,"a":[-0,1.10]})");
+  EXPECT_EQ(canonicalize(" { \"b\" : 1E2 , \"a\" : [ -0 , 1.10 ] } ").value(),
+            R"({"b":1E2,"a":[-0,1.10]})");
   EXPECT_EQ(canonicalize(R"("\ud83d\ude00")").value(), "\"\xF0\x9F\x98\x80\"");
   EXPECT_EQ(canonicalize("[1,]").code(), errc::malformed_json);
 }

@@ -23,22 +23,54 @@ struct piece {
 
 const std::vector<piece>& pieces() {
   static const std::vector<piece> all = {
-      {"a", "a"}, {"Z", "Z"}, {" ", " "}, {"~", "~"}, {"/", "/"},
-      {"\xC3\xA9", "\xC3\xA9"}, {"\xE2\x80\x94", "\xE2\x80\x94"}, {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
-      {"\xEF\xBF\xBF", "\xEF\xBF\xBF"}, {"\xDF\xBF", "\xDF\xBF"},
+      {"a", "a"},
+      {"Z", "Z"},
+      {" ", " "},
+      {"~", "~"},
+      {"/", "/"},
+      {"\xC3\xA9", "\xC3\xA9"},
+      {"\xE2\x80\x94", "\xE2\x80\x94"},
+      {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
+      {"\xEF\xBF\xBF", "\xEF\xBF\xBF"},
+      {"\xDF\xBF", "\xDF\xBF"},
       // The lowest and highest second bytes the RFC 3629 ranges allow.
-      {"\xC2\x80", "\xC2\x80"}, {"\xE0\xA0\x80", "\xE0\xA0\x80"}, {"\xED\x9F\xBF", "\xED\x9F\xBF"},
-      {"\xF0\x90\x80\x80", "\xF0\x90\x80\x80"}, {"\xF4\x8F\xBF\xBF", "\xF4\x8F\xBF\xBF"},
-      {"\xE2\x80\xA8", "\\u2028"}, {"\xE2\x80\xA9", "\\u2029"},  // raw: not canonical
-      {"\\n", "\\n"}, {"\\\"", "\\\""}, {"\\\\", "\\\\"}, {"\\u001f", "\\u001f"}, {"\\u2028", "\\u2028"},
-      {"\\/", "/"}, {"\\u00e9", "\xC3\xA9"}, {"\\u000A", "\\n"}, {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"},
+      {"\xC2\x80", "\xC2\x80"},
+      {"\xE0\xA0\x80", "\xE0\xA0\x80"},
+      {"\xED\x9F\xBF", "\xED\x9F\xBF"},
+      {"\xF0\x90\x80\x80", "\xF0\x90\x80\x80"},
+      {"\xF4\x8F\xBF\xBF", "\xF4\x8F\xBF\xBF"},
+      {"\xE2\x80\xA8", "\\u2028"},
+      {"\xE2\x80\xA9", "\\u2029"},  // raw: not canonical
+      {"\\n", "\\n"},
+      {"\\\"", "\\\""},
+      {"\\\\", "\\\\"},
+      {"\\u001f", "\\u001f"},
+      {"\\u2028", "\\u2028"},
+      {"\\/", "/"},
+      {"\\u00e9", "\xC3\xA9"},
+      {"\\u000A", "\\n"},
+      {"\\ud83d\\ude00", "\xF0\x9F\x98\x80"},
       // Invalid pieces end in an ASCII letter, so two of them never join into a valid one.
-      {"\\x", "", false}, {"\\u12g4", "", false}, {"\\ud83da", "", false}, {"\\ude00a", "", false},
-      {"\x01", "", false}, {"\x1f", "", false}, {"\t", "", false},
-      {"\xC3q", "", false}, {"\x80q", "", false}, {"\xC0\xAFq", "", false}, {"\xED\xA0\x80q", "", false},
-      {"\xF4\x90\x80\x80q", "", false}, {"\xE2\x80q", "", false}, {"\xFFq", "", false}, {"\xF0\x9F\x98q", "", false},
-      {"\xE0\x9F\xBFq", "", false}, {"\xF0\x8F\xBF\xBFq", "", false}, {"\xC1\xBFq", "", false},
-      {"\xF5\x80\x80\x80q", "", false}, {"\xBFq", "", false},
+      {"\\x", "", false},
+      {"\\u12g4", "", false},
+      {"\\ud83da", "", false},
+      {"\\ude00a", "", false},
+      {"\x01", "", false},
+      {"\x1f", "", false},
+      {"\t", "", false},
+      {"\xC3q", "", false},
+      {"\x80q", "", false},
+      {"\xC0\xAFq", "", false},
+      {"\xED\xA0\x80q", "", false},
+      {"\xF4\x90\x80\x80q", "", false},
+      {"\xE2\x80q", "", false},
+      {"\xFFq", "", false},
+      {"\xF0\x9F\x98q", "", false},
+      {"\xE0\x9F\xBFq", "", false},
+      {"\xF0\x8F\xBF\xBFq", "", false},
+      {"\xC1\xBFq", "", false},
+      {"\xF5\x80\x80\x80q", "", false},
+      {"\xBFq", "", false},
   };
   return all;
 }
@@ -54,7 +86,8 @@ sample random_sample(std::mt19937_64& rng, std::size_t plain_before, std::size_t
   std::uniform_int_distribution<std::size_t> which(0, pieces().size() - 1);
   for (std::size_t i = 0; i < plain_before; ++i) s.raw += 'p', s.canonical += 'p';
   for (std::size_t i = 0; i < count; ++i) {
-    const piece& p = pick(rng) < 60 ? pieces()[static_cast<std::size_t>(pick(rng) % 4)] : pieces()[which(rng)];
+    const piece& p =
+        pick(rng) < 60 ? pieces()[static_cast<std::size_t>(pick(rng) % 4)] : pieces()[which(rng)];
     // An invalid piece now and then, so most samples test the valid paths.
     if (!p.valid && pick(rng) < 85) continue;
     s.raw += p.raw;
@@ -74,7 +107,8 @@ TEST(StringScan, RandomStringsMatchTheReferenceOnEveryPath) {
   std::mt19937_64 rng(42);
   int valid = 0, invalid = 0, non_canonical = 0;
   for (int round = 0; round < 20000; ++round) {
-    const sample s = random_sample(rng, static_cast<std::size_t>(round % 37), static_cast<std::size_t>(round % 23));
+    const sample s = random_sample(rng, static_cast<std::size_t>(round % 37),
+                                   static_cast<std::size_t>(round % 23));
     const std::string text = "{\"k\":\"" + s.raw + "\"}";
     // At the very end of the text too: no 16 bytes after the string.
     const std::string bare = "\"" + s.raw + "\"";

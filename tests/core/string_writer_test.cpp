@@ -3,8 +3,9 @@
 // with random mixes of plain bytes, bytes that need escaping and UTF-8 (valid, invalid,
 // U+2028/U+2029, truncated sequences) at every position, and with output strings whose
 // spare capacity starts anywhere (so the cursor grows mid-string).
-#include "core/output_cursor.hpp"
 #include "core/string_writer.hpp"
+
+#include "core/output_cursor.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,10 +23,14 @@ std::size_t reference_utf8(const std::string& s, std::size_t i) {
   const unsigned char c = b(i);
   std::size_t len;
   std::uint32_t cp;
-  if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
-  else return 0;
+  if ((c & 0xE0) == 0xC0)
+    len = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0)
+    len = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0)
+    len = 4, cp = c & 0x07;
+  else
+    return 0;
   if (i + len > s.size()) return 0;
   for (std::size_t k = 1; k < len; ++k) {
     if ((b(i + k) & 0xC0) != 0x80) return 0;
@@ -52,13 +57,27 @@ std::optional<std::string> reference_escape(const std::string& s, bool key) {
     }
     ++i;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -92,12 +111,14 @@ std::optional<std::string> written(const std::string& s, bool key, const std::st
 // `plain` of 1000 picks are ASCII letters, the rest specials (an invalid one now and then).
 std::string random_string(std::mt19937_64& rng, std::size_t n, int plain = 880) {
   static const std::string specials[] = {
-      "\"", "\\", "\n", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "\xC3\xA9", "\xE2\x80\x94",
-      "\xE2\x80\xA8", "\xE2\x80\xA9", "\xF0\x9F\x98\x80", "\xEF\xBF\xBF", " ", "~",
+      "\"", "\\", "\n", "\t", std::string(1, '\0'), "\x01", "\x1f", "\x7f", "\xC3\xA9",
+      "\xE2\x80\x94", "\xE2\x80\xA8", "\xE2\x80\xA9", "\xF0\x9F\x98\x80", "\xEF\xBF\xBF", " ", "~",
       // The lowest and highest second bytes the RFC 3629 ranges allow.
-      "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"};
-  static const std::string invalid[] = {"\xC3", "\xE2\x80", "\x80", "\xC0\xAF", "\xED\xA0\x80",
-                                        "\xF4\x90\x80\x80", "\xFF", "\xE0\x9F\xBF", "\xF0\x8F\xBF\xBF",
+      "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xF0\x90\x80\x80",
+      "\xF4\x8F\xBF\xBF"};
+  static const std::string invalid[] = {"\xC3",     "\xE2\x80",         "\x80",
+                                        "\xC0\xAF", "\xED\xA0\x80",     "\xF4\x90\x80\x80",
+                                        "\xFF",     "\xE0\x9F\xBF",     "\xF0\x8F\xBF\xBF",
                                         "\xC1\xBF", "\xF5\x80\x80\x80", "\xBF"};
   std::string s;
   // Mostly plain text, so the fast paths run and the specials land at every offset; an
@@ -107,9 +128,12 @@ std::string random_string(std::mt19937_64& rng, std::size_t n, int plain = 880) 
   std::uniform_int_distribution<std::size_t> bad(0, std::size(invalid) - 1);
   while (s.size() < n) {
     const int p = pick(rng);
-    if (p < plain) s += static_cast<char>('a' + p % 26);
-    else if (p < 995) s += specials[special(rng)];
-    else s += invalid[bad(rng)];
+    if (p < plain)
+      s += static_cast<char>('a' + p % 26);
+    else if (p < 995)
+      s += specials[special(rng)];
+    else
+      s += invalid[bad(rng)];
   }
   s.resize(n);  // may cut a sequence short: truncated UTF-8 at the end is covered too
   return s;
@@ -124,7 +148,8 @@ void expect_reference_output(std::mt19937_64& rng, std::size_t shortest, std::si
       const std::string s = random_string(rng, n, plain);
       const bool key = round % 2 == 1;
       const auto expected = reference_escape(s, key);
-      const auto got = written(s, key, round % 3 == 0 ? "" : "{\"k\":", static_cast<std::size_t>(round % 50));
+      const auto got =
+          written(s, key, round % 3 == 0 ? "" : "{\"k\":", static_cast<std::size_t>(round % 50));
       ++total;
       if (!expected) ++invalid;
       ASSERT_EQ(got.has_value(), expected.has_value()) << "n=" << n << " round=" << round;
@@ -173,7 +198,8 @@ TEST(StringWriter, EverySingleByteAndEveryPositionOfOneSpecial) {
       for (std::size_t at = 0; at < len; ++at) {
         std::string s(len, 'q');
         s[at] = static_cast<char>(c);
-        EXPECT_EQ(written(s, true, "x", 1), reference_escape(s, true)) << c << " " << len << " " << at;
+        EXPECT_EQ(written(s, true, "x", 1), reference_escape(s, true))
+            << c << " " << len << " " << at;
       }
     }
   }

@@ -137,8 +137,12 @@ TEST(Base64, StandardPaddedRoundTrip) {
 
 TEST(FunctionCipher, MapsThrownExceptionsToTypedCodes) {
   gdpr::function_cipher c(
-      [](std::string_view) -> babelqueue::result<std::string> { throw std::runtime_error("kms down"); },
-      [](std::string_view) -> babelqueue::result<std::string> { throw std::runtime_error("denied"); });
+      [](std::string_view) -> babelqueue::result<std::string> {
+        throw std::runtime_error("kms down");
+      },
+      [](std::string_view) -> babelqueue::result<std::string> {
+        throw std::runtime_error("denied");
+      });
   EXPECT_EQ(c.encrypt("x").code(), gdpr::errc::encrypt_failed);
   auto d = c.decrypt("x");
   EXPECT_EQ(d.code(), gdpr::errc::decrypt_failed);

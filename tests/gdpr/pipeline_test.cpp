@@ -1,9 +1,9 @@
 // The opt-in runtime steps end to end on memory://: validate → protect → encode → publish,
 // then decode → unprotect → validate → handler; wrong key → retried, then dead-lettered.
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/gdpr/aes_gcm_cipher.hpp>
 #include <babelqueue/gdpr/pipeline.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/schema/provider.hpp>
 #include <babelqueue/uuid.hpp>
 

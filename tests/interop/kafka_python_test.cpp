@@ -5,8 +5,8 @@
 // build/peer-python.txt (scripts/setup-python-peer.sh, whose default extras include
 // `kafka`). Without a peer or a broker the tests skip, except under CI=true /
 // BABELQUEUE_REQUIRE_SERVICES=1, where that is a failure.
-#include "kafka/kafka_fixture.hpp"
 #include "interop/python_peer.hpp"
+#include "kafka/kafka_fixture.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
@@ -87,7 +87,8 @@ TEST_F(KafkaPythonInterop, CppPublishesPythonConsumes) {
   }
 
   // A plain confluent-kafka consumer reads the record: value, bq- headers, CreateTime, no key.
-  auto recs = run_peer(python_, {"inspect", peer_url_, inspect_topic, std::to_string(expected.size())});
+  auto recs =
+      run_peer(python_, {"inspect", peer_url_, inspect_topic, std::to_string(expected.size())});
   ASSERT_EQ(recs.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     SCOPED_TRACE(expected[i].urn);
@@ -194,7 +195,8 @@ TEST_F(KafkaPythonInterop, PythonDeadLetterIsReadableByCpp) {
   EXPECT_EQ(env->dead_letter()->attempts, 3);
   EXPECT_EQ(env->dead_letter()->original_queue, topic_);
   EXPECT_EQ(env->dead_letter()->lang, "python");
-  EXPECT_EQ(m->delivery_count, std::optional<std::int64_t>(3)) << "bq-attempts on Python's DLQ copy";
+  EXPECT_EQ(m->delivery_count, std::optional<std::int64_t>(3))
+      << "bq-attempts on Python's DLQ copy";
   EXPECT_EQ(t->reconcile_attempts(env->attempts(), *m), 3);
   ASSERT_TRUE(t->ack(*m));
 }
@@ -259,7 +261,8 @@ TEST_F(KafkaPythonInterop, PythonsReinjectorReturnsACppTierRecord) {
   EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1}));
   auto work = raw_->read_all(topic_, 2);
   ASSERT_EQ(work.size(), 2u);
-  EXPECT_EQ(work[1].header("traceparent"), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  EXPECT_EQ(work[1].header("traceparent"),
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
   EXPECT_EQ(work[1].header("bq-attempts"), "1");
   EXPECT_FALSE(work[1].header("bq-delay"));
 }

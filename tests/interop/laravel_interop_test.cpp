@@ -52,9 +52,9 @@ std::vector<bqtest::interop::test_case> laravel_cases() {
 // An envelope whose bytes cjson rewrites: a `/` (escaped `\/`), a float and an integer with
 // more digits than cjson's 14, and keys in the canonical order (cjson uses hash order).
 std::string rewritable_envelope() {
-  babelqueue::json data = babelqueue::parse_json(
-                              R"({"path":"a/b","x":0.30000000000000004,"n":1234567890123456789})")
-                              .value();
+  babelqueue::json data =
+      babelqueue::parse_json(R"({"path":"a/b","x":0.30000000000000004,"n":1234567890123456789})")
+          .value();
   babelqueue::make_options eo;
   eo.trace_id = "trace/laravel";
   auto env = babelqueue::make("urn:babel:interop:laravel", data, eo);
@@ -149,8 +149,8 @@ TEST_F(LaravelPhpInterop, CppPublishesLaravelConsumesTheExactBytes) {
   auto got = laravel(90, {"pop", "orders", std::to_string(sent.size()), "delete"});
   ASSERT_EQ(got.size(), sent.size());
   for (std::size_t i = 0; i < sent.size(); ++i) {
-    EXPECT_EQ(got[i]["raw"], sent[i]);      // Laravel's getRawBody(): our bytes
-    EXPECT_EQ(got[i]["attempts"], 1);       // Laravel counts this delivery
+    EXPECT_EQ(got[i]["raw"], sent[i]);  // Laravel's getRawBody(): our bytes
+    EXPECT_EQ(got[i]["attempts"], 1);   // Laravel counts this delivery
     auto reserved = babelqueue::decode(got[i]["reserved"].get<std::string>());
     ASSERT_TRUE(reserved);
     EXPECT_EQ(reserved->attempts(), 1);
@@ -312,8 +312,8 @@ class LaravelPythonInterop : public LaravelInterop {
 std::string laravel_cases_json() {
   json spec = json::array();
   for (const auto& c : laravel_cases())
-    spec.push_back({{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id},
-                    {"headers", json::object()}});
+    spec.push_back(
+        {{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id}, {"headers", json::object()}});
   return babelqueue::to_canonical_json(spec).value();
 }
 

@@ -343,9 +343,9 @@ TEST_F(PulsarPythonInterop, CppRetriesArePythonAttempts) {
       seen.push_back(m.attempts());
       throw std::runtime_error("fails in C++");
     });
-    auto published =
-        app.publish(fails_urn, json{{"n", 8}},
-                    {.queue = "", .trace_id = "trace-handover", .hdrs = {{"traceparent", traceparent}}});
+    auto published = app.publish(
+        fails_urn, json{{"n", 8}},
+        {.queue = "", .trace_id = "trace-handover", .hdrs = {{"traceparent", traceparent}}});
     ASSERT_TRUE(published) << published.error().message;
     id = *published;
     ASSERT_TRUE(app.drain(queue_, 1));

@@ -4,8 +4,8 @@
 // (scripts/setup-python-peer.sh with BABELQUEUE_PEER_EXTRAS including `amqp`). Without a
 // peer or a node the tests skip, except under CI=true / BABELQUEUE_REQUIRE_SERVICES=1,
 // where that is a failure. Every test uses fresh queue names and deletes them.
-#include "rabbitmq/rabbitmq_fixture.hpp"
 #include "interop/python_peer.hpp"
+#include "rabbitmq/rabbitmq_fixture.hpp"
 #include "support/files.hpp"
 
 #include <babelqueue/codec.hpp>

@@ -34,11 +34,14 @@ json python_order() {
 }  // namespace
 
 TEST_F(TypedPythonInterop, PythonPublishesTypedCppConsumesAndReEmitsLosslessly) {
-  const json spec = json::array({{{"urn", OrdersPlaced::urn}, {"data", python_order()},
-                                  {"trace_id", "trace-typed"}, {"headers", json::object()}},
+  const json spec = json::array({{{"urn", OrdersPlaced::urn},
+                                  {"data", python_order()},
+                                  {"trace_id", "trace-typed"},
+                                  {"headers", json::object()}},
                                  {{"urn", OrdersPlaced::urn},
                                   {"data", json::parse(R"({"order_id":"1043"})")},
-                                  {"trace_id", "trace-bad"}, {"headers", json::object()}}});
+                                  {"trace_id", "trace-bad"},
+                                  {"headers", json::object()}}});
   ASSERT_EQ(run_peer(python_, {"publish", url_, "typed", spec.dump()}).size(), 2u);
 
   babelqueue::app_options o;
@@ -67,7 +70,8 @@ TEST_F(TypedPythonInterop, PythonPublishesTypedCppConsumesAndReEmitsLosslessly) 
   EXPECT_EQ(order.unknown_fields, json::parse(R"({"channel":"web"})"));
 
   // Python reads the typed re-emit: every member it sent, the undeclared ones included.
-  auto back = run_peer(python_, {"consume", url_, "typed-back", "1", std::string(OrdersPlaced::urn)});
+  auto back =
+      run_peer(python_, {"consume", url_, "typed-back", "1", std::string(OrdersPlaced::urn)});
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0]["trace_id"], "trace-typed");
   EXPECT_EQ(back[0]["meta"]["lang"], "cpp");
@@ -100,7 +104,8 @@ TEST_F(TypedPythonInterop, TypedCppPublishesPythonConsumes) {
     p.trace_id = "trace-ship";
     app.publish(s, p).value();
   }
-  auto seen = run_peer(python_, {"consume", url_, "typed-ship", "1", std::string(ShippingRequested::urn)});
+  auto seen =
+      run_peer(python_, {"consume", url_, "typed-ship", "1", std::string(ShippingRequested::urn)});
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0]["urn"], ShippingRequested::urn);
   EXPECT_EQ(seen[0]["trace_id"], "trace-ship");

@@ -69,8 +69,11 @@ TEST_F(KafkaApp, TheTierPathFailsTwiceAndSucceedsFromRetryTwoAfterItsDelay) {
     when.push_back(std::chrono::steady_clock::now());
     if (m.attempts() < 2) throw std::runtime_error("not yet");
   });
-  auto id = app.publish("urn:babel:orders:created", json{{"order_id", 2}},
-                        {.queue = "", .trace_id = "trace-tier", .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}});
+  auto id = app.publish(
+      "urn:babel:orders:created", json{{"order_id", 2}},
+      {.queue = "",
+       .trace_id = "trace-tier",
+       .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}});
   ASSERT_TRUE(id);
   auto o = app_opts();
   auto n = app.drain(topic_, 3);
@@ -163,12 +166,16 @@ TEST_F(KafkaApp, AnUnknownUrnIsReleasedUnchangedToTheTail) {
   babelqueue::app app(url(), o);
   app.handle("urn:babel:test:item", [](babelqueue::message&) {});
   const std::string stranger = bqtest::envelope_text(1, "urn:babel:other:thing");
-  ASSERT_TRUE(app.publish(babelqueue::decode(stranger).value(), {.queue = topic_, .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}));
+  ASSERT_TRUE(app.publish(
+      babelqueue::decode(stranger).value(),
+      {.queue = topic_,
+       .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}));
   ASSERT_TRUE(app.drain(topic_, 2));
   auto recs = raw_->read_all(topic_, 2);
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[1].value, stranger) << "same bytes";
-  EXPECT_EQ(recs[1].header("traceparent"), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  EXPECT_EQ(recs[1].header("traceparent"),
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
   EXPECT_EQ(recs[1].header("bq-attempts"), "0") << "a release is not an attempt";
 }
 

@@ -111,12 +111,14 @@ TEST_F(KafkaGroup, ARebalanceWhileFourWorkersHoldRecordsLosesNothing) {
   first.handle("urn:babel:test:item", handler);
   std::thread a([&] { EXPECT_TRUE(first.consume()); });
   const auto deadline = std::chrono::steady_clock::now() + 120s;
-  while (distinct() < total / 4 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  while (distinct() < total / 4 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
   // Two more members join mid-flight: the group rebalances under the four busy workers.
   babelqueue::app second(url, app_opts(2));
   second.handle("urn:babel:test:item", handler);
   std::thread b([&] { EXPECT_TRUE(second.consume()); });
-  while (distinct() < static_cast<std::size_t>(total) && std::chrono::steady_clock::now() < deadline) {
+  while (distinct() < static_cast<std::size_t>(total) &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
   }
   first.stop();
@@ -125,10 +127,12 @@ TEST_F(KafkaGroup, ARebalanceWhileFourWorkersHoldRecordsLosesNothing) {
   b.join();
   EXPECT_EQ(distinct(), static_cast<std::size_t>(total)) << "every record handled";
   std::int64_t committed = 0;
-  for (int p = 0; p < 4; ++p) committed += std::max<std::int64_t>(raw_->committed(group_, topic_, p), 0);
+  for (int p = 0; p < 4; ++p)
+    committed += std::max<std::int64_t>(raw_->committed(group_, topic_, p), 0);
   EXPECT_EQ(committed, total) << "every offset committed once the workers stopped";
-  std::cout << "[ rebalance ] handled " << handled.size() << " times for " << total
-            << " records (duplicates are at-least-once redeliveries of abandoned in-flight records)\n";
+  std::cout
+      << "[ rebalance ] handled " << handled.size() << " times for " << total
+      << " records (duplicates are at-least-once redeliveries of abandoned in-flight records)\n";
   EXPECT_TRUE(raw_->read_all(topic_ + ".dlq", 0, 1s).empty());
 }
 
@@ -378,7 +382,8 @@ TEST_F(KafkaGroup, AWorkerKilledMidHandlerLeavesItsRecordToTheNextMember) {
   o.poll_timeout = 40s;
   babelqueue::app app(url, o);
   std::vector<long> got;
-  app.handle("urn:babel:test:item", [&](babelqueue::message& m) { got.push_back(m.data().at("n").get<long>()); });
+  app.handle("urn:babel:test:item",
+             [&](babelqueue::message& m) { got.push_back(m.data().at("n").get<long>()); });
   auto n = app.drain(topic_, 1);
   ASSERT_TRUE(n) << n.error().message;
   EXPECT_EQ(got, std::vector<long>{77}) << "handled once more, not lost";

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -22,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -95,11 +95,11 @@ class raw_kafka {
       rd_kafka_header_add(h, k.data(), static_cast<ssize_t>(k.size()), v.data(),
                           static_cast<ssize_t>(v.size()));
     }
-    auto err = rd_kafka_producev(producer_, RD_KAFKA_V_TOPIC(topic.c_str()),
-                                 RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                 RD_KAFKA_V_TIMESTAMP(timestamp), RD_KAFKA_V_HEADERS(h),
-                                 RD_KAFKA_V_END);
+    auto err =
+        rd_kafka_producev(producer_, RD_KAFKA_V_TOPIC(topic.c_str()),
+                          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestamp),
+                          RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       rd_kafka_headers_destroy(h);
       return err;
@@ -160,7 +160,8 @@ class raw_kafka {
     rd_kafka_topic_t* rkt = rd_kafka_topic_new(c, topic.c_str(), nullptr);
     int partitions = 1;
     if (rd_kafka_metadata(c, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (md->topic_cnt == 1 && md->topics[0].partition_cnt > 0) partitions = md->topics[0].partition_cnt;
+      if (md->topic_cnt == 1 && md->topics[0].partition_cnt > 0)
+        partitions = md->topics[0].partition_cnt;
       rd_kafka_metadata_destroy(md);
     }
     rd_kafka_topic_destroy(rkt);
@@ -186,8 +187,11 @@ class raw_kafka {
           const char* name = nullptr;
           const void* val = nullptr;
           size_t size = 0;
-          for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
-            r.headers.emplace_back(name, std::string(static_cast<const char*>(val), val == nullptr ? 0 : size));
+          for (size_t i = 0;
+               rd_kafka_header_get_all(h, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+               ++i) {
+            r.headers.emplace_back(
+                name, std::string(static_cast<const char*>(val), val == nullptr ? 0 : size));
           }
         }
         out.push_back(std::move(r));
@@ -224,7 +228,8 @@ class raw_kafka {
 class running_reinjector {
  public:
   running_reinjector(const std::string& url, const std::string& topic) {
-    auto o = babelqueue::kafka::options_from_url(babelqueue::broker_url::parse(url).value()).value();
+    auto o =
+        babelqueue::kafka::options_from_url(babelqueue::broker_url::parse(url).value()).value();
     auto r = babelqueue::kafka::reinjector::open(std::move(o), {topic});
     EXPECT_TRUE(r) << r.error().message;
     reinjector_ = std::move(*r);
@@ -264,9 +269,9 @@ class KafkaTest : public ::testing::Test {
   }
 
   /// receive() until a record arrives (the first one includes the group join).
-  static std::optional<babelqueue::received_message> next(babelqueue::transport& t,
-                                                          const std::string& topic,
-                                                          std::chrono::milliseconds within = std::chrono::seconds(20)) {
+  static std::optional<babelqueue::received_message> next(
+      babelqueue::transport& t, const std::string& topic,
+      std::chrono::milliseconds within = std::chrono::seconds(20)) {
     auto r = t.receive(topic, within);
     EXPECT_TRUE(r) << r.error().message;
     return r ? std::move(*r) : std::nullopt;

@@ -16,7 +16,9 @@ TEST_F(KafkaRestart, ABrokerRestartMidConsumeLosesNothing) {
   ASSERT_FALSE(ctl.empty()) << "services.sh exports BABELQUEUE_KAFKA_CTL";
   auto t = open("&operation_timeout=60s");
   ASSERT_TRUE(t);
-  auto n_of = [](const std::string& body) { return babelqueue::decode(body)->data().value().at("n").get<long>(); };
+  auto n_of = [](const std::string& body) {
+    return babelqueue::decode(body)->data().value().at("n").get<long>();
+  };
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(t->publish(topic_, bqtest::envelope_text(i)));
   std::set<long> seen;
   for (int i = 0; i < 10; ++i) {

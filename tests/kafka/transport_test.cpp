@@ -16,7 +16,8 @@ TEST_F(KafkaTest, APublishWritesTheEnvelopeTheBqHeadersAndCreatedAtWithNoKey) {
   ASSERT_TRUE(t);
   const std::string body = bqtest::envelope_text(7);
   const auto env = babelqueue::decode(body).value();
-  ASSERT_TRUE(t->publish(topic_, body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}));
+  ASSERT_TRUE(t->publish(
+      topic_, body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}));
   EXPECT_EQ(t->stats().published, 1);
   auto recs = raw_->read_all(topic_, 1);
   ASSERT_EQ(recs.size(), 1u);
@@ -60,8 +61,10 @@ TEST_F(KafkaTest, AKeyedPublishAndABatchArriveInOrder) {
 
 TEST_F(KafkaTest, ReceiveSurfacesHeadersAndTheAuthoritativeAttemptsHeader) {
   const std::string body = bqtest::envelope_text(1);  // body attempts 0
-  ASSERT_EQ(raw_->produce(topic_, body, {{"bq-job", "urn:babel:test:item"}, {"bq-attempts", "2"},
-                                         {"traceparent", "00-aa-bb-01"}}),
+  ASSERT_EQ(raw_->produce(topic_, body,
+                          {{"bq-job", "urn:babel:test:item"},
+                           {"bq-attempts", "2"},
+                           {"traceparent", "00-aa-bb-01"}}),
             RD_KAFKA_RESP_ERR_NO_ERROR);
   auto t = open();
   ASSERT_TRUE(t);
@@ -196,7 +199,9 @@ TEST_F(KafkaTest, AOneMebibyteRecordTravelsAndALargerOneIsTooLarge) {
   EXPECT_EQ(m->body, body);
   ASSERT_TRUE(t->ack(*m));
   // Over the broker's message.max.bytes (2 MiB in the test broker): the broker refuses it.
-  auto huge = babelqueue::make("urn:babel:test:big", babelqueue::json{{"blob", std::string(3 << 20, 'y')}}, mo).value();
+  auto huge = babelqueue::make("urn:babel:test:big",
+                               babelqueue::json{{"blob", std::string(3 << 20, 'y')}}, mo)
+                  .value();
   auto r = t->publish(topic_, babelqueue::encode(huge).value());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), babelqueue::transport_errc::too_large) << r.error().message;
@@ -209,7 +214,8 @@ TEST_F(KafkaTest, AOneMebibyteRecordTravelsAndALargerOneIsTooLarge) {
 
 TEST(KafkaErrors, AnUnreachableBrokerIsUnavailableAtOpen) {
   auto u = babelqueue::broker_url::parse("kafka://127.0.0.1:1?operation_timeout=1500ms");
-  auto t = babelqueue::kafka::kafka_transport::open(babelqueue::kafka::options_from_url(u.value()).value());
+  auto t = babelqueue::kafka::kafka_transport::open(
+      babelqueue::kafka::options_from_url(u.value()).value());
   ASSERT_FALSE(t);
   EXPECT_EQ(t.code(), babelqueue::transport_errc::unavailable) << t.error().message;
 }
@@ -226,11 +232,14 @@ TEST_F(KafkaTest, BadNamesAndForeignHandlesAreInvalidArguments) {
 TEST_F(KafkaTest, AHeldRecordPausesOnlyItsOwnPartition) {
   // .retry.2 holds a record due in 30 s; the record of .retry.1, due in 1 s, still flows.
   const std::string later = bqtest::envelope_text(2), sooner = bqtest::envelope_text(1);
-  ASSERT_EQ(raw_->produce(topic_ + ".retry.2", later,
-                          {{"bq-attempts", "1"}, {"bq-delay", "30000"}, {"bq-original-topic", topic_}}),
-            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(
+      raw_->produce(topic_ + ".retry.2", later,
+                    {{"bq-attempts", "1"}, {"bq-delay", "30000"}, {"bq-original-topic", topic_}}),
+      RD_KAFKA_RESP_ERR_NO_ERROR);
   ASSERT_EQ(raw_->produce(topic_ + ".retry.1", sooner,
-                          {{"bq-attempts", "1"}, {"bq-delay", "1000"}, {"bq-original-topic", topic_},
+                          {{"bq-attempts", "1"},
+                           {"bq-delay", "1000"},
+                           {"bq-original-topic", topic_},
                            {"traceparent", "00-ee-ff-01"}}),
             RD_KAFKA_RESP_ERR_NO_ERROR);
   auto o = bqtest::kafka_options(group_);

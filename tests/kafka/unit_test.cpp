@@ -64,13 +64,14 @@ TEST(KafkaOptions, TypedKeysAndThePassThroughPrefix) {
 }
 
 TEST(KafkaOptions, MistakesAreRefusedWithTheirReason) {
-  for (const char* url : {"kafka://h?grup=x", "kafka://h?acks=2", "kafka://h?retry_topics=5s,,1m",
-                          "kafka://h?retry_topics=5s,5s", "kafka://h?retry_topics=0s",
-                          "kafka://h?batch=0", "kafka://u:p@h", "kafka://h/topic",
-                          "kafka://h?rdkafka.=1", "kafka://h?group="}) {
+  for (const char* url :
+       {"kafka://h?grup=x", "kafka://h?acks=2", "kafka://h?retry_topics=5s,,1m",
+        "kafka://h?retry_topics=5s,5s", "kafka://h?retry_topics=0s", "kafka://h?batch=0",
+        "kafka://u:p@h", "kafka://h/topic", "kafka://h?rdkafka.=1", "kafka://h?group="}) {
     auto o = parse(url);
     ASSERT_FALSE(o) << url;
-    EXPECT_TRUE(o.code() == babelqueue::condition::invalid_argument) << url << ": " << o.code().message();
+    EXPECT_TRUE(o.code() == babelqueue::condition::invalid_argument)
+        << url << ": " << o.code().message();
     EXPECT_FALSE(o.error().message.empty());
   }
 }
@@ -95,7 +96,8 @@ TEST(KafkaOptions, AHostListIsParsedAndRedactedWhole) {
 TEST(KafkaBinding, ProjectionWritesTheSixHeadersAndCreatedAt) {
   const std::string body = order_body(2);
   auto env = babelqueue::decode(body).value();
-  const auto p = bk::project(body, {{"traceparent", "00-ab-cd-01"}, {"bq-attempts", "9"}, {"", "x"}});
+  const auto p =
+      bk::project(body, {{"traceparent", "00-ab-cd-01"}, {"bq-attempts", "9"}, {"", "x"}});
   ASSERT_EQ(p.headers.size(), 7u);
   EXPECT_EQ(p.headers[0], (bk::record_header{"bq-job", "urn:babel:orders:created"}));
   EXPECT_EQ(*p.header("bq-trace-id"), "trace-k-1");

@@ -31,13 +31,13 @@ namespace otel_sdk = opentelemetry::sdk::trace;
 struct recorded_span {
   std::string name;
   opentelemetry::trace::SpanKind kind;
-  std::string trace_id;  // 32 hex
-  std::string span_id;   // 16 hex
+  std::string trace_id;        // 32 hex
+  std::string span_id;         // 16 hex
   std::string parent_span_id;  // 16 hex; all zeros for a root span
   opentelemetry::trace::StatusCode status;
   std::string status_description;
   std::map<std::string, opentelemetry::sdk::common::OwnedAttributeValue> attributes;
-  std::vector<std::string> events;  // event names
+  std::vector<std::string> events;                     // event names
   std::map<std::string, std::string> first_exception;  // exception.* of the first exception event
 
   std::optional<std::string> str(const std::string& key) const {
@@ -79,7 +79,8 @@ class span_recorder {
   opentelemetry::nostd::shared_ptr<opentelemetry::trace::Tracer> tracer() const { return tracer_; }
 
   /// A tracing observer on this recorder's tracer.
-  std::shared_ptr<babelqueue::otel::tracing> observer(babelqueue::otel::tracing_options o = {}) const {
+  std::shared_ptr<babelqueue::otel::tracing> observer(
+      babelqueue::otel::tracing_options o = {}) const {
     o.tracer = tracer_;
     return babelqueue::otel::make_tracing(std::move(o));
   }
@@ -100,7 +101,8 @@ class span_recorder {
         s.events.push_back(std::string(e.GetName()));
         if (e.GetName() == "exception" && s.first_exception.empty()) {
           for (const auto& [k, v] : e.GetAttributes()) {
-            if (const auto* text = opentelemetry::nostd::get_if<std::string>(&v)) s.first_exception[k] = *text;
+            if (const auto* text = opentelemetry::nostd::get_if<std::string>(&v))
+              s.first_exception[k] = *text;
           }
         }
       }

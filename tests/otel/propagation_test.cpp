@@ -41,9 +41,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <ostream>
 #include <filesystem>
 #include <functional>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -67,8 +67,8 @@ void PrintTo(const broker_case& c, std::ostream* os) { *os << c.name; }
 // One database file per test process, in a directory removed when the process exits.
 std::string sqlite_url() {
   struct scratch_dir {
-    std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                 ("bq-otel-" + std::to_string(::getpid()));
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("bq-otel-" + std::to_string(::getpid()));
     scratch_dir() { std::filesystem::create_directories(path); }
     ~scratch_dir() {
       std::error_code ec;
@@ -92,7 +92,8 @@ std::vector<broker_case> cases() {
   c.push_back({"redis", [] { return bqtest::env_or_empty("BABELQUEUE_REDIS_URL"); }, "redis"});
 #endif
 #ifdef BABELQUEUE_HAVE_RABBITMQ
-  c.push_back({"rabbitmq", [] { return bqtest::env_or_empty("BABELQUEUE_RABBITMQ_URL"); }, "rabbitmq"});
+  c.push_back(
+      {"rabbitmq", [] { return bqtest::env_or_empty("BABELQUEUE_RABBITMQ_URL"); }, "rabbitmq"});
 #endif
 #ifdef BABELQUEUE_HAVE_KAFKA
   c.push_back({"kafka",
@@ -113,7 +114,8 @@ std::vector<broker_case> cases() {
                "pulsar"});
 #endif
 #ifdef BABELQUEUE_HAVE_ARTEMIS
-  c.push_back({"artemis", [] { return bqtest::env_or_empty("BABELQUEUE_ARTEMIS_URL"); }, "artemis"});
+  c.push_back(
+      {"artemis", [] { return bqtest::env_or_empty("BABELQUEUE_ARTEMIS_URL"); }, "artemis"});
 #endif
 #ifdef BABELQUEUE_HAVE_ASB
   c.push_back({"asb",
@@ -130,7 +132,8 @@ std::vector<broker_case> cases() {
                  // ElasticMQ checks no signature; the signer still wants credentials.
                  ::setenv("AWS_ACCESS_KEY_ID", "test", 0);
                  ::setenv("AWS_SECRET_ACCESS_KEY", "test", 0);
-                 return with_query(bqtest::env_or_empty("BABELQUEUE_SQS_URL"), "create_queues=true");
+                 return with_query(bqtest::env_or_empty("BABELQUEUE_SQS_URL"),
+                                   "create_queues=true");
                },
                "sqs"});
 #endif

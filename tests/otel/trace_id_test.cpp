@@ -18,9 +18,9 @@ using babelqueue::otel::uuid_of;
 
 struct vector_case {
   std::string trace_id;
-  std::string trace_hex;     // trace_id_of, 32 hex
-  std::string uuid;          // uuid_of(trace_id_of)
-  std::string span_hex;      // synthetic parent span id
+  std::string trace_hex;  // trace_id_of, 32 hex
+  std::string uuid;       // uuid_of(trace_id_of)
+  std::string span_hex;   // synthetic parent span id
 };
 
 class python_vectors : public ::testing::TestWithParam<vector_case> {};

@@ -8,9 +8,8 @@
 #include <babelqueue/memory/memory_transport.hpp>
 #include <babelqueue/runtime/app.hpp>
 
-#include <opentelemetry/trace/scope.h>
-
 #include <gtest/gtest.h>
+#include <opentelemetry/trace/scope.h>
 
 #include <stdexcept>
 #include <string>
@@ -109,12 +108,13 @@ TEST_F(Tracing, AnExplicitTraceIdIsKeptAndThePublishSpanJoinsIt) {
   app a(url(), options());
   std::string seen;
   a.handle("urn:a:b:c", [&](message& m) { seen = std::string(m.trace_id()); });
-  (void)a.publish("urn:a:b:c", json::object(), {.queue = "", .trace_id = "ORDER-42", .hdrs = {}}).value();
+  (void)a.publish("urn:a:b:c", json::object(), {.queue = "", .trace_id = "ORDER-42", .hdrs = {}})
+      .value();
   ASSERT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, "ORDER-42");
   const auto pub = spans.named("publish urn:a:b:c").at(0);
   EXPECT_EQ(pub.trace_id, "8ecba4d3760868861bfb0dde1b9eca43");  // trace_id_of("ORDER-42")
-  EXPECT_EQ(pub.parent_span_id, "be4e45003ff969c2");  // its synthetic parent
+  EXPECT_EQ(pub.parent_span_id, "be4e45003ff969c2");            // its synthetic parent
   const auto proc = spans.named("process urn:a:b:c").at(0);
   EXPECT_EQ(proc.parent_span_id, pub.span_id);  // the traceparent header still links them
 }
@@ -142,10 +142,11 @@ TEST_F(Tracing, AMalformedTraceparentIsIgnoredWithADebugNote) {
   int handled = 0;
   a.handle("urn:a:b:c", [&](message&) { ++handled; });
   auto env = make("urn:a:b:c", json::object(), {"default", "not-a-uuid"}).value();
-  for (const std::string bad : {"garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-                                "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
-                                "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-                                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra"}) {
+  for (const std::string bad :
+       {"garbage", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra"}) {
     bqtest::put_raw(broker, "default", encode(env).value(), {{"traceparent", bad}});
   }
   ASSERT_EQ(a.drain().value(), 5u);
@@ -180,8 +181,7 @@ TEST_F(Tracing, AForeignTraceparentIsTheParentAndTracestateIsKept) {
   const auto sent = bqtest::take_all(broker, "next");
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].hdrs.at("tracestate"), "vendor=opaque");
-  EXPECT_EQ(sent[0].hdrs.at("traceparent").substr(0, 53),
-            traceparent_of(next).substr(0, 53));
+  EXPECT_EQ(sent[0].hdrs.at("traceparent").substr(0, 53), traceparent_of(next).substr(0, 53));
   // message::publish keeps the inbound trace_id (GR-4): no adoption.
   EXPECT_EQ(decode(sent[0].body).value().trace_id(), "not-a-uuid");
 }
@@ -295,7 +295,7 @@ TEST_F(Tracing, ATransportWithoutHeadersStillCorrelatesByTraceId) {
   ASSERT_EQ(a.drain().value(), 1u);
   const auto pub = spans.named("publish urn:a:b:c").at(0);
   const auto proc = spans.named("process urn:a:b:c").at(0);
-  EXPECT_EQ(proc.trace_id, pub.trace_id);  // same trace through trace_id alone
+  EXPECT_EQ(proc.trace_id, pub.trace_id);       // same trace through trace_id alone
   EXPECT_NE(proc.parent_span_id, pub.span_id);  // but no exact span link
 }
 

@@ -66,7 +66,8 @@ TEST_F(PulsarApp, RetriesSeeZeroOneTwoAndTheDlqCarriesThree) {
   ASSERT_TRUE(env.dead_letter());
   EXPECT_EQ(env.dead_letter()->reason, "failed");
   EXPECT_EQ(bqtest::property_of(*raw, "bq-attempts"), "3") << "bq-attempts = the body's";
-  EXPECT_EQ(bqtest::property_of(*raw, "bq-trace-id"), "trace-pulsar-app") << "trace_id on every hop";
+  EXPECT_EQ(bqtest::property_of(*raw, "bq-trace-id"), "trace-pulsar-app")
+      << "trace_id on every hop";
   EXPECT_EQ(bqtest::property_of(*raw, "bq-job"), "urn:babel:orders:created");
   EXPECT_EQ(peer_->drain(queue_), 0) << "nothing left on the work topic";
 }
@@ -82,7 +83,8 @@ TEST_F(PulsarApp, PoisonBytesAreDeadLetteredUnchanged) {
   ASSERT_TRUE(app.drain());
   std::multiset<std::string> got;
   while (auto m = peer_->get(dlq(), 3s)) got.insert(m->payload);
-  EXPECT_EQ(got, std::multiset<std::string>(garbage.begin(), garbage.end())) << "the original bytes";
+  EXPECT_EQ(got, std::multiset<std::string>(garbage.begin(), garbage.end()))
+      << "the original bytes";
 }
 
 TEST_F(PulsarApp, ARefusedSchemaVersionPropertyIsDeadLetteredWithoutDecoding) {

@@ -25,8 +25,7 @@ namespace bqtest {
 /// `pulsar://127.0.0.1:P` of the shared server, or empty.
 inline std::string pulsar_url() { return env_or_empty("BABELQUEUE_PULSAR_URL"); }
 
-#define BQ_REQUIRE_PULSAR() \
-  BQ_REQUIRE_SERVICE(bqtest::pulsar_url(), "Pulsar standalone", "pulsar")
+#define BQ_REQUIRE_PULSAR() BQ_REQUIRE_SERVICE(bqtest::pulsar_url(), "Pulsar standalone", "pulsar")
 
 /// One message as a bare client sees it.
 struct pulsar_wire_message {
@@ -159,7 +158,7 @@ class PulsarTest : public ::testing::Test {
   /// A transport on the shared server; `query` is appended to the URL (`key=value&...`).
   std::unique_ptr<babelqueue::pulsar::pulsar_transport> open(const std::string& query = "") {
     auto url = babelqueue::broker_url::parse(pulsar_url() + "?negative_ack_delay=200ms" +
-                                            (query.empty() ? "" : "&" + query));
+                                             (query.empty() ? "" : "&" + query));
     EXPECT_TRUE(url) << url.error().message;
     if (!url) return nullptr;
     auto o = babelqueue::pulsar::options_from_url(*url);

@@ -1,6 +1,6 @@
 // pulsar:// when the broker goes away: the shared Pulsar standalone killed (SIGKILL) and
-// started again mid-consume. Nothing acknowledged is lost, a message in flight comes back, the client
-// reconnects by itself (same transport instance), and a publish while the broker is down
+// started again mid-consume. Nothing acknowledged is lost, a message in flight comes back, the
+// client reconnects by itself (same transport instance), and a publish while the broker is down
 // waits for it within operation_timeout or fails with a transient error — never a hang, never
 // a loss. These tests stop the shared broker, so CTest runs them alone (RUN_SERIAL).
 #include "pulsar/pulsar_fixture.hpp"

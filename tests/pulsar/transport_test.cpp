@@ -1,7 +1,8 @@
 // pulsar:// against a real Pulsar standalone: the projection as a bare Pulsar client sees it,
-// settlement (ack, negative ack with the redelivery count; delayed release: tests/transport_contract), delayed publish,
-// batches, a 1 MiB message, the schema-version gate, the subscription made on first publish,
-// the native DeadLetterPolicy, close handing unsettled messages back, and bad input.
+// settlement (ack, negative ack with the redelivery count; delayed release:
+// tests/transport_contract), delayed publish, batches, a 1 MiB message, the schema-version gate,
+// the subscription made on first publish, the native DeadLetterPolicy, close handing unsettled
+// messages back, and bad input.
 #include "pulsar/pulsar_fixture.hpp"
 
 #include <babelqueue/bindings/pulsar.hpp>
@@ -23,8 +24,8 @@ long n_of(const std::string& body) {
 
 // The next message of `q` on `t`, or a test failure.
 std::optional<babelqueue::received_message> next(babelqueue::pulsar::pulsar_transport& t,
-                                                  const std::string& q,
-                                                  std::chrono::milliseconds wait = 10s) {
+                                                 const std::string& q,
+                                                 std::chrono::milliseconds wait = 10s) {
   auto got = t.receive(q, wait);
   EXPECT_TRUE(got) << got.error().message;
   if (!got || !got->has_value()) return std::nullopt;
@@ -42,9 +43,10 @@ TEST_F(PulsarTransport, APublishIsReadByABareClientWithTheContractProperties) {
   auto env =
       babelqueue::make("urn:babel:orders:created", babelqueue::json{{"order_id", 7}}, mo).value();
   const std::string body = babelqueue::encode(env).value();
-  ASSERT_TRUE(t->publish(queue_, body,
-                         {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                          {"bq-job", "urn:babel:not:this"}}));
+  ASSERT_TRUE(
+      t->publish(queue_, body,
+                 {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                  {"bq-job", "urn:babel:not:this"}}));
   auto raw = peer_->get(queue_);
   ASSERT_TRUE(raw);
   EXPECT_EQ(raw->payload, body) << "byte-identical payload";
@@ -115,7 +117,8 @@ TEST_F(PulsarTransport, ABatchArrivesWholeAndInOrder) {
   auto t = open("batch_max_messages=100");
   ASSERT_TRUE(t);
   std::vector<babelqueue::outgoing_message> batch;
-  for (long i = 0; i < 500; ++i) batch.push_back({bqtest::envelope_text(i), {{"k", std::to_string(i)}}});
+  for (long i = 0; i < 500; ++i)
+    batch.push_back({bqtest::envelope_text(i), {{"k", std::to_string(i)}}});
   ASSERT_TRUE(t->publish_batch(queue_, batch));
   EXPECT_EQ(t->stats().published, 500);
   std::vector<long> got;
@@ -186,9 +189,8 @@ TEST_F(PulsarTransport, AMessageOverTheBrokersLimitIsTooLargeAndTheOthersStillGo
   auto r = t->publish(queue_, huge);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, transport_errc::too_large) << r.error().message;
-  std::vector<babelqueue::outgoing_message> batch = {{bqtest::envelope_text(1), {}},
-                                                     {huge, {}},
-                                                     {bqtest::envelope_text(3), {}}};
+  std::vector<babelqueue::outgoing_message> batch = {
+      {bqtest::envelope_text(1), {}}, {huge, {}}, {bqtest::envelope_text(3), {}}};
   auto each = t->publish_each(queue_, batch);
   ASSERT_EQ(each.size(), 3u);
   EXPECT_TRUE(each[0]);
@@ -330,7 +332,8 @@ TEST_F(PulsarTransport, BadQueueNamesAreRefusedBeforeAnyCall) {
 }
 
 TEST_F(PulsarTransport, AnUnreachableBrokerIsATransientErrorWithinTheBound) {
-  auto url = babelqueue::broker_url::parse("pulsar://127.0.0.1:1?operation_timeout=3s&connect_timeout=1s");
+  auto url =
+      babelqueue::broker_url::parse("pulsar://127.0.0.1:1?operation_timeout=3s&connect_timeout=1s");
   ASSERT_TRUE(url);
   auto o = babelqueue::pulsar::options_from_url(*url);
   ASSERT_TRUE(o);

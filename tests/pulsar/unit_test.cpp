@@ -106,7 +106,8 @@ TEST(PulsarOptions, MistakesAreRefusedNamingTheKey) {
   for (const auto& [url, key] : bad) {
     auto o = parse(url);
     ASSERT_FALSE(o) << url;
-    EXPECT_EQ(o.code(), babelqueue::condition::invalid_argument) << url << ": " << o.error().message;
+    EXPECT_EQ(o.code(), babelqueue::condition::invalid_argument)
+        << url << ": " << o.error().message;
     EXPECT_NE(o.error().message.find(key), std::string::npos) << url << ": " << o.error().message;
     EXPECT_EQ(o.error().message.find("secret"), std::string::npos) << "never the password";
   }
@@ -194,7 +195,7 @@ TEST(PulsarBinding, TopicNamesAndQueueNameRules) {
 
 TEST(PulsarBinding, TheReadSideSplitsHeadersAndGates) {
   std::map<std::string, std::string> props = {
-      {"bq-job", "urn:babel:a:b"}, {"bq-attempts", "2"}, {"bq-delay", "500"},
+      {"bq-job", "urn:babel:a:b"},  {"bq-attempts", "2"},  {"bq-delay", "500"},
       {"bq-schema-version", "1.0"}, {"traceparent", "tp"}, {"tenant", "acme"}};
   auto r = bp::read_properties(props);
   EXPECT_EQ(r.out_of_band, (babelqueue::headers{{"tenant", "acme"}, {"traceparent", "tp"}}));

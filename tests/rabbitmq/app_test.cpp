@@ -103,7 +103,9 @@ TEST_F(RabbitApp, AnUnknownUrnIsReleasedUnchangedToTheTail) {
   const std::string stranger = bqtest::envelope_text(1, "urn:babel:other:thing");
   {
     auto t = open();
-    ASSERT_TRUE(t->publish(queue_, stranger, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}));
+    ASSERT_TRUE(
+        t->publish(queue_, stranger,
+                   {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}));
   }
   ASSERT_TRUE(app.drain());
   auto m = raw_->get(queue_);

@@ -64,7 +64,8 @@ TEST(RabbitOptions, BadValuesAndUnknownKeysAreRefusedWithTheirName) {
   for (const char* url :
        {"amqp://h?prefech=8", "amqp://h?prefetch=0", "amqp://h?prefetch=70000",
         "amqp://h?heartbeat=1500ms", "amqp://h?confirm_window=0", "amqp://h?frame_max=10",
-        "amqp://h?operation_timeout=0", "amqp://h?reconnect_backoff_min=2s&reconnect_backoff_max=1s",
+        "amqp://h?operation_timeout=0",
+        "amqp://h?reconnect_backoff_min=2s&reconnect_backoff_max=1s",
         "amqp://h?tls_ca_file=/ca.pem", "amqp://h?tls_verify=true",
         "amqps://h?tls_cert_file=/c.pem", "amqps://h?declare_queues=maybe", "redis://h"}) {
     auto o = parse(url);

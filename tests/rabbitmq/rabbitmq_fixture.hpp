@@ -17,13 +17,13 @@
 #include <amqp_framing.h>
 #include <amqp_tcp_socket.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <string>
-#include <unistd.h>
 
 namespace bqtest {
 
@@ -33,7 +33,9 @@ inline std::string rabbitmq_url() { return env_or_empty("BABELQUEUE_RABBITMQ_URL
 #define BQ_REQUIRE_RABBITMQ() BQ_REQUIRE_SERVICE(bqtest::rabbitmq_url(), "RabbitMQ", "rabbitmq")
 
 /// A queue name no other test (or test process) uses.
-inline std::string unique_queue(const std::string& prefix = "bq-test") { return unique_name(prefix); }
+inline std::string unique_queue(const std::string& prefix = "bq-test") {
+  return unique_name(prefix);
+}
 
 /// One message as a raw basic.get saw it.
 struct raw_message {
@@ -41,13 +43,19 @@ struct raw_message {
   amqp_basic_properties_t props{};
   std::map<std::string, amqp_field_value_t> headers;
   std::string prop(std::string_view name) const {
-    auto str = [](const amqp_bytes_t& b) { return std::string(static_cast<const char*>(b.bytes), b.len); };
-    if (name == "content_type" && (props._flags & AMQP_BASIC_CONTENT_TYPE_FLAG)) return str(props.content_type);
-    if (name == "content_encoding" && (props._flags & AMQP_BASIC_CONTENT_ENCODING_FLAG)) return str(props.content_encoding);
+    auto str = [](const amqp_bytes_t& b) {
+      return std::string(static_cast<const char*>(b.bytes), b.len);
+    };
+    if (name == "content_type" && (props._flags & AMQP_BASIC_CONTENT_TYPE_FLAG))
+      return str(props.content_type);
+    if (name == "content_encoding" && (props._flags & AMQP_BASIC_CONTENT_ENCODING_FLAG))
+      return str(props.content_encoding);
     if (name == "app_id" && (props._flags & AMQP_BASIC_APP_ID_FLAG)) return str(props.app_id);
     if (name == "type" && (props._flags & AMQP_BASIC_TYPE_FLAG)) return str(props.type);
-    if (name == "correlation_id" && (props._flags & AMQP_BASIC_CORRELATION_ID_FLAG)) return str(props.correlation_id);
-    if (name == "message_id" && (props._flags & AMQP_BASIC_MESSAGE_ID_FLAG)) return str(props.message_id);
+    if (name == "correlation_id" && (props._flags & AMQP_BASIC_CORRELATION_ID_FLAG))
+      return str(props.correlation_id);
+    if (name == "message_id" && (props._flags & AMQP_BASIC_MESSAGE_ID_FLAG))
+      return str(props.message_id);
     return "<unset>";
   }
 };
@@ -61,10 +69,11 @@ class raw_amqp {
     conn_ = amqp_new_connection();
     amqp_socket_t* s = amqp_tcp_socket_new(conn_);
     timeval tv{5, 0};
-    ok_ = amqp_socket_open_noblock(s, url.host.c_str(), *url.port, &tv) == AMQP_STATUS_OK &&
-          amqp_login(conn_, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, "guest", "guest")
-                  .reply_type == AMQP_RESPONSE_NORMAL &&
-          amqp_channel_open(conn_, 1) != nullptr;
+    ok_ =
+        amqp_socket_open_noblock(s, url.host.c_str(), *url.port, &tv) == AMQP_STATUS_OK &&
+        amqp_login(conn_, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, "guest", "guest").reply_type ==
+            AMQP_RESPONSE_NORMAL &&
+        amqp_channel_open(conn_, 1) != nullptr;
   }
   ~raw_amqp() {
     release_kept();
@@ -94,8 +103,8 @@ class raw_amqp {
   bool publish(const std::string& queue, const std::string& body,
                const amqp_basic_properties_t* props = nullptr) {
     amqp_basic_properties_t none{};
-    return amqp_basic_publish(conn_, 1, amqp_empty_bytes, amqp_cstring_bytes(queue.c_str()), 0,
-                              0, props ? props : &none,
+    return amqp_basic_publish(conn_, 1, amqp_empty_bytes, amqp_cstring_bytes(queue.c_str()), 0, 0,
+                              props ? props : &none,
                               amqp_bytes_t{body.size(), const_cast<char*>(body.data())}) ==
            AMQP_STATUS_OK;
   }

@@ -111,7 +111,8 @@ TEST_F(RabbitRestart, ABrokerRestartMidPublishLosesNoConfirmedMessage) {
     present.insert(n_of((*got)->body));
     ASSERT_TRUE(c->ack(**got));
   }
-  for (long c_n : confirmed) ASSERT_TRUE(present.count(c_n)) << "confirmed message " << c_n << " lost";
+  for (long c_n : confirmed)
+    ASSERT_TRUE(present.count(c_n)) << "confirmed message " << c_n << " lost";
   std::cout << "publish failures during the restart: " << failures << "\n";
 }
 

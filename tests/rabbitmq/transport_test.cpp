@@ -27,8 +27,10 @@ TEST_F(RabbitTransport, PublishCarriesTheProjectionAsARawClientReadsIt) {
   ASSERT_TRUE(t);
   const std::string body = envelope_text(7);
   auto env = babelqueue::decode(body).value();
-  ASSERT_TRUE(t->publish(queue_, body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                                        {"blank", " "}}));
+  ASSERT_TRUE(
+      t->publish(queue_, body,
+                 {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                  {"blank", " "}}));
   auto m = raw_->get(queue_);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->body, body) << "the body is the envelope byte for byte";
@@ -108,7 +110,8 @@ TEST_F(RabbitTransport, RefusedCredentialsAndAnUnknownVhostArePermissionErrors) 
   bad_password = babelqueue::open_transport("amqp://guest:wrong@" + hostport + "/%2F");
   ASSERT_FALSE(bad_password);
   EXPECT_EQ(bad_password.code(), transport_errc::permission) << bad_password.error().message;
-  EXPECT_EQ(bad_password.error().message.find("wrong"), std::string::npos) << "no password in errors";
+  EXPECT_EQ(bad_password.error().message.find("wrong"), std::string::npos)
+      << "no password in errors";
   auto no_vhost = babelqueue::open_transport("amqp://guest:guest@" + hostport + "/nope");
   ASSERT_FALSE(no_vhost);
   EXPECT_EQ(no_vhost.code(), transport_errc::permission) << no_vhost.error().message;

@@ -1,10 +1,10 @@
 // Pure Redis binding (include/babelqueue/bindings/redis.hpp): keys, frame, slots.
+#include "support/files.hpp"
+
 #include <babelqueue/bindings/redis.hpp>
 #include <babelqueue/codec.hpp>
 
 #include <gtest/gtest.h>
-
-#include "support/files.hpp"
 
 #include <fstream>
 #include <sstream>

@@ -2,6 +2,7 @@
 // redirect parser, and the slot check's message. No server needed: the expected slots were
 // read from redis-server 7.0.15 (`redis-cli -p <cluster node> CLUSTER KEYSLOT <key>`).
 #include "redis/cluster_slot.hpp"
+
 #include "redis/cluster_topology.hpp"
 #include "redis/router.hpp"
 

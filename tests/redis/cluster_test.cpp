@@ -46,8 +46,8 @@ template <class Pred>
 std::string tagged_queue(const std::string& prefix, Pred pred) {
   static int counter = 0;
   for (;;) {
-    std::string q = "{" + prefix + "-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter++) + "}";
+    std::string q =
+        "{" + prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "}";
     if (pred(d::key_slot(q))) return q;
   }
 }
@@ -148,7 +148,7 @@ class RedisClusterTest : public ::testing::Test {
       redisReply* keys = src.run({"CLUSTER", "GETKEYSINSLOT", s, "1000"});
       ASSERT_NE(keys, nullptr);
       std::vector<std::string> argv = {"MIGRATE", "127.0.0.1", std::to_string(to), "", "0",
-                                       "5000", "KEYS"};
+                                       "5000",    "KEYS"};
       for (std::size_t i = 0; i < keys->elements; ++i)
         argv.emplace_back(keys->element[i]->str, keys->element[i]->len);
       const bool none = keys->elements == 0;
@@ -313,8 +313,8 @@ TEST_F(RedisClusterTest, AnUntaggedQueueFailsFastNamingTheSlotsAndTheHashTag) {
 
 TEST_F(RedisClusterTest, SeedsAreTriedInTurnAndNonClusterUseIsRefused) {
   const int dead = bqtest::free_port();
-  auto t = open_url("redis://127.0.0.1:" + std::to_string(dead) + ",127.0.0.1:" +
-                    std::to_string(ports_[1]) + "?cluster=1&" + k_test_query);
+  auto t = open_url("redis://127.0.0.1:" + std::to_string(dead) +
+                    ",127.0.0.1:" + std::to_string(ports_[1]) + "?cluster=1&" + k_test_query);
   ASSERT_TRUE(t);
   const std::string q = tagged_queue("seeds");
   ASSERT_TRUE(t->publish(q, "x"));
@@ -400,7 +400,8 @@ TEST_F(RedisClusterTest, AskTryagainAndMovedAreFollowedStepByStep) {
   ASSERT_EQ(src.str({"CLUSTER", "SETSLOT", s, "MIGRATING", dst_id}), "OK");
   ASSERT_TRUE(t->publish(q, envelope_text(2)));  // the key is still on the source: served there
   EXPECT_EQ(src.llen(q), 2);
-  ASSERT_EQ(src.str({"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS", q}), "OK");
+  ASSERT_EQ(src.str({"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS", q}),
+            "OK");
 
   auto before = t->stats().redirects;
   ASSERT_TRUE(t->publish(q, envelope_text(3)));  // ASK → the target, after ASKING
@@ -464,8 +465,8 @@ TEST(RedisClusterNodeGone, AnotherQueuesDeadNodeDoesNotStallCallsOnALiveOne) {
   const std::string qa = tagged_queue("live", [](std::uint16_t s) { return s < 8192; });
   const std::string qb = tagged_queue("dying", [](std::uint16_t s) { return s >= 8192; });
 
-  auto t = open_url("redis://127.0.0.1:" + std::to_string(a->port()) + ",127.0.0.1:" +
-                    std::to_string(b->port()) +
+  auto t = open_url("redis://127.0.0.1:" + std::to_string(a->port()) +
+                    ",127.0.0.1:" + std::to_string(b->port()) +
                     "?cluster=1&connect_timeout=300&command_timeout=1500&"
                     "reconnect_backoff_min=20&reconnect_backoff_max=100");
   ASSERT_TRUE(t);
@@ -717,14 +718,16 @@ TEST_F(RedisClusterTest, AnUntaggedLaravelQueueFailsFastNamingItsKeysAndTheHashT
   auto r = t->publish("orders", envelope_text(1));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), transport_errc::invalid_argument);
-  EXPECT_NE(r.error().message.find("queues:orders:reserved"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("queues:orders:reserved"), std::string::npos)
+      << r.error().message;
   EXPECT_NE(r.error().message.find("{orders}"), std::string::npos) << r.error().message;
   auto got = t->receive("orders", 0ms);
   ASSERT_FALSE(got);
   EXPECT_EQ(got.code(), transport_errc::invalid_argument);
   EXPECT_EQ(t->stats().round_trips, trips);  // refused before anything was sent
   // A hash tag in the prefix puts every queue's four keys in one slot.
-  auto tagged_prefix = open_url(url_ + "&laravel=1&prefix=queues:{app}:");  // slot 6805: no migration slot
+  auto tagged_prefix =
+      open_url(url_ + "&laravel=1&prefix=queues:{app}:");  // slot 6805: no migration slot
   ASSERT_TRUE(tagged_prefix);
   ASSERT_TRUE(tagged_prefix->publish("orders", envelope_text(2)));
   auto m = take(*tagged_prefix, "orders");

@@ -185,7 +185,8 @@ TEST(RedisFailureMapping, ErrorRepliesMapOntoTransportCodes) {
   } cases[] = {
       {"WRONGPASS invalid username-password pair", transport_errc::permission},
       {"NOAUTH Authentication required.", transport_errc::permission},
-      {"NOPERM this user has no permissions to run the 'evalsha' command", transport_errc::permission},
+      {"NOPERM this user has no permissions to run the 'evalsha' command",
+       transport_errc::permission},
       {"MOVED 3999 127.0.0.1:6381", transport_errc::refused},
       {"ASK 3999 127.0.0.1:6381", transport_errc::refused},
       {"CROSSSLOT Keys in request don't hash to the same slot", transport_errc::refused},

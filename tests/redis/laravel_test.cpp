@@ -79,7 +79,8 @@ TEST(RedisLaravelOptions, UrlKeysAndValidation) {
   EXPECT_EQ(o->retry_after, std::chrono::seconds(60));  // bare = seconds, as in Python's URL
   EXPECT_EQ(o->migration_batch, 50);
 
-  auto compat = bqr::options_from_url(*babelqueue::broker_url::parse("redis://h?laravel_compat=true&prefix="));
+  auto compat = bqr::options_from_url(
+      *babelqueue::broker_url::parse("redis://h?laravel_compat=true&prefix="));
   ASSERT_TRUE(compat);
   EXPECT_TRUE(compat->laravel);
   EXPECT_EQ(compat->prefix, "queues:");  // `prefix=` keeps the default, as in Python
@@ -171,7 +172,7 @@ TEST_F(RedisLaravel, DeferredAcksRideWithTheNextReserve) {
     EXPECT_EQ(envelope_n((*got)->body), i);  // FIFO
     ASSERT_TRUE(t->ack(**got));
   }
-  EXPECT_EQ(t->stats().round_trips - trips_before, 5);  // one per message, acks included
+  EXPECT_EQ(t->stats().round_trips - trips_before, 5);   // one per message, acks included
   EXPECT_EQ(zset("queues:orders:reserved").size(), 1u);  // the last ack is still deferred
   ASSERT_TRUE(t->flush());
   EXPECT_TRUE(zset("queues:orders:reserved").empty());
@@ -302,7 +303,10 @@ TEST_F(RedisLaravel, RecoverMovesOnlyOldEnoughReservations) {
 TEST_F(RedisLaravel, PoisonJobsAreReservedRawAndDeliveredAsTheirBytes) {
   auto t = open(laravel_opts());
   const std::vector<std::string> poison = {
-      "not json", "[1,2]", R"({"attempts":"x"})", std::string("\xff\xfe binary", 9),
+      "not json",
+      "[1,2]",
+      R"({"attempts":"x"})",
+      std::string("\xff\xfe binary", 9),
       std::string(2000, '[') + std::string(2000, ']'),  // deeper than cjson decodes
   };
   for (const auto& p : poison) raw_->integer({"RPUSH", "queues:poison", p});

@@ -211,11 +211,11 @@ class redis_server {
       args.insert(args.end(), {"--appendonly", "no"});
     }
     if (!cfg_.tls_dir.empty()) {
-      args.insert(args.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file",
-                               cfg_.tls_dir + "/server.crt", "--tls-key-file",
-                               cfg_.tls_dir + "/server.key", "--tls-ca-cert-file",
-                               cfg_.tls_dir + "/ca.crt", "--tls-auth-clients",
-                               cfg_.tls_auth_clients ? "yes" : "no"});
+      args.insert(
+          args.end(),
+          {"--tls-port", std::to_string(tls_port_), "--tls-cert-file", cfg_.tls_dir + "/server.crt",
+           "--tls-key-file", cfg_.tls_dir + "/server.key", "--tls-ca-cert-file",
+           cfg_.tls_dir + "/ca.crt", "--tls-auth-clients", cfg_.tls_auth_clients ? "yes" : "no"});
     }
     args.insert(args.end(), cfg_.extra_args.begin(), cfg_.extra_args.end());
     if (cfg_.cluster) {

@@ -38,8 +38,9 @@ class RedisSecrets : public bqtest::RedisTest {
     if (raw_) raw_->str({"ACL", "DELUSER", "alice"});
   }
   std::string url(const char* password) const {
-    return "redis://alice:" + std::string(password) + "@127.0.0.1:" +
-           std::to_string(server_->port()) + "?connect_timeout=500ms&command_timeout=1s";
+    return "redis://alice:" + std::string(password) +
+           "@127.0.0.1:" + std::to_string(server_->port()) +
+           "?connect_timeout=500ms&command_timeout=1s";
   }
 };
 
@@ -105,7 +106,8 @@ TEST_F(RedisSecrets, ReconnectAfterPasswordChangeLogsNoSecret) {
 
 TEST(RedactUrl, HidesPasswordsAndSecretOptions) {
   using babelqueue::redact_url;
-  EXPECT_EQ(redact_url("redis://user:s3cret@127.0.0.1:6379/2"), "redis://user:***@127.0.0.1:6379/2");
+  EXPECT_EQ(redact_url("redis://user:s3cret@127.0.0.1:6379/2"),
+            "redis://user:***@127.0.0.1:6379/2");
   EXPECT_EQ(redact_url("redis://:s3cret@h"), "redis://:***@h");
   EXPECT_EQ(redact_url("redis://h:1?timeout=5s&password=s3cret"),
             "redis://h:1?timeout=5s&password=***");

@@ -230,7 +230,8 @@ class sentinel_group {
     if (!c.ok()) return 0;
     redisReply* r = c.run({"SENTINEL", "get-master-addr-by-name", cfg_.master});
     int port = 0;
-    if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->str != nullptr)
+    if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->str != nullptr)
       port = std::atoi(r->element[1]->str);
     if (r != nullptr) freeReplyObject(r);
     return port;

@@ -25,7 +25,8 @@ class counting_transport final : public transport {
   explicit counting_transport(std::string name) : inner_(name) {}
   result<void> publish(std::string_view q, std::string_view b, const headers& h) override {
     if (fail_publish_to == q) return fail(transport_errc::unavailable, "refused by the test");
-    if (refuse_headers_to == q && !h.empty()) return fail(transport_errc::invalid_argument, "no headers here");
+    if (refuse_headers_to == q && !h.empty())
+      return fail(transport_errc::invalid_argument, "no headers here");
     return inner_.publish(q, b, h);
   }
   result<std::optional<received_message>> receive(std::string_view q,
@@ -185,7 +186,9 @@ concept message_publish_takes = requires(const message& m, const json& d, const 
   m.publish("urn:x", d, o);
 };
 template <class T>
-concept has_trace_id = requires(T t) { t.trace_id; };
+concept has_trace_id = requires(T t) {
+  t.trace_id;
+};
 }  // namespace
 
 TEST(TraceOptions, MessagePublishCannotBeGivenATraceId) {

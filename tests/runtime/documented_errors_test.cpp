@@ -93,26 +93,30 @@ std::vector<documented> table() {
   // ---- runtime/app.hpp ---------------------------------------------------------------
   t.push_back({"app.hpp app(url): invalid options", runtime_errc::invalid_argument,
                condition::invalid_argument, true, [] {
-                 return thrown_by([] { app a(memory_url(), options_where([](app_options& o) { o.queue.clear(); })); });
+                 return thrown_by([] {
+                   app a(memory_url(), options_where([](app_options& o) { o.queue.clear(); }));
+                 });
                }});
   t.push_back({"app.hpp app(url): the URL cannot be opened (no transport for the scheme)",
                runtime_errc::unknown_scheme, condition::invalid_argument, true,
                [] { return thrown_by([] { app a("nosuch://x"); }); }});
   t.push_back({"app.hpp app::open: invalid options (workers 0)", runtime_errc::invalid_argument,
-               condition::invalid_argument, false,
-               [] { return of(app::open(memory_url(), options_where([](app_options& o) { o.workers = 0; }))); }});
-  t.push_back({"app.hpp handle(): blank URN", errc::empty_urn, condition::invalid_argument,
-               true, [] {
-                 app a(memory_url());
-                 return thrown_by([&] { a.handle(" \t", [](message&) {}); });
+               condition::invalid_argument, false, [] {
+                 return of(
+                     app::open(memory_url(), options_where([](app_options& o) { o.workers = 0; })));
                }});
+  t.push_back(
+      {"app.hpp handle(): blank URN", errc::empty_urn, condition::invalid_argument, true, [] {
+         app a(memory_url());
+         return thrown_by([&] { a.handle(" \t", [](message&) {}); });
+       }});
   t.push_back({"app.hpp publish(urn, json_text): text that is not JSON", errc::malformed_json,
                condition::rejected, false, [] {
                  app a(memory_url());
                  return of(a.publish("urn:a:b:c", json_text{"{nope"}));
                }});
-  t.push_back({"app.hpp publish(urn, json_text): JSON that is not an object",
-               errc::invalid_data, condition::rejected, false, [] {
+  t.push_back({"app.hpp publish(urn, json_text): JSON that is not an object", errc::invalid_data,
+               condition::rejected, false, [] {
                  app a(memory_url());
                  return of(a.publish("urn:a:b:c", json_text{"[1]"}));
                }});
@@ -137,12 +141,13 @@ std::vector<documented> table() {
                }});
 
   // ---- runtime/message.hpp ---------------------------------------------------------
-  t.push_back({"message.hpp data(): a number no C++ type holds", errc::number_out_of_range,
-               std::nullopt, true, [] {
-                 return on_message(
-                     R"({"job":"urn:a:b:c","trace_id":"t-1","data":{"n":1e999},"meta":{"schema_version":1},"attempts":0})",
-                     [](message& m) { (void)m.data(); });
-               }});
+  t.push_back(
+      {"message.hpp data(): a number no C++ type holds", errc::number_out_of_range, std::nullopt,
+       true, [] {
+         return on_message(
+             R"({"job":"urn:a:b:c","trace_id":"t-1","data":{"n":1e999},"meta":{"schema_version":1},"attempts":0})",
+             [](message& m) { (void)m.data(); });
+       }});
 
   // ---- runtime/url.hpp ---------------------------------------------------------------
   t.push_back({"url.hpp broker_url::parse: no scheme://", runtime_errc::invalid_argument,
@@ -151,8 +156,8 @@ std::vector<documented> table() {
   t.push_back({"url.hpp broker_url::parse: port out of range", runtime_errc::invalid_argument,
                condition::invalid_argument, false,
                [] { return of(broker_url::parse("redis://h:70000")); }});
-  t.push_back({"url.hpp query_options::finish: an unknown option",
-               runtime_errc::invalid_argument, condition::invalid_argument, false, [] {
+  t.push_back({"url.hpp query_options::finish: an unknown option", runtime_errc::invalid_argument,
+               condition::invalid_argument, false, [] {
                  query_options q(broker_url::parse("memory://x?nosuch=1").value());
                  return of(q.finish("memory"));
                }});

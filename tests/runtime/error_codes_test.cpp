@@ -20,7 +20,8 @@ TEST(RuntimeErrorCodes, EachHasItsOwnCategory) {
   EXPECT_EQ(std::error_code(runtime_errc::invalid_argument).category(), runtime_category());
   EXPECT_EQ(std::error_code(transport_errc::invalid_argument).category(), transport_category());
   // Same name, different codes: they are not equal as codes...
-  EXPECT_NE(std::error_code(errc::invalid_argument), std::error_code(transport_errc::invalid_argument));
+  EXPECT_NE(std::error_code(errc::invalid_argument),
+            std::error_code(transport_errc::invalid_argument));
   // ...but the same portable condition.
   EXPECT_EQ(std::error_code(runtime_errc::unknown_scheme), condition::invalid_argument);
   EXPECT_EQ(std::error_code(runtime_errc::already_running), condition::invalid_argument);
@@ -57,9 +58,9 @@ TEST(RuntimeErrorCodes, TransientIsWhatARetryCanFix) {
                  transport_errc::not_supported, transport_errc::closed}) {
     EXPECT_FALSE(is_transient(e)) << reason(std::error_code(e));
   }
-  for (auto e : {runtime_errc::invalid_argument, runtime_errc::unknown_scheme,
-                 runtime_errc::already_running, runtime_errc::resource_exhausted,
-                 runtime_errc::handler_failed}) {
+  for (auto e :
+       {runtime_errc::invalid_argument, runtime_errc::unknown_scheme, runtime_errc::already_running,
+        runtime_errc::resource_exhausted, runtime_errc::handler_failed}) {
     EXPECT_FALSE(is_transient(e)) << reason(std::error_code(e));
   }
 }

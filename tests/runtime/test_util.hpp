@@ -1,9 +1,9 @@
 #pragma once
 // Shared helpers of the runtime tests: unique memory:// brokers, a capturing logger, a
 // raw transport for peeking at queues byte for byte.
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/url.hpp>
 
 #include <atomic>

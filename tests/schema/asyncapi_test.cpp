@@ -1,14 +1,13 @@
 // The AsyncAPI export: shape of the document (AsyncAPI 3.0.0 structure), payload fidelity,
 // and the Go rendering.
 #include "schema/value_compare.hpp"
+#include "support/files.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/asyncapi.hpp>
 #include <babelqueue/schema/tooling.hpp>
 
 #include <gtest/gtest.h>
-
-#include "support/files.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -2,9 +2,9 @@
 // exit code and (when expected/<case>.err exists) stderr must match expected/ byte for byte.
 // The cases are registry/cases.txt. BABELQUEUE_SCHEMA_REGENERATE=1 rewrites expected/ (review
 // the diff before committing it).
-#include <gtest/gtest.h>
-
 #include "support/files.hpp"
+
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cctype>

@@ -51,8 +51,9 @@ TEST(Guard, ValidateThrowsTypedErrorWithUrnAndViolations) {
     EXPECT_EQ(e.info().message,
               "data for \"urn:babel:orders:created\" does not match its URN schema: "
               "additional property \"x\" is not allowed; missing required property \"order_id\"");
-    EXPECT_EQ(std::string(e.what()).rfind("invalid_payload: data for \"urn:babel:orders:created\"", 0),
-              0u);
+    EXPECT_EQ(
+        std::string(e.what()).rfind("invalid_payload: data for \"urn:babel:orders:created\"", 0),
+        0u);
   }
   // Caught as the SDK's base error too.
   EXPECT_THROW(schema::validate(p, "urn:babel:orders:created", bq::json{}), bq::error);

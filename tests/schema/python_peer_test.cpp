@@ -15,13 +15,13 @@
 // The peer interpreter: $BABELQUEUE_PEER_PYTHON, else build/peer-python.txt (written by
 // scripts/setup-python-peer.sh). Without it the test is skipped — unless CI=true, where a
 // missing peer is a failure.
+#include "support/files.hpp"
+
 #include <babelqueue/codec.hpp>
 #include <babelqueue/schema/conformance.hpp>
 #include <babelqueue/schema/registry.hpp>
 
 #include <gtest/gtest.h>
-
-#include "support/files.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -1,11 +1,11 @@
 // The registry commands in-process (the functions the CLI calls) over registry/cases.txt, so
 // the sanitizer builds cover them without the CLI binary. Same expected/ files as
 // cli_fixture_test.cpp (stdout and exit code).
+#include "support/files.hpp"
+
 #include <babelqueue/schema/tooling.hpp>
 
 #include <gtest/gtest.h>
-
-#include "support/files.hpp"
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,9 +1,9 @@
 // Consumer-side wrap on the real runtime (memory:// transport): a schema violation is a
 // handler failure — retried, then dead-lettered with the violations — while valid messages
 // and URNs without a schema reach the handler.
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/memory/memory_transport.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/schema/wrap.hpp>
 
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 // threads (one transport instance each) sharing one file.
 #include "sqlite/test_support.hpp"
 
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
+#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <gtest/gtest.h>

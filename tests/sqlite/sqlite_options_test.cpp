@@ -1,6 +1,6 @@
 // sqlite:// URL → options, 1:1, with typed errors for anything unexpected.
-#include <babelqueue/sqlite/sqlite_transport.hpp>
 #include <babelqueue/runtime/url.hpp>
+#include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <gtest/gtest.h>
 

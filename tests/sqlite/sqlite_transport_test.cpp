@@ -2,8 +2,8 @@
 // headers, exact bytes, batches, persistence, several instances and threads on one file.
 #include "sqlite/test_support.hpp"
 
-#include <babelqueue/sqlite/sqlite_transport.hpp>
 #include <babelqueue/runtime/url.hpp>
+#include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -17,10 +17,10 @@ namespace {
 using namespace bq_sqlite_test;
 using babelqueue::condition;
 using babelqueue::errc;
-using babelqueue::transport_errc;
 using babelqueue::headers;
 using babelqueue::outgoing_message;
 using babelqueue::received_message;
+using babelqueue::transport_errc;
 using Clock = std::chrono::steady_clock;
 
 received_message must_receive(babelqueue::transport& t, std::string_view queue,

@@ -8,8 +8,8 @@
 // --hang: records the first message, then sleeps until killed (a stuck handler).
 // Exits 0 after --idle-ms (default 2000) without a message; 2 on usage errors; 3 when a
 // transport call fails (the message is printed on stderr).
-#include <babelqueue/sqlite/sqlite_transport.hpp>
 #include <babelqueue/runtime/url.hpp>
+#include <babelqueue/sqlite/sqlite_transport.hpp>
 
 #include <fcntl.h>
 #include <signal.h>

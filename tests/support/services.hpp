@@ -6,11 +6,12 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 namespace bqtest {
 
@@ -45,28 +46,28 @@ inline std::string envelope_text(long n, const std::string& urn = "urn:babel:tes
 
 /// In a fixture's SetUp(): fails (CI) or skips the test when `url_or_host` (the server's
 /// address from services.env) is empty; `what` names the server and its services.sh name.
-#define BQ_REQUIRE_SERVICE(url_or_host, what, service)                                     \
-  do {                                                                                     \
-    if ((url_or_host).empty()) {                                                           \
-      if (bqtest::services_required()) {                                                   \
-        FAIL() << "no " what ": run scripts/services.sh start " service                    \
-                  " and source build/services/services.env";                               \
-      }                                                                                    \
-      GTEST_SKIP() << "no " what ": scripts/services.sh start " service                    \
-                      ", then source build/services/services.env";                         \
-    }                                                                                      \
+#define BQ_REQUIRE_SERVICE(url_or_host, what, service)                  \
+  do {                                                                  \
+    if ((url_or_host).empty()) {                                        \
+      if (bqtest::services_required()) {                                \
+        FAIL() << "no " what ": run scripts/services.sh start " service \
+                  " and source build/services/services.env";            \
+      }                                                                 \
+      GTEST_SKIP() << "no " what ": scripts/services.sh start " service \
+                      ", then source build/services/services.env";      \
+    }                                                                   \
   } while (0)
 
 /// In an interop fixture's SetUp(): `python` = the peer's interpreter, or fail (CI) / skip.
-#define BQ_REQUIRE_PYTHON_PEER(python)                                                     \
-  do {                                                                                     \
-    (python) = babelqueue::test::peer_python();                                           \
-    if ((python).empty()) {                                                                \
-      if (bqtest::services_required()) {                                                   \
-        FAIL() << "CI=true / BABELQUEUE_REQUIRE_SERVICES=1 but no Python peer (run "       \
-                  "scripts/setup-python-peer.sh)";                                         \
-      }                                                                                    \
-      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run "                 \
-                      "scripts/setup-python-peer.sh";                                      \
-    }                                                                                      \
+#define BQ_REQUIRE_PYTHON_PEER(python)                                               \
+  do {                                                                               \
+    (python) = babelqueue::test::peer_python();                                      \
+    if ((python).empty()) {                                                          \
+      if (bqtest::services_required()) {                                             \
+        FAIL() << "CI=true / BABELQUEUE_REQUIRE_SERVICES=1 but no Python peer (run " \
+                  "scripts/setup-python-peer.sh)";                                   \
+      }                                                                              \
+      GTEST_SKIP() << "no Python peer: set BABELQUEUE_PEER_PYTHON or run "           \
+                      "scripts/setup-python-peer.sh";                                \
+    }                                                                                \
   } while (0)

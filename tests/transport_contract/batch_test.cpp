@@ -18,8 +18,8 @@ void batch_arrives_whole(babelqueue::transport& t, const std::string& queue, std
                          bool ordered) {
   std::vector<babelqueue::outgoing_message> batch;
   for (std::size_t i = 0; i < count; ++i) {
-    batch.push_back({bqtest::envelope_text(static_cast<long>(i), "urn:babel:test:item", queue),
-                     {}});
+    batch.push_back(
+        {bqtest::envelope_text(static_cast<long>(i), "urn:babel:test:item", queue), {}});
   }
   auto r = t.publish_batch(queue, batch);
   ASSERT_TRUE(r) << r.error().message;
@@ -40,12 +40,14 @@ void batch_arrives_whole(babelqueue::transport& t, const std::string& queue, std
 
 TEST_P(TransportContract, ABatchOfOneArrives) {
   auto& t = transport();
-  batch_arrives_whole(t, queue_, 1, [&] { return next(t); }, features().ordered);
+  batch_arrives_whole(
+      t, queue_, 1, [&] { return next(t); }, features().ordered);
 }
 
 TEST_P(TransportContract, ABatchOf64ArrivesWhole) {
   auto& t = transport();
-  batch_arrives_whole(t, queue_, 64, [&] { return next(t); }, features().ordered);
+  batch_arrives_whole(
+      t, queue_, 64, [&] { return next(t); }, features().ordered);
   if (HasFatalFailure()) return;
   EXPECT_TRUE(nothing_within(t, 500ms)) << "more messages than were published";
 }
@@ -54,8 +56,8 @@ TEST_P(TransportContract, ABatchAtTheBindingsLimitArrivesWhole) {
   BQ_CONTRACT_REQUIRE(max_batch_messages);
   auto& t = transport();
   // One request's worth, plus one: the split into requests loses and repeats nothing.
-  batch_arrives_whole(t, queue_, features().max_batch_messages + 1,
-                      [&] { return next(t); }, features().ordered);
+  batch_arrives_whole(
+      t, queue_, features().max_batch_messages + 1, [&] { return next(t); }, features().ordered);
   if (HasFatalFailure()) return;
   EXPECT_TRUE(nothing_within(t, 500ms)) << "more messages than were published";
 }

@@ -50,10 +50,9 @@ TEST_P(TransportContract, CloseReturnsByItsDeadlineWhenTheBrokerStopsAnswering) 
     (void)t->close(started + budget);  // an error is fine; only the time is the contract
     const auto took = std::chrono::steady_clock::now() - started;
     // 1 s of slack for a loaded 2-core CI machine.
-    EXPECT_LE(took, budget + 1s) << "close() took "
-                                 << std::chrono::duration_cast<std::chrono::milliseconds>(took)
-                                        .count()
-                                 << " ms with a 2000 ms deadline";
+    EXPECT_LE(took, budget + 1s)
+        << "close() took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+        << " ms with a 2000 ms deadline";
   }  // the relay closes its connections: the broker sees the stalled consumer gone
   // The message was never acked: a healthy consumer gets it back — where a consumer that
   // closes gives it back at all (see AConsumerClosingWithoutAckGivesTheMessageBack).

@@ -161,12 +161,14 @@ std::vector<target> broker_targets() {
 #ifdef BQ_HAVE_ASB
   all.push_back({.name = "sb",
                  .service = "artemis",
-                 .url = [](const std::string&) {
-                   const std::string cs = bqtest::env_or_empty("BABELQUEUE_ASB_CONNECTION_STRING");
-                   if (cs.empty()) return cs;
-                   auto u = babelqueue::asb::url_from_connection_string(cs);
-                   return u ? *u : std::string();
-                 },
+                 .url =
+                     [](const std::string&) {
+                       const std::string cs =
+                           bqtest::env_or_empty("BABELQUEUE_ASB_CONNECTION_STRING");
+                       if (cs.empty()) return cs;
+                       auto u = babelqueue::asb::url_from_connection_string(cs);
+                       return u ? *u : std::string();
+                     },
                  .known_gaps = {{"ReleaseWithADelayIsNotSeenBeforeIt",
                                  "the Service Bus stand-in (Artemis) ignores "
                                  "x-opt-scheduled-enqueue-time (docs/transports/asb.md)"}}});

@@ -12,8 +12,8 @@
 //
 // Targets are instantiated by two executables: contract_local.cpp (memory, sqlite: no
 // server, so the sanitizer phases run them) and contract_brokers.cpp (the live brokers).
-#include "transport_contract/contract_results.hpp"
 #include "support/services.hpp"
+#include "transport_contract/contract_results.hpp"
 
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/url.hpp>
@@ -32,15 +32,15 @@
 
 /// Ends the case as skipped because `why` (a feature the binding lacks, or no server); the
 /// reason is in the test output and in the case × transport table.
-#define BQ_CONTRACT_SKIP(why)                      \
-  do {                                             \
-    skip_reason_ = (why);                          \
-    GTEST_SKIP() << "skipped: " << skip_reason_;   \
+#define BQ_CONTRACT_SKIP(why)                    \
+  do {                                           \
+    skip_reason_ = (why);                        \
+    GTEST_SKIP() << "skipped: " << skip_reason_; \
   } while (0)
 
 /// Skips the case unless capabilities().<feature> is set (true / non-zero).
-#define BQ_CONTRACT_REQUIRE(feature)                                           \
-  do {                                                                         \
+#define BQ_CONTRACT_REQUIRE(feature)                                          \
+  do {                                                                        \
     if (!features().feature) BQ_CONTRACT_SKIP("no capabilities()." #feature); \
   } while (0)
 

@@ -21,9 +21,10 @@ std::vector<target> local_targets() {
        .local = true},
       // A 5 s visibility timeout: a message a closed consumer held comes back within a case.
       {.name = "sqlite",
-       .url = [](const std::string& id) {
-         return sqlite_url(id) + "?visibility_timeout=5s&poll_interval=20ms";
-       },
+       .url =
+           [](const std::string& id) {
+             return sqlite_url(id) + "?visibility_timeout=5s&poll_interval=20ms";
+           },
        .local = true},
   };
 }

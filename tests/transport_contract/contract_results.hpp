@@ -4,9 +4,8 @@
 // CTest runs every test in its own process (often two at once), so the line is written with
 // one append-mode write(); contract_table.sh turns the file into the table. The file is
 // $BABELQUEUE_CONTRACT_RESULTS, or BQ_CONTRACT_RESULTS (set by CMake, in the build tree).
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>

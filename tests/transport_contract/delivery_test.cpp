@@ -76,10 +76,9 @@ TEST_P(TransportContract, ReleaseWithADelayIsNotSeenBeforeIt) {
   ASSERT_TRUE(again) << "a message released with a delay never came back";
   const auto waited = clock::now() - released_at;
   // 100 ms of slack for brokers that schedule on a coarse clock.
-  EXPECT_GE(waited, delay - 100ms) << "came back after "
-                                   << std::chrono::duration_cast<std::chrono::milliseconds>(waited)
-                                          .count()
-                                   << " ms";
+  EXPECT_GE(waited, delay - 100ms)
+      << "came back after " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+      << " ms";
   EXPECT_EQ(again->body, body);
   expect_headers_kept(hdrs, again->hdrs);
   ASSERT_TRUE(t.ack(*again));

@@ -39,8 +39,8 @@ TEST_P(TransportContract, HeadersRoundTripByteExact) {
   EXPECT_EQ(m->body, body);
   for (const auto& [name, value] : sent) {
     auto it = m->hdrs.find(name);
-    ASSERT_NE(it, m->hdrs.end()) << "header of " << name.size() << " bytes lost: "
-                                 << name.substr(0, 40);
+    ASSERT_NE(it, m->hdrs.end()) << "header of " << name.size()
+                                 << " bytes lost: " << name.substr(0, 40);
     EXPECT_EQ(it->second, value) << "header " << name.substr(0, 40) << " changed";
   }
   ASSERT_TRUE(t.ack(*m));
@@ -50,8 +50,8 @@ TEST_P(TransportContract, AHeaderNameOverTheLimitIsATypedErrorAndNothingIsSent) 
   BQ_CONTRACT_REQUIRE(max_header_name_bytes);
   auto& t = transport();
   const std::string name(features().max_header_name_bytes + 1, 'n');
-  auto r = t.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_),
-                     {{name, "v"}});
+  auto r =
+      t.publish(queue_, bqtest::envelope_text(1, "urn:babel:test:item", queue_), {{name, "v"}});
   ASSERT_FALSE(r) << "a header name of " << name.size() << " bytes was accepted";
   EXPECT_EQ(r.code(), babelqueue::transport_errc::invalid_argument) << r.error().message;
   EXPECT_TRUE(nothing_within(t, 1s)) << "the refused message reached the queue";

@@ -59,8 +59,8 @@ class foreign_message {
     babelqueue::memory::register_transport();
     babelqueue::sqlite::register_transport();
     if (!url.starts_with("sqlite://")) file_ = sqlite_url(id + "-foreign").substr(9);
-    owner_ = babelqueue::open_transport(file_.empty() ? "memory://" + id : "sqlite://" + file_)
-                 .value();
+    owner_ =
+        babelqueue::open_transport(file_.empty() ? "memory://" + id : "sqlite://" + file_).value();
     owner_->publish("foreign", bqtest::envelope_text(2)).value();
     message_ = owner_->receive("foreign", 1s).value().value();
   }

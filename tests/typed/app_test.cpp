@@ -35,7 +35,8 @@ struct TypedApp : ::testing::Test {
   }
   std::vector<json> bodies(const std::string& queue) {
     std::vector<json> out;
-    for (const auto& m : bqtest::take_all(broker, queue)) out.push_back(bq::parse_json(m.body).value());
+    for (const auto& m : bqtest::take_all(broker, queue))
+      out.push_back(bq::parse_json(m.body).value());
     return out;
   }
   std::string broker;
@@ -63,7 +64,7 @@ TEST_F(TypedApp, TypedHandlerGetsTheStructAndTypedPublishesTakeTheUrnFromTheType
 
   OrdersPlaced typed_order = bq::typed::from_data<OrdersPlaced>(order_data()).value();
   typed_order.order_id = 1043;
-  app.publish(OrdersPlaced{typed_order}).value();               // typed
+  app.publish(OrdersPlaced{typed_order}).value();                // typed
   app.publish("urn:babel:orders:placed", order_data()).value();  // untyped producer
   EXPECT_EQ(app.drain("orders").value(), 2u);
   EXPECT_EQ(app.drain("shipping").value(), 2u);
@@ -132,7 +133,7 @@ TEST_F(TypedApp, UnknownMembersSurviveATypedReEmit) {
     msg.publish(next, {.queue = "audit", .hdrs = {}}).value();
   });
   json in = order_data();
-  in["channel"] = "web";                       // a newer producer's field
+  in["channel"] = "web";                        // a newer producer's field
   in["customer"]["tier"] = json{{"level", 3}};  // nested too
   in["lines"][0]["warehouse"] = "IST-2";
   app.publish("urn:babel:orders:placed", in).value();

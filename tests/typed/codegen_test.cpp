@@ -36,18 +36,22 @@ static_assert(std::is_same_v<decltype(OrdersPlaced::order_id), std::int64_t>);  
 static_assert(std::is_same_v<decltype(OrdersPlaced::LinesItem::qty), std::int32_t>);  // 1..1000
 static_assert(std::is_same_v<decltype(OrdersPlaced::priority), std::optional<std::int32_t>>);
 static_assert(std::is_same_v<decltype(OrdersPlaced::placed_at), std::string>);  // date-time
-static_assert(std::is_same_v<decltype(OrdersPlaced::currency), std::optional<OrdersPlaced::Currency>>);
+static_assert(
+    std::is_same_v<decltype(OrdersPlaced::currency), std::optional<OrdersPlaced::Currency>>);
 static_assert(std::is_same_v<decltype(OrdersPlaced::customer), OrdersPlaced::Customer>);
 static_assert(std::is_same_v<decltype(OrdersPlaced::lines), std::vector<OrdersPlaced::LinesItem>>);
-static_assert(std::is_same_v<decltype(OrdersPlaced::tags), std::optional<std::vector<std::string>>>);
-static_assert(std::is_same_v<decltype(reg::FlagsToggledV2::cleared), std::optional<std::nullptr_t>>);
+static_assert(
+    std::is_same_v<decltype(OrdersPlaced::tags), std::optional<std::vector<std::string>>>);
+static_assert(
+    std::is_same_v<decltype(reg::FlagsToggledV2::cleared), std::optional<std::nullptr_t>>);
 static_assert(std::is_same_v<decltype(reg::FlagsToggledV2::weird_key_q), std::optional<bool>>);
 static_assert(std::is_same_v<decltype(reg::LevelsSet::level), std::optional<json>>);  // mixed enum
 static_assert(std::is_same_v<decltype(reg::MetricsReported::count), std::optional<std::int32_t>>);
 static_assert(std::is_same_v<decltype(reg::MetricsReported::labels), std::optional<json>>);
 static_assert(std::is_same_v<decltype(reg::ShippingDispatched::parcels),
                              std::optional<std::vector<std::vector<std::int64_t>>>>);
-static_assert(std::is_same_v<decltype(reg::BatchIds::value), std::vector<std::int64_t>>);  // root array
+static_assert(
+    std::is_same_v<decltype(reg::BatchIds::value), std::vector<std::int64_t>>);  // root array
 static_assert(std::is_same_v<decltype(reg::MiscOpen::value), json>);  // no type at the root
 static_assert(OrdersPlaced::urn == "urn:babel:orders:placed");
 static_assert(typed::message_type<OrdersPlaced> && typed::message_type<reg::MiscOpen>);
@@ -85,8 +89,8 @@ void check_against_validator(const json& data, tally& t) {
     ++t.rejected_by_conversion;
     EXPECT_EQ(converted.error().code, babelqueue::make_error_code(babelqueue::errc::invalid_data));
     EXPECT_EQ(pointers.count(converted.error().path), 1u)
-        << "conversion failed at \"" << converted.error().path << "\" (" << converted.error().message
-        << "), the validator reports: " << report.summary();
+        << "conversion failed at \"" << converted.error().path << "\" ("
+        << converted.error().message << "), the validator reports: " << report.summary();
     return;
   }
   // The one keyword conversion deliberately does not enforce: unknown members are kept (D4).
@@ -158,7 +162,8 @@ TEST(TypedCodegen, ExampleRegistryCases) {
   };
   ASSERT_TRUE(check_urn(types, OrdersPlaced::urn, parse(order), t));
   ASSERT_TRUE(check_urn(types, OrdersPlaced::urn,
-                        parse(R"({"order_id":1,"placed_at":"","customer":{"id":1},"lines":[]})"), t));
+                        parse(R"({"order_id":1,"placed_at":"","customer":{"id":1},"lines":[]})"),
+                        t));
   EXPECT_EQ(t.valid, 2);
 
   // Each invalid variant fails at exactly the pointer given, which the validator reports too.
@@ -207,9 +212,8 @@ TEST(TypedCodegen, UnknownMembersAreKeptForReEmit) {
   expected["order_id"] = 2;
   EXPECT_TRUE(typed::detail::same_value(out, expected)) << out.dump();
   // Known members first, in schema order, then the unknown ones.
-  EXPECT_EQ(out.dump(),
-            R"({"order_id":2,"placed_at":"t","customer":{"id":2,"vip":true},)"
-            R"("lines":[{"sku":"A","qty":1,"colour":"red"}],"x_new":{"deep":[1,2]}})");
+  EXPECT_EQ(out.dump(), R"({"order_id":2,"placed_at":"t","customer":{"id":2,"vip":true},)"
+                        R"("lines":[{"sku":"A","qty":1,"colour":"red"}],"x_new":{"deep":[1,2]}})");
 }
 
 #if BABELQUEUE_HAVE_GDPR
@@ -244,7 +248,9 @@ TEST(TypedCodegen, GdprSensitivePathsAreTheGdprHelpersPaths) {
   // profile and profile.full_name are both marked: the plan protects profile as one value.
   EXPECT_EQ(reg::UsersRegistered::gdpr_sensitive_paths.size(), 4u);
   EXPECT_EQ(babelqueue::gdpr::field_plan::from_paths(reg::UsersRegistered::gdpr_sensitive_paths)
-                ->fields().size(), 3u);
+                ->fields()
+                .size(),
+            3u);
   const std::array<std::string_view, 1> root{""};
   EXPECT_FALSE(babelqueue::gdpr::field_plan::from_paths(root));
 }
@@ -263,7 +269,8 @@ TEST(TypedCodegen, CommandWritesOneHeaderPerUrnAndOnlyWhatChanged) {
   EXPECT_TRUE(std::filesystem::exists(out / "flags_toggled_v2.hpp"));
   const auto umbrella = babelqueue::test::read_file(out / "messages.hpp");
   EXPECT_NE(umbrella.find("#include \"users_registered.hpp\""), std::string::npos);
-  EXPECT_NE(umbrella.find("using all_messages = std::tuple<BatchIds, CartsUpdated,"), std::string::npos);
+  EXPECT_NE(umbrella.find("using all_messages = std::tuple<BatchIds, CartsUpdated,"),
+            std::string::npos);
 
   const auto before = std::filesystem::last_write_time(out / "orders_created.hpp");
   std::ostringstream o2, e2;

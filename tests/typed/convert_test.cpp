@@ -86,25 +86,29 @@ TEST(TypedConvert, ReadsAndWritesAHandWrittenType) {
 }
 
 TEST(TypedConvert, FailuresCarryTheRfc6901PointerOfTheValue) {
-  EXPECT_EQ(path_of(R"({"lines":[]})"), "/id");  // missing required
+  EXPECT_EQ(path_of(R"({"lines":[]})"), "/id");          // missing required
   EXPECT_EQ(path_of(R"({"id":-1,"lines":[]})"), "/id");  // negative for unsigned
   EXPECT_EQ(path_of(R"({"id":1.5,"lines":[]})"), "/id");
   EXPECT_EQ(path_of(R"({"id":"1","lines":[]})"), "/id");
   EXPECT_EQ(path_of(R"({"id":1,"total":null,"lines":[]})"), "/total");  // present means present
   EXPECT_EQ(path_of(R"({"id":1,"lines":{}})"), "/lines");
-  EXPECT_EQ(path_of(R"({"id":1,"lines":[{"sku":"AB","qty":1},{"sku":"AB","qty":1},{"sku":"AB","qty":40000}]})"),
-            "/lines/2/qty");  // beyond int16
+  EXPECT_EQ(
+      path_of(
+          R"({"id":1,"lines":[{"sku":"AB","qty":1},{"sku":"AB","qty":1},{"sku":"AB","qty":40000}]})"),
+      "/lines/2/qty");                                                               // beyond int16
   EXPECT_EQ(path_of(R"({"id":1,"lines":[{"sku":"AB","qty":0}]})"), "/lines/0/qty");  // minimum
-  EXPECT_EQ(path_of(R"({"id":1,"lines":[{"sku":"é","qty":1}]})"), "/lines/0/sku");  // 1 code point
+  EXPECT_EQ(path_of(R"({"id":1,"lines":[{"sku":"é","qty":1}]})"), "/lines/0/sku");   // 1 code point
   EXPECT_EQ(path_of(R"({"id":1,"lines":[{"sku":"éé","qty":1}, 7]})"), "/lines/1");
   EXPECT_EQ(path_of(R"([1])"), "");
   // nlohmann's own get() inside a from_json: the failure is still typed, at the innermost
   // read_field around it (here the root), with nlohmann's text.
-  auto r = typed::from_data<shop::Order>(json::parse(R"({"id":1,"lines":[],"a/b~c":{"x":{"k":"v"}}})"));
+  auto r =
+      typed::from_data<shop::Order>(json::parse(R"({"id":1,"lines":[],"a/b~c":{"x":{"k":"v"}}})"));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().path, "");
   EXPECT_NE(r.error().message.find("type must be number"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("data for \"urn:shop:order\" does not convert"), std::string::npos);
+  EXPECT_NE(r.error().message.find("data for \"urn:shop:order\" does not convert"),
+            std::string::npos);
 }
 
 TEST(TypedConvert, PointerTokensAreEscaped) {

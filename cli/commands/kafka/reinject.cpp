@@ -69,7 +69,8 @@ babelqueue::cli::command_registrar kafka_command{
         auto ran = reinjector.run();
         const auto stats = reinjector.stats();
         (void)reinjector.close();
-        std::cerr << "babelqueue kafka reinject: " << stats.reinjected << " record(s) re-injected\n";
+        std::cerr << "babelqueue kafka reinject: " << stats.reinjected
+                  << " record(s) re-injected\n";
         if (!ran) {
           std::cerr << "re-injector stopped: " << ran.error().reason() << ": "
                     << ran.error().message << "\n";

@@ -73,7 +73,6 @@ long rss_kib() {
   return -1;
 }
 
-
 babelqueue::cli::command_registrar bench_command{
     "bench", [](CLI::App& root) {
       auto* cmd = root.add_subcommand("bench",
@@ -114,8 +113,8 @@ babelqueue::cli::command_registrar bench_command{
           for (unsigned i = 0; i < count; ++i) {
             auto t = babelqueue::open_transport(url);
             if (!t) {
-              std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << t.error().reason() << ": "
-                        << t.error().message << "\n";
+              std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": "
+                        << t.error().reason() << ": " << t.error().message << "\n";
               return false;
             }
             out.push_back(std::move(*t));

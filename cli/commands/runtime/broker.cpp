@@ -117,7 +117,8 @@ std::string default_broker_url() {
 CLI::Option* add_broker_option(CLI::App* cmd, std::string& url) {
   return cmd->add_option(
       "--broker", url,
-      "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT, amqp://USER:PASS@HOST:PORT/VHOST, "
+      "Broker URL (memory://NAME, sqlite://PATH, redis://HOST:PORT, "
+      "amqp://USER:PASS@HOST:PORT/VHOST, "
       "kafka://HOST:PORT, artemis://USER:PASS@HOST:PORT, sb://KEYNAME:KEY@NAMESPACE, "
       "sqs://REGION?endpoint=URL ...). Default: "
       "$BABELQUEUE_BROKER, else " +

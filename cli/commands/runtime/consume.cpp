@@ -92,8 +92,8 @@ babelqueue::cli::command_registrar consume_command{
         const std::string url = babelqueue::cli::resolve_broker(args->broker);
         auto opened = babelqueue::app::open(url, o);
         if (!opened) {
-          std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << opened.error().reason() << ": "
-                    << opened.error().message << "\n";
+          std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": "
+                    << opened.error().reason() << ": " << opened.error().message << "\n";
           status = 2;
           return;
         }

@@ -4,8 +4,8 @@
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
 
-#include <babelqueue/runtime/app.hpp>
 #include <babelqueue/codec.hpp>
+#include <babelqueue/runtime/app.hpp>
 
 #include <filesystem>
 #include <iostream>

@@ -6,9 +6,9 @@
 #include "commands/runtime/broker.hpp"
 #include "telemetry.hpp"
 
+#include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
 #include <babelqueue/runtime/url.hpp>
-#include <babelqueue/codec.hpp>
 
 #include <iostream>
 
@@ -65,8 +65,8 @@ babelqueue::cli::command_registrar publish_command{
         if (auto tracing = telemetry.observer()) app_opts.observers.push_back(std::move(tracing));
         auto app = babelqueue::app::open(url, app_opts);
         if (!app) {
-          std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": " << app.error().reason() << ": "
-                    << app.error().message << "\n";
+          std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": "
+                    << app.error().reason() << ": " << app.error().message << "\n";
           status = 2;
           return;
         }

@@ -46,11 +46,11 @@
 /// ## Connection loss
 /// One AMQP connection per instance, driven by Proton's connection engine on the calling
 /// thread inside each call (no hand-off to another thread), and by a keeper thread while no
-/// call is in progress (heartbeats, settlements not yet written). A lost connection fails the publishes it had in
-/// flight (unavailable, "unconfirmed"); messages received on it and not yet settled cannot
-/// be settled any more (ack/release: unavailable — the broker redelivers them). The next
-/// publish or receive reconnects with exponential backoff (`reconnect_backoff_min`…`_max`,
-/// ±50 % jitter), within its own timeout; receivers are attached again. A refused login is
+/// call is in progress (heartbeats, settlements not yet written). A lost connection fails the
+/// publishes it had in flight (unavailable, "unconfirmed"); messages received on it and not yet
+/// settled cannot be settled any more (ack/release: unavailable — the broker redelivers them). The
+/// next publish or receive reconnects with exponential backoff (`reconnect_backoff_min`…`_max`, ±50
+/// % jitter), within its own timeout; receivers are attached again. A refused login is
 /// transport_errc::permission at once.
 ///
 /// ## URL

@@ -65,7 +65,8 @@ std::optional<std::int64_t> project_each(std::string_view body, const headers& o
     emit(header_message_id, env->id());
     char version[24];
     const auto v_end = std::to_chars(version, version + sizeof version, env->schema_version()).ptr;
-    emit(header_schema_version, std::string_view(version, static_cast<std::size_t>(v_end - version)));
+    emit(header_schema_version,
+         std::string_view(version, static_cast<std::size_t>(v_end - version)));
     emit(header_source_lang, env->lang());
     char attempts[24];
     const auto a_end = std::to_chars(attempts, attempts + sizeof attempts, env->attempts()).ptr;

@@ -116,8 +116,8 @@ inline std::optional<std::string> work_topic_of(std::string_view retry_topic_nam
   const auto at = retry_topic_name.rfind(retry_infix);
   if (at == std::string_view::npos || at == 0) return std::nullopt;
   const auto digits = retry_topic_name.substr(at + retry_infix.size());
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                     [](char c) { return c >= '0' && c <= '9'; })) {
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;
   }
   return std::string(retry_topic_name.substr(0, at));

@@ -156,8 +156,8 @@ received_properties read_properties_from(ForEach&& for_each) {
     if (is_contract_header(name) || name == property_delay) return;
     out.out_of_band.emplace(std::string(name), std::string(value));
   });
-  out.refused_schema_version = refused_schema_version(
-      version ? std::optional<std::string_view>(*version) : std::nullopt);
+  out.refused_schema_version =
+      refused_schema_version(version ? std::optional<std::string_view>(*version) : std::nullopt);
   return out;
 }
 

@@ -220,8 +220,7 @@ inline bool laravel_cluster_safe(std::string_view queue,
                                  std::string_view prefix = default_laravel_prefix) {
   auto k = laravel_keys_of(queue, prefix);
   auto slot = key_slot(k.ready);
-  return key_slot(k.reserved) == slot && key_slot(k.delayed) == slot &&
-         key_slot(k.notify) == slot;
+  return key_slot(k.reserved) == slot && key_slot(k.delayed) == slot && key_slot(k.notify) == slot;
 }
 
 }  // namespace bindings::redis

@@ -44,7 +44,7 @@ class BABELQUEUE_GDPR_EXPORT aes_gcm_cipher final : public cipher {
   /// `key` holds raw key bytes (not hex, not base64): 16, 24 or 32 of them, else
   /// errc::invalid_key ("AES key must be 16, 24 or 32 bytes (got N)").
   static result<aes_gcm_cipher> create(std::string_view key,
-                                        frame_layout layout = frame_layout::standard);
+                                       frame_layout layout = frame_layout::standard);
 
   aes_gcm_cipher(const aes_gcm_cipher& other) = default;
   aes_gcm_cipher(aes_gcm_cipher&& other) noexcept = default;

@@ -76,4 +76,3 @@ inline babelqueue::failure fail(errc code, std::string message, std::string path
 }  // namespace gdpr
 }  // namespace v1
 }  // namespace babelqueue
-

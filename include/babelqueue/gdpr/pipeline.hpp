@@ -13,8 +13,8 @@
 ///
 /// A URN without a registered schema passes through untouched (both steps are opt-in).
 /// Protect plans are compiled once per (URN, schema) and cached; a schema whose marks cannot
-/// be honoured (gdpr::field_plan::build) fails every message of that URN with babelqueue::error (gdpr::errc::invalid_schema)
-/// rather than publishing a field in clear.
+/// be honoured (gdpr::field_plan::build) fails every message of that URN with babelqueue::error
+/// (gdpr::errc::invalid_schema) rather than publishing a field in clear.
 ///
 /// @note Thread-safety: a pipeline is safe to share between threads (the plan cache is
 /// guarded by a mutex; provider and cipher must be thread-safe, which the shipped ones are).

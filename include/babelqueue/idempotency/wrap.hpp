@@ -46,7 +46,8 @@ struct BABELQUEUE_IDEMPOTENCY_EXPORT wrap_options {
 /// Wraps `inner` with the decision order above, keyed on `meta.id` in `store`.
 /// @throws babelqueue::error with idempotency::errc::invalid_argument (condition
 /// `invalid_argument`) when `seen_set` is null or `inner` is empty.
-BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap(std::shared_ptr<store> seen_set, handler inner, wrap_options options = {});
+BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap(std::shared_ptr<store> seen_set, handler inner,
+                                           wrap_options options = {});
 
 /// Options of wrap_claiming().
 struct BABELQUEUE_IDEMPOTENCY_EXPORT claim_options {

@@ -107,9 +107,9 @@ struct BABELQUEUE_KAFKA_EXPORT options {
   std::string compression = "none";
   /// `security.protocol`: plaintext, ssl, sasl_plaintext, sasl_ssl.
   std::string security_protocol = "plaintext";
-  std::string sasl_mechanism;  ///< `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)
-  std::string sasl_username;   ///< `sasl.username`
-  std::string sasl_password;   ///< `sasl.password` (redacted in logs)
+  std::string sasl_mechanism;            ///< `sasl.mechanism` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)
+  std::string sasl_username;             ///< `sasl.username`
+  std::string sasl_password;             ///< `sasl.password` (redacted in logs)
   std::string ssl_ca_location;           ///< `ssl.ca.location` (PEM file)
   std::string ssl_certificate_location;  ///< `ssl.certificate.location` (client cert, PEM)
   std::string ssl_key_location;          ///< `ssl.key.location` (client key, PEM)
@@ -143,11 +143,11 @@ BABELQUEUE_KAFKA_EXPORT result<options> options_from_url(const broker_url& url);
 
 /// Counters of one instance (for tests, benchmarks and operators).
 struct BABELQUEUE_KAFKA_EXPORT transport_stats {
-  std::int64_t published = 0;  ///< records acknowledged by the broker
-  std::int64_t received = 0;   ///< records handed out by receive()
-  std::int64_t commits = 0;    ///< offset commits sent
-  std::int64_t rebalances = 0; ///< assignments + revocations seen
-  std::int64_t abandoned = 0;  ///< in-flight records given up at a revocation
+  std::int64_t published = 0;   ///< records acknowledged by the broker
+  std::int64_t received = 0;    ///< records handed out by receive()
+  std::int64_t commits = 0;     ///< offset commits sent
+  std::int64_t rebalances = 0;  ///< assignments + revocations seen
+  std::int64_t abandoned = 0;   ///< in-flight records given up at a revocation
 };
 
 /// The `kafka` transport. See the file comment for guarantees and thread-safety.

@@ -67,7 +67,7 @@ class BABELQUEUE_MEMORY_EXPORT memory_transport final : public transport {
                       std::chrono::milliseconds delay);
   std::shared_ptr<broker> broker_;
   std::vector<std::shared_ptr<inflight>> inflight_;  // received, not yet settled
-  settlement_owner owner_{"memory"};                  // marks the handles it hands out
+  settlement_owner owner_{"memory"};                 // marks the handles it hands out
   bool closed_ = false;
 };
 

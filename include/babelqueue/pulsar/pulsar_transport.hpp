@@ -144,12 +144,12 @@ BABELQUEUE_PULSAR_EXPORT result<options> options_from_url(const broker_url& url)
 
 /// Counters of one instance.
 struct BABELQUEUE_PULSAR_EXPORT transport_stats {
-  std::int64_t published = 0;      ///< messages the broker persisted (send receipts)
-  std::int64_t delivered = 0;      ///< messages received
-  std::int64_t acked = 0;          ///< acknowledged
-  std::int64_t nacked = 0;         ///< negatively acknowledged (release without delay)
-  std::int64_t producers = 0;      ///< producers created (one per topic)
-  std::int64_t consumers = 0;      ///< consumers subscribed (one per queue)
+  std::int64_t published = 0;              ///< messages the broker persisted (send receipts)
+  std::int64_t delivered = 0;              ///< messages received
+  std::int64_t acked = 0;                  ///< acknowledged
+  std::int64_t nacked = 0;                 ///< negatively acknowledged (release without delay)
+  std::int64_t producers = 0;              ///< producers created (one per topic)
+  std::int64_t consumers = 0;              ///< consumers subscribed (one per queue)
   std::int64_t subscriptions_ensured = 0;  ///< topics whose subscription publish made sure of
 };
 

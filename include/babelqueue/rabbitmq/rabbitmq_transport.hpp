@@ -129,10 +129,10 @@ BABELQUEUE_RABBITMQ_EXPORT result<options> options_from_url(const broker_url& ur
 
 /// Counters of one instance (for tests, benchmarks and operators).
 struct BABELQUEUE_RABBITMQ_EXPORT transport_stats {
-  std::int64_t connects = 0;        ///< successful connects, the first included
-  std::int64_t published = 0;       ///< messages confirmed by the broker
-  std::int64_t delivered = 0;       ///< deliveries received from the broker
-  std::int64_t heartbeats_sent = 0; ///< heartbeat frames sent by the keeper thread
+  std::int64_t connects = 0;         ///< successful connects, the first included
+  std::int64_t published = 0;        ///< messages confirmed by the broker
+  std::int64_t delivered = 0;        ///< deliveries received from the broker
+  std::int64_t heartbeats_sent = 0;  ///< heartbeat frames sent by the keeper thread
 };
 
 /// The `amqp` transport. See the file comment for guarantees and thread-safety.

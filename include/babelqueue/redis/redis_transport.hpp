@@ -1,8 +1,8 @@
 #pragma once
 /// @file redis/redis_transport.hpp
-/// @brief `redis://`, `rediss://` and `redis[s]+sentinel://` — the Redis binding (decision D6, "owned" reliable-queue
-/// layout) on hiredis (RESP2) with TLS on OpenSSL (Debian's hiredis 0.14 has no TLS of its
-/// own; see "TLS").
+/// @brief `redis://`, `rediss://` and `redis[s]+sentinel://` — the Redis binding (decision D6,
+/// "owned" reliable-queue layout) on hiredis (RESP2) with TLS on OpenSSL (Debian's hiredis 0.14 has
+/// no TLS of its own; see "TLS").
 ///
 /// ## Layout (interoperable with the Go, Python, Node, Java and PHP-core SDKs)
 /// - ready list = the bare queue name; publish is `RPUSH <queue> <value>`;
@@ -139,8 +139,9 @@
 /// Options built in code are checked by open() with the same rules and messages.
 ///
 /// @note Thread-safety: an instance is NOT thread-safe (transport.hpp contract): it owns one
-/// hiredis connection (one per primary in cluster mode) used by one thread at a time. Any number of instances (threads,
-/// processes, hosts) may share queues. It runs no callbacks and starts no threads.
+/// hiredis connection (one per primary in cluster mode) used by one thread at a time. Any number of
+/// instances (threads, processes, hosts) may share queues. It runs no callbacks and starts no
+/// threads.
 
 #include <babelqueue/export/redis.hpp>
 #include <babelqueue/result.hpp>

@@ -33,12 +33,12 @@ enum class runtime_errc : int {
 /// Transport codes ("babelqueue.transport"): the one documented set every broker binding
 /// maps its client library's failures to (docs/errors.md lists the mapping per transport).
 enum class transport_errc : int {
-  unavailable = 1,  ///< broker unreachable, connection lost, broker busy: a retry may succeed
-  timeout = 2,      ///< the operation did not finish within its deadline
-  refused = 3,      ///< the broker rejected the operation (not a permission problem)
-  permission = 4,   ///< authentication or authorisation failed (WRONGPASS, NOAUTH, 403)
-  not_found = 5,    ///< the queue / topic / stream does not exist
-  too_large = 6,    ///< the message exceeds what the broker accepts
+  unavailable = 1,       ///< broker unreachable, connection lost, broker busy: a retry may succeed
+  timeout = 2,           ///< the operation did not finish within its deadline
+  refused = 3,           ///< the broker rejected the operation (not a permission problem)
+  permission = 4,        ///< authentication or authorisation failed (WRONGPASS, NOAUTH, 403)
+  not_found = 5,         ///< the queue / topic / stream does not exist
+  too_large = 6,         ///< the message exceeds what the broker accepts
   invalid_argument = 7,  ///< unusable options, names or handles (caller error)
   not_supported = 8,     ///< the binding cannot do this (e.g. a delayed release on Redis)
   closed = 9,            ///< the transport was closed by its owner

@@ -33,8 +33,9 @@ using data_check = std::function<void(const message& msg)>;
 /// The untyped handler that converts and calls `fn(const T&, message&)` or `fn(const T&)`.
 template <message_type T, class Fn>
 std::function<void(message&)> make_handler(Fn fn, data_check check = {}) {
-  static_assert(std::is_invocable_v<Fn&, const T&, message&> || std::is_invocable_v<Fn&, const T&>,
-                "a typed handler is callable as fn(const T&, babelqueue::message&) or fn(const T&)");
+  static_assert(
+      std::is_invocable_v<Fn&, const T&, message&> || std::is_invocable_v<Fn&, const T&>,
+      "a typed handler is callable as fn(const T&, babelqueue::message&) or fn(const T&)");
   return [fn = std::move(fn), check = std::move(check)](message& msg) mutable {
     if (check) check(msg);
     // data() throws on a number no C++ type holds: a handler failure as well.

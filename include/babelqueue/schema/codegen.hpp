@@ -56,16 +56,18 @@ struct BABELQUEUE_SCHEMA_EXPORT generated_file {
 
 /// Generates the headers for every URN of `reg`. Errors: errc::invalid_argument (unknown
 /// language, bad namespace), and the registry's own load_schema() errors.
-BABELQUEUE_SCHEMA_EXPORT result<std::vector<generated_file>> generate_code(const registry& reg,
-                                                  const codegen_options& options = {});
+BABELQUEUE_SCHEMA_EXPORT result<std::vector<generated_file>> generate_code(
+    const registry& reg, const codegen_options& options = {});
 
 /// The command: loads `registry_path` (a registry.json, or a directory holding one, strict
 /// rules), generates, and writes each file into `out_dir` (created when missing) only when
 /// its text changed, so a build that regenerates does not recompile needlessly. Prints
 /// `wrote N file(s) to DIR (M URN(s))` on `out`; errors on `err`; exit 0 / 1 (a schema
 /// cannot be generated) / 2 (usage or I/O).
-BABELQUEUE_SCHEMA_EXPORT int run_codegen(const std::filesystem::path& registry_path, const std::filesystem::path& out_dir,
-                const codegen_options& options, std::ostream& out, std::ostream& err);
+BABELQUEUE_SCHEMA_EXPORT int run_codegen(const std::filesystem::path& registry_path,
+                                         const std::filesystem::path& out_dir,
+                                         const codegen_options& options, std::ostream& out,
+                                         std::ostream& err);
 
 }  // namespace schema
 }  // namespace v1

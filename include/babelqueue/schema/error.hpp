@@ -44,4 +44,3 @@ inline std::error_code make_error_code(errc e) noexcept {
 }  // namespace schema
 }  // namespace v1
 }  // namespace babelqueue
-

@@ -150,8 +150,11 @@ class BABELQUEUE_SQLITE_EXPORT sqlite_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "sqlite"; }
   transport_capabilities capabilities() const noexcept override {
-    return {
-        .native_delay = true, .headers = true, .delivery_count = true, .peek = true, .ordered = true};
+    return {.native_delay = true,
+            .headers = true,
+            .delivery_count = true,
+            .peek = true,
+            .ordered = true};
   }
   // reconcile_attempts(): the seam's default (body attempts); see the file comment.
 

@@ -47,12 +47,12 @@ namespace typed {
 
 /// A type bound to a URN (see the file comment).
 template <class T>
-concept message_type =
-    std::is_class_v<T> && requires { requires std::is_convertible_v<decltype(T::urn), std::string_view>; } &&
-    std::is_default_constructible_v<T> && requires(const T& value, const json& j, T& out) {
-      to_json(std::declval<json&>(), value);
-      from_json(j, out);
-    };
+concept message_type = std::is_class_v<T> && requires {
+  requires std::is_convertible_v<decltype(T::urn), std::string_view>;
+} && std::is_default_constructible_v<T> && requires(const T& value, const json& j, T& out) {
+  to_json(std::declval<json&>(), value);
+  from_json(j, out);
+};
 
 /// The URN a message type is bound to.
 template <message_type T>
@@ -75,9 +75,12 @@ class conversion_error : public std::exception {
   void prepend(std::string_view token) {
     std::string escaped = "/";
     for (char c : token) {
-      if (c == '~') escaped += "~0";
-      else if (c == '/') escaped += "~1";
-      else escaped += c;
+      if (c == '~')
+        escaped += "~0";
+      else if (c == '/')
+        escaped += "~1";
+      else
+        escaped += c;
     }
     pointer_.insert(0, escaped);
   }
@@ -95,10 +98,22 @@ struct rules {
   const json* allowed_values = nullptr;         ///< `enum` (or `[const]`): a JSON array
   bool object_only = false;                     ///< a free-form json member that must be an object
 
-  constexpr rules& minimum(double v) noexcept { minimum_value = v; return *this; }
-  constexpr rules& min_length(std::size_t v) noexcept { min_length_value = v; return *this; }
-  constexpr rules& one_of(const json& values) noexcept { allowed_values = &values; return *this; }
-  constexpr rules& object() noexcept { object_only = true; return *this; }
+  constexpr rules& minimum(double v) noexcept {
+    minimum_value = v;
+    return *this;
+  }
+  constexpr rules& min_length(std::size_t v) noexcept {
+    min_length_value = v;
+    return *this;
+  }
+  constexpr rules& one_of(const json& values) noexcept {
+    allowed_values = &values;
+    return *this;
+  }
+  constexpr rules& object() noexcept {
+    object_only = true;
+    return *this;
+  }
 };
 
 namespace detail {

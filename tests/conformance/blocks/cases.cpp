@@ -32,7 +32,8 @@ nlohmann::json plain(const babelqueue::json& v) { return nlohmann::json::parse(v
 void run_case(const nlohmann::json& c) {
   const std::string name = c.at("name");
   SCOPED_TRACE("case " + name);
-  const std::string body = conformance::read_file(conformance::suite_dir() / c.at("file").get<std::string>());
+  const std::string body =
+      conformance::read_file(conformance::suite_dir() / c.at("file").get<std::string>());
   auto env = babelqueue::decode(body);
   if (!c.at("valid").get<bool>()) {
     ASSERT_FALSE(env) << "an invalid fixture was accepted";
@@ -71,14 +72,16 @@ void run_case(const nlohmann::json& c) {
 }
 
 conformance::register_block cases_block{"cases", [](const nlohmann::json& cases) {
-  ASSERT_TRUE(cases.is_array());
-  ASSERT_FALSE(cases.empty());
-  for (const auto& c : cases) run_case(c);
-  for (const auto& [name, bytes] : kGolden) {
-    bool present = false;
-    for (const auto& c : cases) present = present || c.at("name") == name;
-    EXPECT_TRUE(present) << "golden fixture " << name << " missing from the manifest";
-  }
-}};
+                                          ASSERT_TRUE(cases.is_array());
+                                          ASSERT_FALSE(cases.empty());
+                                          for (const auto& c : cases) run_case(c);
+                                          for (const auto& [name, bytes] : kGolden) {
+                                            bool present = false;
+                                            for (const auto& c : cases)
+                                              present = present || c.at("name") == name;
+                                            EXPECT_TRUE(present) << "golden fixture " << name
+                                                                 << " missing from the manifest";
+                                          }
+                                        }};
 
 }  // namespace

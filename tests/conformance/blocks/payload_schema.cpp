@@ -7,13 +7,15 @@
 
 namespace {
 
-conformance::register_block payload_schema_block{"payload_schema", [](const nlohmann::json& block) {
-  auto results = babelqueue::schema::run_payload_schema(babelqueue::json::parse(block.dump()));
-  ASSERT_TRUE(results) << results.error().message;
-  ASSERT_FALSE(results->empty());
-  for (const auto& r : *results) {
-    EXPECT_TRUE(r.passed()) << r.name << ": expected valid=" << r.expected_valid << ", got " << r.valid;
-  }
-}};
+conformance::register_block payload_schema_block{
+    "payload_schema", [](const nlohmann::json& block) {
+      auto results = babelqueue::schema::run_payload_schema(babelqueue::json::parse(block.dump()));
+      ASSERT_TRUE(results) << results.error().message;
+      ASSERT_FALSE(results->empty());
+      for (const auto& r : *results) {
+        EXPECT_TRUE(r.passed()) << r.name << ": expected valid=" << r.expected_valid << ", got "
+                                << r.valid;
+      }
+    }};
 
 }  // namespace

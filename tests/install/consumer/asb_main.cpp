@@ -17,7 +17,7 @@ int main() {
   auto o = babelqueue::asb::options_from_url(*parsed);
   if (!o || o->key != "a+b/c=" || o->port != 5671) return 1;
   auto token = babelqueue::asb::make_sas_token("sb://ns.servicebus.windows.net/q", "name", "key",
-                                                  std::chrono::system_clock::now());
+                                               std::chrono::system_clock::now());
   if (!token || token->rfind("SharedAccessSignature ", 0) != 0) return 1;
   std::cout << "consumer-asb-ok\n";
   return 0;

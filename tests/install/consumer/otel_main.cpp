@@ -12,7 +12,8 @@ int main() {
       "4bf92f35-77b3-4da6-a3ce-929d0e0e4736") {
     return 1;
   }
-  if (otel::uuid_of(otel::otel_trace_id_of("not-a-uuid")) != "2184a32a-3bae-6ad7-56d7-45ec8678ad6a") return 1;
+  if (otel::uuid_of(otel::otel_trace_id_of("not-a-uuid")) != "2184a32a-3bae-6ad7-56d7-45ec8678ad6a")
+    return 1;
   babelqueue::app_options o;
   o.observers.push_back(otel::make_tracing());
   std::cout << "consumer-otel-ok\n";

@@ -7,7 +7,8 @@
 
 int main() {
   babelqueue::pulsar::register_transport();
-  auto parsed = babelqueue::broker_url::parse("pulsar://127.0.0.1:6650?subscription=s&batching=false");
+  auto parsed =
+      babelqueue::broker_url::parse("pulsar://127.0.0.1:6650?subscription=s&batching=false");
   if (!parsed) return 1;
   auto o = babelqueue::pulsar::options_from_url(*parsed);
   if (!o || o->subscription != "s" || o->batching) return 1;
