@@ -3,6 +3,8 @@
 
 #include "core/sqlite_support.hpp"
 
+#include <babelqueue/runtime/error.hpp>
+
 #include <sqlite3.h>
 
 #include <string>

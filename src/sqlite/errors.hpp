@@ -3,6 +3,7 @@
 //
 // Thread-safety: pure (reads sqlite3_errmsg() of the caller's connection).
 #include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <string_view>
 

@@ -4,6 +4,7 @@
 //
 // Thread-safety: pure.
 #include <babelqueue/error.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <string_view>
 

@@ -6,6 +6,7 @@
 // Thread-safety: pure functions.
 #include <babelqueue/bindings/sqs.hpp>
 #include <babelqueue/result.hpp>
+#include <babelqueue/runtime/error.hpp>
 
 #include <cstddef>
 #include <cstdint>

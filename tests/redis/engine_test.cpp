@@ -109,8 +109,7 @@ TEST(RedisEngineCore, ReceiveMergesItsQueuesAcksIntoTheReservingScript) {
   const std::string token_a(32, 'a'), token_b(32, 'b');
   st.pending.push_back(reserved("orders", "m1", token_a));  // merged into the reservation
   st.pending.push_back(reserved("other", "m2", token_b));   // settled in front of it
-  int owner = 0;
-  d::reserve_op op(st, &owner, "orders", d::clock::now() + 1s);
+  d::reserve_op op(st, "orders", d::clock::now() + 1s);
   EXPECT_EQ(op.begin_attempt(1000ms), o.command_timeout);  // first try does not block
   d::request req;
   op.compose(req, shas);
@@ -135,7 +134,6 @@ TEST(RedisEngineCore, ReceiveMergesItsQueuesAcksIntoTheReservingScript) {
   ASSERT_EQ(op.reserved().size(), 1u);
   EXPECT_EQ(op.reserved()[0]->raw, "m3");
   EXPECT_EQ(op.reserved()[0]->token, token_a);
-  EXPECT_EQ(op.reserved()[0]->owner, &owner);
   EXPECT_TRUE(st.taken.empty());
 }
 
