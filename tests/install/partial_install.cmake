@@ -69,7 +69,7 @@ if(NOT installed STREQUAL expected)
   message(FATAL_ERROR "installed components '${installed}', expected '${expected}'")
 endif()
 # A header's folder names its component (idempotency_sqlite's is idempotency/); the top
-# level, detail/ and bindings/ are core's; export/<c>.hpp is component <c>'s export macro.
+# level, detail/, bindings/ and typed/ (header-only over core) are core's; export/<c>.hpp is component <c>'s export macro.
 file(GLOB_RECURSE headers RELATIVE ${prefix}/include ${prefix}/include/*)
 foreach(header IN LISTS headers)
   if(header MATCHES "^babelqueue/export/(.+)\\.hpp$")
@@ -78,7 +78,7 @@ foreach(header IN LISTS headers)
     endif()
   elseif(header MATCHES "^babelqueue/([^/]+)/")
     set(folder ${CMAKE_MATCH_1})
-    if(NOT folder MATCHES "^(detail|bindings)$")
+    if(NOT folder MATCHES "^(detail|bindings|typed)$")
       set(owner_installed FALSE)
       foreach(component IN LISTS installed)
         if(component STREQUAL folder OR component MATCHES "^${folder}_")
