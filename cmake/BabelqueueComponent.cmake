@@ -188,6 +188,8 @@ function(babelqueue_add_component name)
     target_link_libraries(${target} PRIVATE ${ARG_PRIVATE_DEPS})
   endif()
   babelqueue_warnings(${target})
+  babelqueue_precompiled_headers(${target} LIBRARY)
+  babelqueue_unity_build(${target})
   if(BABELQUEUE_FUZZING)
     # libFuzzer's coverage of the code under test (see "libFuzzer" in CMakeLists.txt). Only
     # the libraries: the fuzz targets' own sources get -fsanitize=fuzzer (fuzz/), and the

@@ -40,6 +40,7 @@
 #                           artemis sqs pulsar postgres";
 #                           "" for none)
 #   BABELQUEUE_SERVICES_DIR their run directory (default <repo>/build/services)
+#   BABELQUEUE_UNITY_BUILD  ON (default) or OFF: unity batches in the three trees
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -103,13 +104,20 @@ ctest_phase() {
     sed -E 's/^[[:space:]]+//')
 }
 
+# CI's trees are built in unity batches (BABELQUEUE_UNITY_BUILD, on top of the precompiled
+# headers every tree has; cmake/BabelqueuePrecompiledHeaders.cmake says why and what it
+# saves). Developers' trees of the same presets are not: an edit there rebuilds one source.
+# The tidy check still compiles every changed source on its own (scripts/tidy.sh).
+ci_tree_flags=(-DBABELQUEUE_UNITY_BUILD=${BABELQUEUE_UNITY_BUILD:-ON})
+
 # build_preset <preset> [targets] [cmake -D...]: configure + build (all, or only the
 # space-separated targets); 0 on success.
 build_preset() {
   local preset=$1 log=$logs/build-$1.log targets=()
   [[ -n "${2:-}" ]] && read -r -a targets <<<"$2" && targets=(--target "${targets[@]}")
   shift $(($# < 2 ? $# : 2))
-  if ! cmake --preset "$preset" -DBABELQUEUE_CONFORMANCE_DIR="$conformance" "$@" >"$log" 2>&1; then
+  if ! cmake --preset "$preset" -DBABELQUEUE_CONFORMANCE_DIR="$conformance" "${ci_tree_flags[@]}" \
+    "$@" >"$log" 2>&1; then
     tail -n 40 "$log"
     return 1
   fi
@@ -291,8 +299,8 @@ if wanted dev || wanted asan || wanted tsan || wanted fuzz; then
 fi
 
 # -- lint (tidy) ------------------------------------------------------------------------
-# After vendor, so that the dev preset's compile database (configured by tidy.sh when there
-# is none; dev reuses it) has the Pulsar and OpenTelemetry components too. Before dev's
+# After vendor, so that the dev preset's compile database (tidy.sh configures its own, in
+# build/tidy, one entry per source) has the Pulsar and OpenTelemetry components too. Before dev's
 # build: clang-tidy and the compiler would fight over the same cores. Its cost is about
 # 30 s per changed file on 2 cores (tidy.sh --changed says which files and why).
 if wanted lint; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs clang-tidy (config: /.clang-tidy) over C++ sources, using the compile database of the
-# `dev` preset (configured here when missing).
+# `dev` preset, configured here into build/tidy (see below).
 #
 #   bash scripts/tidy.sh [component...]      the sources of components (default: core)
 #   bash scripts/tidy.sh FILE.cpp...         those files
@@ -24,13 +24,16 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 jobs=${BABELQUEUE_JOBS:-$(nproc)}
-db=build/dev
+# Its own configure of the dev preset (no build), one compile command per source: without
+# unity batches (a batched source has no entry of its own) and without the precompiled header
+# (GCC's, which clang cannot read); cmake/BabelqueuePrecompiledHeaders.cmake.
+db=build/tidy
 command -v clang-tidy >/dev/null || { echo "tidy: clang-tidy is not installed" >&2; exit 1; }
 
-if [[ ! -f $db/compile_commands.json ]]; then
-  shared=${BABELQUEUE_SHARED_DIR:-$repo/../shared}
-  cmake --preset dev -DBABELQUEUE_CONFORMANCE_DIR="$shared/conformance" >/dev/null
-fi
+shared=${BABELQUEUE_SHARED_DIR:-$repo/../shared}
+cmake --preset dev -B "$db" -DBABELQUEUE_CONFORMANCE_DIR="$shared/conformance" \
+  -DBABELQUEUE_UNITY_BUILD=OFF -DBABELQUEUE_PRECOMPILE_HEADERS=OFF >"$db.configure.log" 2>&1 ||
+  { cat "$db.configure.log" >&2; echo "tidy: configure failed" >&2; exit 1; }
 
 # changed_files BASE: the .cpp files of the commits since BASE (see above), one a line.
 changed_files() {

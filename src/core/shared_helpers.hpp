@@ -19,6 +19,12 @@ constexpr int hex_value(char c) noexcept {
   return -1;
 }
 
+/// A dotted property path one level deeper ("customer" + "email" -> "customer.email"), the
+/// name alone at the root: how the schema tools and the GDPR scans name a property.
+inline std::string join_path(const std::string& path, const std::string& name) {
+  return path.empty() ? name : path + "." + name;
+}
+
 /// The pieces joined into one string, sized once. For messages built from literals and
 /// views: `"x" + std::string(view) + "y"` makes GCC 12 at -O3 warn (-Wrestrict, a false
 /// positive in operator+(const char*, std::string&&)), which a -Werror release build stops on.

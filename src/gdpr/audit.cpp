@@ -1,4 +1,6 @@
 // Registry-side governance: the PII-name audit and masking (bqschema `gdpr` semantics).
+#include "core/shared_helpers.hpp"
+
 #include <babelqueue/gdpr/audit.hpp>
 
 #include <algorithm>
@@ -42,17 +44,13 @@ bool is_container(const json& node) {
   return has_properties(node) || items_of(node) != nullptr;
 }
 
-std::string join(const std::string& path, const std::string& name) {
-  return path.empty() ? name : path + "." + name;
-}
-
 void audit(const json& node, const std::string& path, const name_pattern& pattern,
            std::size_t depth, std::vector<std::string>& out) {
   if (!node.is_object() || depth > max_depth) return;
   if (const auto props = node.find("properties"); props != node.end() && props->is_object()) {
     for (const auto& [name, sub] : props->items()) {
       if (!sub.is_object()) continue;
-      const std::string child = join(path, name);
+      const std::string child = babelqueue::detail::join_path(path, name);
       if (pattern.matches(name) && !marked(sub) && !is_container(sub)) out.push_back(child);
       audit(sub, child, pattern, depth + 1, out);
     }

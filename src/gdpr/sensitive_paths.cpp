@@ -17,10 +17,6 @@ constexpr std::string_view mark_key = "x-gdpr-sensitive";
 // Schemas nest one level per property/items; beyond this a schema is hostile, not real.
 constexpr std::size_t max_schema_depth = 256;
 
-std::string join(const std::string& path, const std::string& name) {
-  return path.empty() ? name : path + "." + name;
-}
-
 // The peers' reading of a mark: true, or a non-empty string (its category).
 bool peer_mark(const json& node, std::string& category) {
   const auto it = node.find(mark_key);
@@ -42,7 +38,8 @@ void collect(const json& node, const std::string& path, std::size_t depth,
   std::string category;
   if (peer_mark(node, category)) out.push_back({path, category});
   if (const auto props = node.find("properties"); props != node.end() && props->is_object())
-    for (const auto& [name, sub] : props->items()) collect(sub, join(path, name), depth + 1, out);
+    for (const auto& [name, sub] : props->items())
+      collect(sub, babelqueue::detail::join_path(path, name), depth + 1, out);
   if (const auto items = node.find("items"); items != node.end() && items->is_object())
     collect(*items, path + "[]", depth + 1, out);
 }
@@ -132,8 +129,8 @@ class plan_builder {
     if (const auto props = node.find("properties"); props != node.end() && props->is_object()) {
       for (const auto& [name, sub] : props->items()) {
         steps.push_back({name});
-        auto r = walk(sub, where + "/properties/" + pointer_escape(name), steps, join(path, name),
-                      depth + 1);
+        auto r = walk(sub, where + "/properties/" + pointer_escape(name), steps,
+                      babelqueue::detail::join_path(path, name), depth + 1);
         steps.pop_back();
         if (!r) return r;
       }

@@ -16,11 +16,6 @@ namespace {
 // The meta kind of the ASKING commands put in front of an ASK attempt's commands.
 constexpr std::uint8_t k_asking = 200;
 
-std::chrono::milliseconds until(clock::time_point t) {
-  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock::now());
-  return d.count() < 0 ? std::chrono::milliseconds(0) : d;
-}
-
 options node_options(const options& base, const node_endpoint& a) {
   options o = base;
   o.host = a.host;

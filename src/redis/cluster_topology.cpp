@@ -17,10 +17,6 @@ bool to_int(std::string_view text, Int& out) {
   return ec == std::errc() && p == text.data() + text.size() && !text.empty();
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 }  // namespace
 
 std::optional<cluster_redirect> parse_redirect(std::string_view text) {
@@ -29,18 +25,18 @@ std::optional<cluster_redirect> parse_redirect(std::string_view text) {
   // (the declared keys passed the check; a key the script creates or empties did not): the
   // command failed and the script stopped there. Retried like TRYAGAIN (see
   // cluster_engine.hpp for what had already run).
-  if (starts_with(text, "TRYAGAIN") ||
-      starts_with(text, "ERR Script attempted to access a non local key")) {
+  if (text.starts_with("TRYAGAIN") ||
+      text.starts_with("ERR Script attempted to access a non local key")) {
     return r;
   }
-  if (starts_with(text, "CLUSTERDOWN")) {
+  if (text.starts_with("CLUSTERDOWN")) {
     r.what = cluster_redirect::kind::cluster_down;
     return r;
   }
-  if (starts_with(text, "MOVED ")) {
+  if (text.starts_with("MOVED ")) {
     r.what = cluster_redirect::kind::moved;
     text.remove_prefix(6);
-  } else if (starts_with(text, "ASK ")) {
+  } else if (text.starts_with("ASK ")) {
     r.what = cluster_redirect::kind::ask;
     text.remove_prefix(4);
   } else {

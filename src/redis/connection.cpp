@@ -20,6 +20,11 @@ void reply_deleter::operator()(redisReply* r) const noexcept {
   if (r != nullptr) freeReplyObject(r);
 }
 
+std::string_view reply_text(const redisReply* r) noexcept {
+  if (r == nullptr || r->str == nullptr) return {};
+  return {r->str, r->len};
+}
+
 namespace {
 
 timeval to_timeval(std::chrono::milliseconds ms) {
@@ -28,11 +33,6 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
   return tv;
-}
-
-std::string reply_text(const redisReply& r) {
-  if (r.str == nullptr) return {};
-  return std::string(r.str, r.len);
 }
 
 // The handshake on every connect — AUTH, SELECT, SCRIPT LOAD × n, one round trip — and,
@@ -57,7 +57,7 @@ class handshake final : public operation {
     for (const char* body : scripts_.bodies) req.push({"SCRIPT", "LOAD", body}, {k_script});
   }
   void on_reply(const command_meta& cmd, const redisReply& reply) override {
-    if (cmd.kind == k_script) shas.push_back(reply_text(reply));
+    if (cmd.kind == k_script) shas.emplace_back(reply_text(&reply));
   }
   error_info on_error_reply(const command_meta& cmd, std::string_view text) const override {
     switch (cmd.kind) {

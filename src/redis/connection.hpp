@@ -31,11 +31,20 @@ namespace babelqueue::inline v1::redis::detail {
 
 using clock = std::chrono::steady_clock;
 
+/// The time left until `t`, never negative (the engines' deadlines).
+inline std::chrono::milliseconds until(clock::time_point t) {
+  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock::now());
+  return d.count() < 0 ? std::chrono::milliseconds(0) : d;
+}
+
 struct reply_deleter {
   void operator()(redisReply* r) const noexcept;
 };
 /// An owned hiredis reply.
 using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+/// A reply's string payload (status, error, bulk or verb), empty for none or a null reply.
+std::string_view reply_text(const redisReply* r) noexcept;
 
 class connection {
  public:

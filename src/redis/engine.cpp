@@ -8,11 +8,6 @@ namespace babelqueue::inline v1::redis::detail {
 
 namespace {
 
-std::chrono::milliseconds until(clock::time_point t) {
-  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock::now());
-  return d.count() < 0 ? std::chrono::milliseconds(0) : d;
-}
-
 bool is_noscript(const redisReply& r) {
   return r.len >= 8 && std::string_view(r.str, 8) == "NOSCRIPT";
 }

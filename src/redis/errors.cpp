@@ -5,17 +5,13 @@ namespace babelqueue::inline v1::redis::detail {
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) noexcept {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 // An error reply is `<CODE> <text>`; the code word decides.
 transport_errc code_of_reply(std::string_view reply) noexcept {
   for (std::string_view word : {"WRONGPASS", "NOAUTH", "NOPERM", "ERR invalid password"}) {
-    if (starts_with(reply, word)) return transport_errc::permission;
+    if (reply.starts_with(word)) return transport_errc::permission;
   }
   for (std::string_view word : {"MOVED", "ASK", "CROSSSLOT"}) {
-    if (starts_with(reply, word)) return transport_errc::refused;
+    if (reply.starts_with(word)) return transport_errc::refused;
   }
   // LOADING, BUSY, OOM, MASTERDOWN, TRYAGAIN, CLUSTERDOWN, READONLY and the rest: the
   // server is (for now) unable to serve; a retry may succeed.

@@ -25,11 +25,6 @@ enum laravel_kind : std::uint8_t {
 // or that another producer adds there, wakes nobody (only pushes write a notify token).
 constexpr auto k_block_slice = 1000ms;
 
-std::string_view text_of(const redisReply* r) {
-  if (r == nullptr || r->str == nullptr) return {};
-  return {r->str, r->len};
-}
-
 std::int64_t stale_of(const command_meta& cmd, const redisReply& reply) {
   switch (cmd.kind) {
     case k_zrem:
@@ -191,8 +186,8 @@ void laravel_reserve_op::on_reply(const command_meta& cmd, const redisReply& rep
   if (reply.elements == 3) {
     auto res = std::make_shared<reservation>();
     res->queue.assign(queue_);
-    res->job.assign(text_of(reply.element[1]));
-    res->raw.assign(text_of(reply.element[2]));
+    res->job.assign(reply_text(reply.element[1]));
+    res->raw.assign(reply_text(reply.element[2]));
     st.got.push_back(std::move(res));
   } else if (reply.elements == 2 && reply.element[1]->type == REDIS_REPLY_INTEGER) {
     next_due_s_ = reply.element[1]->integer;

@@ -21,11 +21,6 @@ namespace {
 // Foreign (non-C++) deadline members are assumed to use the Python default of 90 s.
 constexpr std::string_view k_foreign_retry_after = "90";
 
-std::string_view text_of(const redisReply* r) {
-  if (r == nullptr || r->str == nullptr) return {};
-  return {r->str, r->len};
-}
-
 bool is_settle(const command_meta& cmd) {
   return cmd.kind == k_settle_tracked || cmd.kind == k_settle_untracked;
 }
@@ -284,11 +279,11 @@ void reserve_op::on_reply(const command_meta& cmd, const redisReply& reply) {
       if (reply.type == REDIS_REPLY_ARRAY && reply.elements >= 1) {
         st_.stale_acks += count_stale(cmd, reply);
         for (std::size_t k = 1; k + 1 < reply.elements; k += 2)
-          add(text_of(reply.element[k]), text_of(reply.element[k + 1]));
+          add(reply_text(reply.element[k]), reply_text(reply.element[k + 1]));
       }
       break;
     case k_reserve_untracked:
-      if (reply.type == REDIS_REPLY_STRING) add(text_of(&reply), {});
+      if (reply.type == REDIS_REPLY_STRING) add(reply_text(&reply), {});
       break;
     default:  // k_wait: the rotation's reply says nothing
       break;

@@ -14,20 +14,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) noexcept {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-std::string_view text_of(const redisReply* r) {
-  if (r == nullptr || r->str == nullptr) return {};
-  return {r->str, r->len};
-}
-
-std::chrono::milliseconds until(clock::time_point t) {
-  auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - clock::now());
-  return d.count() < 0 ? 0ms : d;
-}
-
 std::string address_of(const options::sentinel_endpoint& s) {
   return s.host + ":" + std::to_string(s.port);
 }
@@ -49,8 +35,8 @@ class master_address_op final : public operation {
       return;
     }
     if (reply.type != REDIS_REPLY_ARRAY || reply.elements != 2) return;
-    auto host = text_of(reply.element[0]);
-    auto port = text_of(reply.element[1]);
+    auto host = reply_text(reply.element[0]);
+    auto port = reply_text(reply.element[1]);
     std::uint16_t p = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
     if (host.empty() || ec != std::errc() || end != port.data() + port.size() || p == 0) return;
@@ -71,7 +57,7 @@ class role_op final : public operation {
   void compose(request& req, script_shas) override { req.push({"ROLE"}); }
   void on_reply(const command_meta&, const redisReply& reply) override {
     if (reply.type == REDIS_REPLY_ARRAY && reply.elements >= 1)
-      role.assign(text_of(reply.element[0]));
+      role.assign(reply_text(reply.element[0]));
   }
   std::string role;
 };
@@ -79,8 +65,8 @@ class role_op final : public operation {
 }  // namespace
 
 bool is_failover_reply(std::string_view text) noexcept {
-  return starts_with(text, "READONLY") || starts_with(text, "LOADING") ||
-         starts_with(text, "MASTERDOWN") || starts_with(text, "UNBLOCKED");
+  return text.starts_with("READONLY") || text.starts_with("LOADING") ||
+         text.starts_with("MASTERDOWN") || text.starts_with("UNBLOCKED");
 }
 
 sentinel_locator::sentinel_locator(const options& opts)

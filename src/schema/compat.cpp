@@ -1,5 +1,6 @@
 // Backward-compatibility lint (see compat.hpp for the rule list and where it goes beyond
 // bqschema).
+#include "core/shared_helpers.hpp"
 #include "go_format.hpp"
 #include "node.hpp"
 #include "value_compare.hpp"
@@ -15,10 +16,6 @@ namespace schema {
 namespace {
 
 using detail::node;
-
-std::string join(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
 
 class linter {
  public:
@@ -79,11 +76,11 @@ class linter {
         } else {
           // Beyond bqschema 0.4.0 (fixed the same way in 0.4.1): the field is no longer
           // governed, so a removal or rename is breaking whatever additionalProperties says.
-          out_.push_back(join(path, name) + ": property removed");
+          out_.push_back(babelqueue::detail::join_path(path, name) + ": property removed");
         }
         continue;
       }
-      compare(join(path, name), old_p, it->second);
+      compare(babelqueue::detail::join_path(path, name), old_p, it->second);
     }
 
     if (new_n.items) {

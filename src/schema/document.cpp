@@ -78,10 +78,6 @@ node compile(const json& s) {
 
 namespace {
 
-std::string join(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
 std::string pointer_join(const std::string& pointer, const std::string& token) {
   std::string out = pointer;
   out += '/';
@@ -147,16 +143,18 @@ class walker {
     for (const auto& key : n.required) {
       if (!value.contains(key))
         add_at(path, "missing required property " + go_quote(key), "missing_required",
-               join(path, key), pointer_join(pointer, key));
+               babelqueue::detail::join_path(path, key), pointer_join(pointer, key));
     }
     const bool closed = n.additional.has_value() && !*n.additional;
     for (auto it = value.begin(); it != value.end(); ++it) {
       const std::string& key = it.key();
       if (auto prop = n.properties.find(key); prop != n.properties.end()) {
-        visit(prop->second, it.value(), join(path, key), pointer_join(pointer, key));
+        visit(prop->second, it.value(), babelqueue::detail::join_path(path, key),
+              pointer_join(pointer, key));
       } else if (closed) {
         add_at(path, "additional property " + go_quote(key) + " is not allowed",
-               "additional_not_allowed", join(path, key), pointer_join(pointer, key));
+               "additional_not_allowed", babelqueue::detail::join_path(path, key),
+               pointer_join(pointer, key));
       }
     }
   }

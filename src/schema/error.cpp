@@ -8,14 +8,14 @@ inline namespace v1 {
 namespace schema {
 namespace {
 
-using detail::entry;
-constexpr detail::category_entry k_entries[] = {
+using babelqueue::detail::entry;
+constexpr babelqueue::detail::category_entry k_entries[] = {
     entry(errc::invalid_payload, "invalid_payload"),
     entry(errc::invalid_schema, "invalid_schema", condition::invalid_argument),
     entry(errc::invalid_registry, "invalid_registry", condition::invalid_argument),
     entry(errc::io, "io", condition::io),
 };
-constinit const detail::table_category k_category{"babelqueue.schema", k_entries};
+constinit const babelqueue::detail::table_category k_category{"babelqueue.schema", k_entries};
 
 }  // namespace
 

@@ -26,7 +26,7 @@ constexpr std::string_view token_name = "aws_session_token";
 
 // Lines are split on '\n' first, so the SDK's ASCII trim (which also drops '\n') is the
 // configparser trim here.
-constexpr auto trim = babelqueue::trim_ascii;
+constexpr auto config_trim = babelqueue::trim_ascii;
 
 // One profile's section of a credentials file, as far as these keys go.
 struct profile_scan {
@@ -43,7 +43,7 @@ profile_scan scan(std::string_view text, std::string_view profile) {
   while (!text.empty()) {
     ++line_no;
     const std::size_t nl = text.find('\n');
-    std::string_view line = trim(text.substr(0, nl));
+    std::string_view line = config_trim(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     if (line.empty() || line.front() == '#' || line.front() == ';') continue;
     if (line.front() == '[') {
@@ -52,18 +52,18 @@ profile_scan scan(std::string_view text, std::string_view profile) {
         in_profile = false;
         continue;
       }
-      in_profile = trim(line.substr(1, line.size() - 2)) == profile;
+      in_profile = config_trim(line.substr(1, line.size() - 2)) == profile;
       out.section_found = out.section_found || in_profile;
       continue;
     }
     const std::size_t delim = line.find_first_of("=:");
-    if (delim == std::string_view::npos || trim(line.substr(0, delim)).empty()) {
+    if (delim == std::string_view::npos || config_trim(line.substr(0, delim)).empty()) {
       if (out.malformed_line == 0) out.malformed_line = line_no;
       continue;
     }
     if (!in_profile) continue;
-    const std::string key = babelqueue::ascii_lower(trim(line.substr(0, delim)));
-    const std::string_view value = trim(line.substr(delim + 1));
+    const std::string key = babelqueue::ascii_lower(config_trim(line.substr(0, delim)));
+    const std::string_view value = config_trim(line.substr(delim + 1));
     if (key == key_id_name) {
       out.key_id = value;
     } else if (key == secret_name) {

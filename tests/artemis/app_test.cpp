@@ -21,6 +21,8 @@ using babelqueue::json;
 
 namespace {
 
+using bqtest::prop;
+
 class ArtemisApp : public bqtest::ArtemisTest {
  protected:
   babelqueue::app_options app_opts() {
@@ -32,11 +34,6 @@ class ArtemisApp : public bqtest::ArtemisTest {
     return o;
   }
 };
-
-std::string prop(const proton::message& m, const std::string& name) {
-  if (!m.properties().exists(name)) return "<unset>";
-  return proton::get<std::string>(m.properties().get(name));
-}
 
 std::string text_body(const proton::message& m) {
   if (m.body().type() == proton::BINARY) return std::string(proton::get<proton::binary>(m.body()));

@@ -18,6 +18,9 @@
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/runtime/url.hpp>
 
+#include <proton/message.hpp>
+#include <proton/scalar.hpp>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -106,5 +109,11 @@ class ArtemisTest : public ::testing::Test {
   std::string queue_;
   std::unique_ptr<artemis_peer> peer_;
 };
+
+/// An application property of a message as a string, "<unset>" when it has none.
+inline std::string prop(const proton::message& m, const std::string& name) {
+  if (!m.properties().exists(name)) return "<unset>";
+  return proton::get<std::string>(m.properties().get(name));
+}
 
 }  // namespace bqtest

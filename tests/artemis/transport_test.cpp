@@ -27,12 +27,9 @@ using bqtest::envelope_text;
 
 namespace {
 
-class ArtemisTransport : public bqtest::ArtemisTest {};
+using bqtest::prop;
 
-std::string prop(const proton::message& m, const std::string& name) {
-  if (!m.properties().exists(name)) return "<unset>";
-  return proton::get<std::string>(m.properties().get(name));
-}
+class ArtemisTransport : public bqtest::ArtemisTest {};
 
 }  // namespace
 

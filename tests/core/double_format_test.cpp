@@ -34,7 +34,7 @@ std::string reference_layout(double value) {
   return out + "e" + (n - 1 < 0 ? "-" : "+") + std::to_string(std::abs(n - 1));
 }
 
-void check(double v) {
+void expect_matches_reference(double v) {
   const std::string got = babelqueue::format_double(v);
   ASSERT_EQ(got, reference_layout(v)) << std::bit_cast<std::uint64_t>(v);
   double back = 0;
@@ -71,7 +71,7 @@ TEST(DoubleFormat, EdgesMatchTheReferenceAndRoundTrip) {
                    9007199254740993.0,
                    4.35,
                    0.000001234}) {
-    check(v);
+    expect_matches_reference(v);
   }
 }
 
@@ -80,7 +80,7 @@ TEST(DoubleFormat, RandomBitPatternsMatchTheReferenceAndRoundTrip) {
   for (int i = 0; i < 1000000; ++i) {
     const double v = std::bit_cast<double>(rng());
     if (!std::isfinite(v)) continue;
-    check(v);
+    expect_matches_reference(v);
     if (HasFatalFailure()) return;
   }
 }
@@ -90,7 +90,7 @@ TEST(DoubleFormat, RandomDecimalsMatchTheReferenceAndRoundTrip) {
   std::uniform_int_distribution<std::int64_t> mantissa(-99999999, 99999999);
   std::uniform_int_distribution<int> exponent(-30, 30);
   for (int i = 0; i < 200000; ++i) {
-    check(static_cast<double>(mantissa(rng)) * std::pow(10.0, exponent(rng)));
+    expect_matches_reference(static_cast<double>(mantissa(rng)) * std::pow(10.0, exponent(rng)));
     if (HasFatalFailure()) return;
   }
 }
@@ -103,17 +103,17 @@ TEST(DoubleFormat, ShortDecimalsAndTheirNeighboursMatchTheReference) {
   for (std::int64_t m = 1; m <= 60000; ++m) {
     for (double scale : {1.0, 10.0, 100.0, 1000.0}) {
       const double v = static_cast<double>(m) / scale;
-      check(v);
-      check(-v);
-      check(std::nextafter(v, 0.0));
-      check(std::nextafter(v, 1e300));
+      expect_matches_reference(v);
+      expect_matches_reference(-v);
+      expect_matches_reference(std::nextafter(v, 0.0));
+      expect_matches_reference(std::nextafter(v, 1e300));
       if (HasFatalFailure()) return;
     }
   }
   for (int i = 0; i < 30000; ++i) {
-    check(19.99 + i);
-    check(0.1 * i);
-    check(i * 0.001 + 0.002);
+    expect_matches_reference(19.99 + i);
+    expect_matches_reference(0.1 * i);
+    expect_matches_reference(i * 0.001 + 0.002);
     if (HasFatalFailure()) return;
   }
   std::mt19937_64 rng(11);
@@ -121,15 +121,15 @@ TEST(DoubleFormat, ShortDecimalsAndTheirNeighboursMatchTheReference) {
   for (int i = 0; i < 60000; ++i) {
     const auto m = big(rng);
     const double v = static_cast<double>(m) / std::pow(10.0, i % 4);
-    check(v);
-    check(std::nextafter(v, 0.0));
-    check(v * 10);  // past the bound for the largest m
+    expect_matches_reference(v);
+    expect_matches_reference(std::nextafter(v, 0.0));
+    expect_matches_reference(v * 10);  // past the bound for the largest m
     if (HasFatalFailure()) return;
   }
   const double bound = 9007199254740992.0 / 10000.0;
   for (double v : {bound, std::nextafter(bound, 0.0), std::nextafter(bound, 1e300), 0.001,
                    std::nextafter(0.001, 0.0), 0.0011, 999999999999.999, 123456789012.345}) {
-    check(v);
+    expect_matches_reference(v);
   }
 }
 
@@ -140,13 +140,13 @@ TEST(DoubleFormat, FixedRangeMatchesTheReference) {
   std::uniform_real_distribution<double> log10_magnitude(-6.0, 15.96);
   for (int i = 0; i < 300000; ++i) {
     const double v = std::pow(10.0, log10_magnitude(rng));
-    check(v);
-    check(-v);
+    expect_matches_reference(v);
+    expect_matches_reference(-v);
     if (HasFatalFailure()) return;
   }
   for (double v : {1e-6, std::nextafter(1e-6, 0.0), std::nextafter(1e-6, 1.0), 9007199254740992.0,
                    std::nextafter(9007199254740992.0, 0.0), 9007199254740994.0, 4503599627370495.5,
                    123456789.123456789, 0.1 + 0.2}) {
-    check(v);
+    expect_matches_reference(v);
   }
 }

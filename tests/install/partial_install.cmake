@@ -4,8 +4,9 @@
 #      OFF except WITH (core is always built), no tests or examples, and builds it;
 #   2. installs it into WORK_DIR/prefix and checks that exactly the EXPECT components are
 #      installed and that every installed header lives in one of their folders;
-#   3. compiles every installed header on its own, -Werror (tests/install/headers), and runs a
-#      program that checks the library's run-time version against VERSION.
+#   3. compiles every installed header of the CHECK components on its own, -Werror
+#      (tests/install/headers), and runs a program that checks the library's run-time version
+#      against VERSION.
 # The tree under WORK_DIR/build is kept between runs (an unchanged re-run rebuilds nothing);
 # ccache is used when LAUNCHER names it, never required. Nothing touches the network.
 cmake_minimum_required(VERSION 3.25)
@@ -19,6 +20,10 @@ endforeach()
 # WITH and EXPECT come comma-separated (a list does not survive add_test's command line).
 string(REPLACE "," ";" WITH "${WITH}")
 string(REPLACE "," ";" EXPECT "${EXPECT}")
+# CHECK stays comma-separated: it is passed on as one -D value (default: every EXPECT one).
+if("${CHECK}" STREQUAL "")
+  string(REPLACE ";" "," CHECK "${EXPECT}")
+endif()
 
 include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
 
@@ -98,8 +103,9 @@ list(LENGTH headers header_count)
 # 3. Every header on its own, and the run-time version.
 run(${CMAKE_COMMAND} -S ${HEADER_CHECK_DIR} -B ${check} ${common}
     -DCMAKE_BUILD_TYPE= -DCMAKE_PREFIX_PATH=${prefix} -DBABELQUEUE_INCLUDE_DIR=${prefix}/include
+    -DBABELQUEUE_CHECK_COMPONENTS=${CHECK}
     -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON -DCMAKE_FIND_PACKAGE_NO_SYSTEM_PACKAGE_REGISTRY=ON)
 run(${CMAKE_COMMAND} --build ${check} --parallel 2)
 run(${check}/version_check ${VERSION})
-message(STATUS "partial install ok: components ${installed}, ${header_count} headers compiled "
-               "one by one; ${run_output}")
+message(STATUS "partial install ok: components ${installed} (${header_count} headers), the "
+               "headers of ${CHECK} compiled one by one; ${run_output}")

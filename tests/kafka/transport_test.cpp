@@ -41,6 +41,7 @@ TEST_F(KafkaTest, AKeyedPublishAndABatchArriveInOrder) {
   auto t = open();
   ASSERT_TRUE(t);
   std::vector<babelqueue::outgoing_message> batch;
+  batch.reserve(50);
   for (int i = 0; i < 50; ++i) batch.push_back({bqtest::envelope_text(i), {}});
   ASSERT_TRUE(t->publish_batch(topic_, batch));
   ASSERT_TRUE(t->publish_keyed(topic_, "customer-42", bqtest::envelope_text(100)));

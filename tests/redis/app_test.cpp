@@ -11,7 +11,7 @@
 
 using namespace std::chrono_literals;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 
 class RedisApp : public bqtest::RedisTest {
  protected:
@@ -33,7 +33,7 @@ TEST_F(RedisApp, GarbageValuesAreDeadLetteredAsTheirExactBytes) {
       R"({"job":"urn:babel:x:y"})",
   };
   for (const auto& g : garbage) raw_->integer({"RPUSH", "poison", g});
-  std::string good = envelope_text(1);
+  std::string good = padded_envelope_text(1);
   raw_->integer({"RPUSH", "poison", good});
 
   babelqueue::app app(server_->url(), app_opts("poison"));
@@ -63,7 +63,7 @@ TEST_F(RedisApp, WorkersConsumeAndStopSettlesEverything) {
   {
     auto t = open();
     std::vector<babelqueue::outgoing_message> batch;
-    for (int i = 0; i < n; ++i) batch.push_back({envelope_text(i), {}});
+    for (int i = 0; i < n; ++i) batch.push_back({padded_envelope_text(i), {}});
     ASSERT_TRUE(t->publish_batch("work", batch));
   }
   auto o = app_opts("work");

@@ -32,7 +32,7 @@ using namespace std::chrono_literals;
 using babelqueue::transport_errc;
 using babelqueue::redis::redis_transport;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 using bqtest::raw_client;
 namespace d = babelqueue::redis::detail;
 using steady = std::chrono::steady_clock;
@@ -192,7 +192,7 @@ TEST_F(RedisClusterTest, PublishConsumeAckReleaseRecoverPrefetchThroughANodeThat
   ASSERT_TRUE(t);
   raw_client& raw = raw_for(q);
 
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(t->publish(q, envelope_text(i), {{"k", "v"}}));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(t->publish(q, padded_envelope_text(i), {{"k", "v"}}));
   EXPECT_EQ(raw.llen(q), 10);
 
   auto m0 = take(*t, q);
@@ -262,7 +262,7 @@ TEST_F(RedisClusterTest, OneConsumerOnQueuesOfThreeNodesWithPipelinedAcks) {
   constexpr int per_queue = 20;
   for (const auto& q : queues) {
     std::vector<babelqueue::outgoing_message> batch;
-    for (int i = 0; i < per_queue; ++i) batch.push_back({envelope_text(i), {}});
+    for (int i = 0; i < per_queue; ++i) batch.push_back({padded_envelope_text(i), {}});
     ASSERT_TRUE(t->publish_batch(q, batch));
   }
   // Round robin: each receive finds the acks of the other queues deferred (other slots, other
@@ -293,7 +293,7 @@ TEST_F(RedisClusterTest, AnUntaggedQueueFailsFastNamingTheSlotsAndTheHashTag) {
   ASSERT_TRUE(t);
   const std::string q = "untagged-" + std::to_string(::getpid());
   const auto before = t->stats().round_trips;
-  auto pub = t->publish(q, envelope_text(1));
+  auto pub = t->publish(q, padded_envelope_text(1));
   ASSERT_FALSE(pub);
   EXPECT_EQ(pub.code(), transport_errc::invalid_argument);
   const std::string& m = pub.error().message;
@@ -301,7 +301,7 @@ TEST_F(RedisClusterTest, AnUntaggedQueueFailsFastNamingTheSlotsAndTheHashTag) {
   EXPECT_NE(m.find("hash tag"), std::string::npos) << m;
   EXPECT_NE(m.find("'{" + q + "}'"), std::string::npos) << m;
   EXPECT_NE(m.find(std::to_string(d::key_slot(q))), std::string::npos) << m;
-  std::vector<babelqueue::outgoing_message> batch{{envelope_text(2), {}}};
+  std::vector<babelqueue::outgoing_message> batch{{padded_envelope_text(2), {}}};
   EXPECT_EQ(t->publish_batch(q, batch).code(), transport_errc::invalid_argument);
   EXPECT_EQ(t->receive(q, 0ms).code(), transport_errc::invalid_argument);
   EXPECT_EQ(t->receive(q, 500ms).code(), transport_errc::invalid_argument);
@@ -357,13 +357,13 @@ TEST(RedisClusterNodeGone, ConnectionRefusedIsATypedErrorNotAHang) {
                     "?cluster=1&connect_timeout=300&command_timeout=1000&"
                     "reconnect_backoff_min=20&reconnect_backoff_max=100");
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish("{gone}", envelope_text(1)));
+  ASSERT_TRUE(t->publish("{gone}", padded_envelope_text(1)));
   auto m = take(*t, "{gone}");
   ASSERT_TRUE(t->ack(m));
   server.reset();  // killed: connection refused from now on
 
   auto t0 = steady::now();
-  auto pub = t->publish("{gone}", envelope_text(2));
+  auto pub = t->publish("{gone}", padded_envelope_text(2));
   ASSERT_FALSE(pub);
   EXPECT_EQ(pub.code(), transport_errc::unavailable) << pub.error().message;
   EXPECT_LT(steady::now() - t0, 4s);
@@ -394,17 +394,17 @@ TEST_F(RedisClusterTest, AskTryagainAndMovedAreFollowedStepByStep) {
   const std::string dst_id = dst.str({"CLUSTER", "MYID"});
   auto t = open_url(url_);
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish(q, envelope_text(1)));
+  ASSERT_TRUE(t->publish(q, padded_envelope_text(1)));
 
   ASSERT_EQ(dst.str({"CLUSTER", "SETSLOT", s, "IMPORTING", src_id}), "OK");
   ASSERT_EQ(src.str({"CLUSTER", "SETSLOT", s, "MIGRATING", dst_id}), "OK");
-  ASSERT_TRUE(t->publish(q, envelope_text(2)));  // the key is still on the source: served there
+  ASSERT_TRUE(t->publish(q, padded_envelope_text(2)));  // the key is still on the source: served there
   EXPECT_EQ(src.llen(q), 2);
   ASSERT_EQ(src.str({"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS", q}),
             "OK");
 
   auto before = t->stats().redirects;
-  ASSERT_TRUE(t->publish(q, envelope_text(3)));  // ASK → the target, after ASKING
+  ASSERT_TRUE(t->publish(q, padded_envelope_text(3)));  // ASK → the target, after ASKING
   EXPECT_EQ(t->stats().redirects, before + 1);
   EXPECT_EQ(dst.str({"ASKING"}), "OK");  // the raw client must ask too, for one command
   EXPECT_EQ(dst.llen(q), 3);
@@ -471,8 +471,8 @@ TEST(RedisClusterNodeGone, AnotherQueuesDeadNodeDoesNotStallCallsOnALiveOne) {
                     "reconnect_backoff_min=20&reconnect_backoff_max=100");
   ASSERT_TRUE(t);
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(t->publish(qa, envelope_text(i)));
-    ASSERT_TRUE(t->publish(qb, envelope_text(i)));
+    ASSERT_TRUE(t->publish(qa, padded_envelope_text(i)));
+    ASSERT_TRUE(t->publish(qb, padded_envelope_text(i)));
   }
   auto mb = take(*t, qb);
   ASSERT_TRUE(t->ack(mb));  // deferred, for the node about to die
@@ -483,7 +483,7 @@ TEST(RedisClusterNodeGone, AnotherQueuesDeadNodeDoesNotStallCallsOnALiveOne) {
     auto m = take(*t, qa);
     EXPECT_EQ(envelope_n(m.body), i);
     ASSERT_TRUE(t->ack(m));
-    ASSERT_TRUE(t->publish(qa, envelope_text(100 + i)));
+    ASSERT_TRUE(t->publish(qa, padded_envelope_text(100 + i)));
   }
   EXPECT_LT(steady::now() - t0, 1s) << "calls on the live node waited for the dead one";
 
@@ -527,7 +527,7 @@ TEST_F(RedisClusterTest, SlotMigrationWhilePublishingAndConsumingLosesNothing) {
   ASSERT_TRUE(producer_t && consumer_t);
   std::thread producer([&] {
     for (int i = 0; i < total && !stop; ++i) {
-      while (!stop && !producer_t->publish(q, envelope_text(i))) ++publish_errors;
+      while (!stop && !producer_t->publish(q, padded_envelope_text(i))) ++publish_errors;
       ++published;
     }
   });
@@ -636,13 +636,13 @@ TEST_F(RedisClusterTest, LaravelModeThroughANodeThatDoesNotOwnTheSlot) {
 
   std::vector<std::string> sent;
   for (int i = 0; i < 6; ++i) {
-    sent.push_back(envelope_text(i));
+    sent.push_back(padded_envelope_text(i));
     ASSERT_TRUE(t->publish(q, sent.back()));
   }
   EXPECT_EQ(raw.llen(ready), 6);
   EXPECT_EQ(raw.llen(ready + ":notify"), 6);
   // Headers are refused in this mode, on a cluster too.
-  EXPECT_EQ(t->publish(q, envelope_text(99), {{"k", "v"}}).code(), transport_errc::not_supported);
+  EXPECT_EQ(t->publish(q, padded_envelope_text(99), {{"k", "v"}}).code(), transport_errc::not_supported);
 
   const auto trips = t->stats().round_trips;
   for (int i = 0; i < 3; ++i) {
@@ -694,7 +694,7 @@ TEST_F(RedisClusterTest, LaravelQueuesOnSeveralNodesSettleTheirAcksOnTheirOwners
   auto t = open_url(url_ + "&laravel=1");
   ASSERT_TRUE(t);
   for (const auto& q : queues)
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->publish(q, envelope_text(i)));
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->publish(q, padded_envelope_text(i)));
   for (int i = 0; i < 3; ++i) {
     for (const auto& q : queues) {  // each receive meets the other queues' deferred acks
       auto m = take(*t, q);
@@ -715,7 +715,7 @@ TEST_F(RedisClusterTest, AnUntaggedLaravelQueueFailsFastNamingItsKeysAndTheHashT
   auto t = open_url(url_ + "&laravel=1");
   ASSERT_TRUE(t);
   const auto trips = t->stats().round_trips;
-  auto r = t->publish("orders", envelope_text(1));
+  auto r = t->publish("orders", padded_envelope_text(1));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), transport_errc::invalid_argument);
   EXPECT_NE(r.error().message.find("queues:orders:reserved"), std::string::npos)
@@ -729,7 +729,7 @@ TEST_F(RedisClusterTest, AnUntaggedLaravelQueueFailsFastNamingItsKeysAndTheHashT
   auto tagged_prefix =
       open_url(url_ + "&laravel=1&prefix=queues:{app}:");  // slot 6805: no migration slot
   ASSERT_TRUE(tagged_prefix);
-  ASSERT_TRUE(tagged_prefix->publish("orders", envelope_text(2)));
+  ASSERT_TRUE(tagged_prefix->publish("orders", padded_envelope_text(2)));
   auto m = take(*tagged_prefix, "orders");
   EXPECT_EQ(envelope_n(m.body), 2);
   ASSERT_TRUE(tagged_prefix->ack(m));

@@ -14,7 +14,7 @@
 
 using namespace std::chrono_literals;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 namespace bqr = babelqueue::redis;
 
 namespace {
@@ -113,7 +113,7 @@ TEST(RedisLaravelKeys, FourKeysAndTheirSlot) {
 
 TEST_F(RedisLaravel, PublishWritesTheJobAndOneNotifyTokenOnly) {
   auto t = open(laravel_opts());
-  const std::string a = envelope_text(1), b = envelope_text(2), c = envelope_text(3);
+  const std::string a = padded_envelope_text(1), b = padded_envelope_text(2), c = padded_envelope_text(3);
   ASSERT_TRUE(t->publish("orders", a));
   std::vector<babelqueue::outgoing_message> batch{{b, {}}, {c, {}}};
   ASSERT_TRUE(t->publish_batch("orders", batch));
@@ -124,11 +124,11 @@ TEST_F(RedisLaravel, PublishWritesTheJobAndOneNotifyTokenOnly) {
 
 TEST_F(RedisLaravel, HeadersAreRefusedAndNothingIsStored) {
   auto t = open(laravel_opts());
-  auto r = t->publish("orders", envelope_text(1), {{"traceparent", "00-abc-def-01"}});
+  auto r = t->publish("orders", padded_envelope_text(1), {{"traceparent", "00-abc-def-01"}});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), babelqueue::transport_errc::not_supported);
   EXPECT_NE(r.error().message.find("header"), std::string::npos) << r.error().message;
-  std::vector<babelqueue::outgoing_message> batch{{envelope_text(2), {{"a", "b"}}}};
+  std::vector<babelqueue::outgoing_message> batch{{padded_envelope_text(2), {{"a", "b"}}}};
   EXPECT_FALSE(t->publish_batch("orders", batch));
   EXPECT_TRUE(keys().empty());
   EXPECT_FALSE(t->capabilities().headers);
@@ -137,7 +137,7 @@ TEST_F(RedisLaravel, HeadersAreRefusedAndNothingIsStored) {
 
 TEST_F(RedisLaravel, ReserveDeliversTheJobAndReservesItWithAttemptsPlusOne) {
   auto t = open(laravel_opts());
-  const std::string job = envelope_text(7);
+  const std::string job = padded_envelope_text(7);
   ASSERT_TRUE(t->publish("orders", job));
   const long long before = now_s();
   auto got = t->receive("orders", 0ms);
@@ -164,7 +164,7 @@ TEST_F(RedisLaravel, ReserveDeliversTheJobAndReservesItWithAttemptsPlusOne) {
 
 TEST_F(RedisLaravel, DeferredAcksRideWithTheNextReserve) {
   auto t = open(laravel_opts());
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->publish("orders", envelope_text(i)));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->publish("orders", padded_envelope_text(i)));
   const auto trips_before = t->stats().round_trips;
   for (int i = 0; i < 5; ++i) {
     auto got = t->receive("orders", 0ms);
@@ -183,7 +183,7 @@ TEST_F(RedisLaravel, SynchronousAckReportsAReservationThatIsGone) {
   auto o = laravel_opts();
   o.pipeline_acks = false;
   auto t = open(o);
-  ASSERT_TRUE(t->publish("orders", envelope_text(1)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(1)));
   auto got = t->receive("orders", 0ms);
   ASSERT_TRUE(got && got->has_value());
   raw_->integer({"DEL", "queues:orders:reserved"});  // a worker already removed it
@@ -195,7 +195,7 @@ TEST_F(RedisLaravel, SynchronousAckReportsAReservationThatIsGone) {
 
 TEST_F(RedisLaravel, ReleaseWithoutDelayRequeuesTheSameBytesAtTheEnd) {
   auto t = open(laravel_opts());
-  const std::string a = envelope_text(1), b = envelope_text(2);
+  const std::string a = padded_envelope_text(1), b = padded_envelope_text(2);
   ASSERT_TRUE(t->publish("orders", a));
   ASSERT_TRUE(t->publish("orders", b));
   auto got = t->receive("orders", 0ms);
@@ -211,7 +211,7 @@ TEST_F(RedisLaravel, ReleaseWithoutDelayRequeuesTheSameBytesAtTheEnd) {
 
 TEST_F(RedisLaravel, ReleaseWithDelayGoesToTheDelayedSetAndMigratesWhenDue) {
   auto t = open(laravel_opts());
-  const std::string job = envelope_text(3);
+  const std::string job = padded_envelope_text(3);
   ASSERT_TRUE(t->publish("orders", job));
   auto got = t->receive("orders", 0ms);
   ASSERT_TRUE(got && got->has_value());
@@ -237,7 +237,7 @@ TEST_F(RedisLaravel, AnExpiredReservationIsRecoveredAsAnAttempt) {
   auto o = laravel_opts();
   o.retry_after = std::chrono::seconds(1);
   auto crashed = open(o);
-  const std::string job = envelope_text(9);
+  const std::string job = padded_envelope_text(9);
   ASSERT_TRUE(crashed->publish("orders", job));
   auto lost = crashed->receive("orders", 0ms);
   ASSERT_TRUE(lost && lost->has_value());
@@ -262,7 +262,7 @@ TEST_F(RedisLaravel, RetryAfterNeverScoresInfAndNeverMigrates) {
   auto o = laravel_opts();
   o.retry_after.reset();
   auto t = open(o);
-  ASSERT_TRUE(t->publish("orders", envelope_text(1)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(1)));
   auto got = t->receive("orders", 0ms);
   ASSERT_TRUE(got && got->has_value());
   auto reserved = zset("queues:orders:reserved");
@@ -284,8 +284,8 @@ TEST_F(RedisLaravel, RetryAfterNeverScoresInfAndNeverMigrates) {
 
 TEST_F(RedisLaravel, RecoverMovesOnlyOldEnoughReservations) {
   auto t = open(laravel_opts());  // retry_after 90 s
-  ASSERT_TRUE(t->publish("orders", envelope_text(1)));
-  ASSERT_TRUE(t->publish("orders", envelope_text(2)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(1)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(2)));
   auto first = t->receive("orders", 0ms);
   ASSERT_TRUE(first && first->has_value());
   const auto member = zset("queues:orders:reserved").at(0).first;
@@ -329,7 +329,7 @@ TEST_F(RedisLaravel, ABlockedReceiveWakesOnAPublish) {
   std::thread producer([&] {
     std::this_thread::sleep_for(300ms);
     auto p = open(laravel_opts());
-    ASSERT_TRUE(p->publish("orders", envelope_text(5)));
+    ASSERT_TRUE(p->publish("orders", padded_envelope_text(5)));
   });
   const auto start = std::chrono::steady_clock::now();
   auto got = consumer->receive("orders", 10s);
@@ -345,8 +345,8 @@ TEST_F(RedisLaravel, PeekListsTheReadyListOfThePrefixedKey) {
   auto o = laravel_opts();
   o.prefix = "app_database_queues:";
   auto t = open(o);
-  const std::string second = envelope_text(2);
-  ASSERT_TRUE(t->publish("orders", envelope_text(1)));
+  const std::string second = padded_envelope_text(2);
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(1)));
   ASSERT_TRUE(t->publish("orders", second));
   auto peeked = t->peek("orders", 1, 10);
   ASSERT_TRUE(peeked) << peeked.error().message;
@@ -389,7 +389,7 @@ TEST_F(RedisLaravel, AppRetriesOncePerDeliveryAndDeadLettersToThePrefixedQueue) 
 
 TEST_F(RedisLaravel, AOneMebibyteJobRoundTripsAndItsReservedMemberIsBumped) {
   auto t = open(laravel_opts());
-  const std::string job = envelope_text(11, 1u << 20);
+  const std::string job = padded_envelope_text(11, 1u << 20);
   ASSERT_TRUE(t->publish("big", job));
   auto got = t->receive("big", 0ms);
   ASSERT_TRUE(got) << got.error().message;
@@ -410,8 +410,8 @@ TEST_F(RedisLaravelOutage, CallsDuringAnOutageFailTypedWithinTheirTimeout) {
   auto o = laravel_opts();
   o.command_timeout = 300ms;
   auto t = open(o);
-  ASSERT_TRUE(t->publish("orders", envelope_text(1)));
-  ASSERT_TRUE(t->publish("orders", envelope_text(2)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(1)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(2)));
   auto first = t->receive("orders", 0ms);
   ASSERT_TRUE(first && first->has_value());
   auto held = t->receive("orders", 0ms);
@@ -427,7 +427,7 @@ TEST_F(RedisLaravelOutage, CallsDuringAnOutageFailTypedWithinTheirTimeout) {
   auto rel = t->release(**held, 1s);
   ASSERT_FALSE(rel);
   EXPECT_EQ(rel.code(), babelqueue::transport_errc::unavailable);
-  auto p = t->publish("orders", envelope_text(3));
+  auto p = t->publish("orders", padded_envelope_text(3));
   ASSERT_FALSE(p);
   EXPECT_EQ(p.code(), babelqueue::transport_errc::unavailable);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);

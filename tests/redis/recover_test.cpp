@@ -12,7 +12,7 @@ using babelqueue::condition;
 using babelqueue::errc;
 using babelqueue::transport_errc;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 
 class RedisRecover : public bqtest::RedisTest {};
 
@@ -48,8 +48,8 @@ std::pair<pid_t, std::string> spawn_stuck_consumer(const babelqueue::redis::opti
 
 TEST_F(RedisRecover, KilledConsumerLeavesMessageInProcessingAndRecoverReturnsIt) {
   auto t = open();
-  ASSERT_TRUE(t->publish("jobs", envelope_text(1)));
-  ASSERT_TRUE(t->publish("jobs", envelope_text(2)));
+  ASSERT_TRUE(t->publish("jobs", padded_envelope_text(1)));
+  ASSERT_TRUE(t->publish("jobs", padded_envelope_text(2)));
 
   auto [pid, report] = spawn_stuck_consumer(opts(), "jobs");
   ASSERT_GT(pid, 0);
@@ -95,7 +95,7 @@ TEST_F(RedisRecover, LateAckOfARecoveredMessageTouchesNothing) {
   auto o = opts();
   o.pipeline_acks = false;
   auto sync = open(o);
-  ASSERT_TRUE(sync->publish("late", envelope_text(1)));
+  ASSERT_TRUE(sync->publish("late", padded_envelope_text(1)));
   auto first = sync->receive("late", 1s);
   ASSERT_TRUE(first && first->has_value());
   // An operator recovers everything (older_than 0): the slow consumer still holds it.
@@ -117,7 +117,7 @@ TEST_F(RedisRecover, LateAckOfARecoveredMessageTouchesNothing) {
 TEST_F(RedisRecover, DeferredLateAckRidingOnAPublishIsCountedAndTouchesNothing) {
   auto consumer = open();  // pipeline_acks: the ack travels with the next round trip
   auto other = open();
-  ASSERT_TRUE(consumer->publish("ride", envelope_text(1)));
+  ASSERT_TRUE(consumer->publish("ride", padded_envelope_text(1)));
   auto first = consumer->receive("ride", 1s);
   ASSERT_TRUE(first && first->has_value());
   ASSERT_TRUE(other->recover("ride", 0ms));
@@ -126,7 +126,7 @@ TEST_F(RedisRecover, DeferredLateAckRidingOnAPublishIsCountedAndTouchesNothing) 
   ASSERT_TRUE(consumer->ack(**first));  // deferred
   // The publish carries the deferred settle in front of its RPUSH (one round trip): the
   // gate finds the reservation gone, so it counts as stale and removes nothing.
-  ASSERT_TRUE(consumer->publish("ride", envelope_text(2)));
+  ASSERT_TRUE(consumer->publish("ride", padded_envelope_text(2)));
   EXPECT_EQ(consumer->stats().stale_acks, 1);
   EXPECT_EQ(raw_->llen("ride:processing"), 1);  // the other consumer's copy is still there
   EXPECT_EQ(raw_->llen("ride"), 1);
@@ -134,7 +134,7 @@ TEST_F(RedisRecover, DeferredLateAckRidingOnAPublishIsCountedAndTouchesNothing) 
 
 TEST_F(RedisRecover, UntrackedValuesAreStampedThenRecovered) {
   // A peer SDK (plain BLMOVE, no deadline member) reserved a message and died.
-  std::string body = envelope_text(9);
+  std::string body = padded_envelope_text(9);
   raw_->integer({"RPUSH", "peer:processing", body});
   auto t = open();
   auto first = t->recover("peer", 500ms);
@@ -160,7 +160,7 @@ TEST_F(RedisRecover, UntrackedValuesAreStampedThenRecovered) {
 
 TEST_F(RedisRecover, ForeignPythonMembersUseTheirDeadline) {
   // A Python SDK reservation: random token, score = reserved_at + retry_after (90 s).
-  std::string body = envelope_text(5);
+  std::string body = padded_envelope_text(5);
   raw_->integer({"RPUSH", "py:processing", body});
   auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())

@@ -71,7 +71,7 @@ class raw_client {
 };
 
 /// A valid canonical envelope whose data carries `n` (and optional padding).
-inline std::string envelope_text(long n, std::size_t pad = 0,
+inline std::string padded_envelope_text(long n, std::size_t pad = 0,
                                  const std::string& urn = "urn:babel:test:item") {
   babelqueue::json data = babelqueue::json::object();
   data["n"] = n;

@@ -12,7 +12,7 @@ using babelqueue::condition;
 using babelqueue::errc;
 using babelqueue::transport_errc;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 
 class RedisRestart : public bqtest::RedisTest {
  protected:
@@ -28,7 +28,7 @@ TEST_F(RedisRestart, ServerRestartMidConsumeLosesNothing) {
   {
     auto producer = open();
     std::vector<babelqueue::outgoing_message> batch;
-    for (int i = 0; i < n; ++i) batch.push_back({envelope_text(i), {}});
+    for (int i = 0; i < n; ++i) batch.push_back({padded_envelope_text(i), {}});
     ASSERT_TRUE(producer->publish_batch("durable", batch));
   }
   auto consumer = open();
@@ -90,7 +90,7 @@ TEST_F(RedisOutage, CallsDuringAnOutageFailTypedWithinTheirTimeout) {
   auto o = opts();
   o.command_timeout = 300ms;
   auto t = open(o);
-  ASSERT_TRUE(t->publish("o", envelope_text(1)));
+  ASSERT_TRUE(t->publish("o", padded_envelope_text(1)));
   auto got = t->receive("o", 1s);
   ASSERT_TRUE(got && got->has_value());
   ASSERT_TRUE(t->ack(**got));  // deferred
@@ -103,7 +103,7 @@ TEST_F(RedisOutage, CallsDuringAnOutageFailTypedWithinTheirTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
 
   start = std::chrono::steady_clock::now();
-  auto p = t->publish("o", envelope_text(2));
+  auto p = t->publish("o", padded_envelope_text(2));
   EXPECT_FALSE(p);
   EXPECT_EQ(p.code(), transport_errc::unavailable);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
@@ -122,7 +122,7 @@ TEST_F(RedisStall, CloseKeepsItsDeadlineWhenTheServerStalls) {
   auto o = opts();
   o.command_timeout = 5s;
   auto t = open(o);
-  ASSERT_TRUE(t->publish("st", envelope_text(1)));
+  ASSERT_TRUE(t->publish("st", padded_envelope_text(1)));
   auto got = t->receive("st", 1s);
   ASSERT_TRUE(got && got->has_value());
   ASSERT_TRUE(t->ack(**got));  // deferred: close() must flush it
@@ -148,7 +148,7 @@ class RedisCluster : public bqtest::RedisTest {
 
 TEST_F(RedisCluster, HashTaggedQueuesWorkOnACluster) {
   auto t = open();
-  ASSERT_TRUE(t->publish("{orders}", envelope_text(1), {{"traceparent", "00-x-y-01"}}));
+  ASSERT_TRUE(t->publish("{orders}", padded_envelope_text(1), {{"traceparent", "00-x-y-01"}}));
   auto got = t->receive("{orders}", 1s);
   ASSERT_TRUE(got) << got.error().message;
   ASSERT_TRUE(got->has_value());
@@ -160,7 +160,7 @@ TEST_F(RedisCluster, HashTaggedQueuesWorkOnACluster) {
   EXPECT_TRUE(rec) << rec.error().message;
 
   // Untagged: the keys live in different slots; the server refuses (CROSSSLOT), typed.
-  ASSERT_TRUE(t->publish("orders", envelope_text(2)));
+  ASSERT_TRUE(t->publish("orders", padded_envelope_text(2)));
   auto bad = t->receive("orders", 100ms);
   EXPECT_FALSE(bad);
   EXPECT_EQ(bad.code(), transport_errc::refused);  // a retry cannot help

@@ -19,7 +19,7 @@
 using namespace std::chrono_literals;
 using babelqueue::transport_errc;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 using bqtest::sentinel_group;
 using steady = std::chrono::steady_clock;
 
@@ -191,7 +191,7 @@ TEST_F(SentinelShared, DiscoversThePrimaryThenPublishesAndConsumes) {
   ASSERT_TRUE(t);
   EXPECT_EQ(t->scheme(), "redis+sentinel");
   EXPECT_EQ(t->endpoint(), at(group_->node(0).port()));
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(t->publish("orders", envelope_text(i)));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(t->publish("orders", padded_envelope_text(i)));
   for (int i = 0; i < 10; ++i) {
     auto got = t->receive("orders", 1s);
     ASSERT_TRUE(got) << got.error().message;
@@ -231,7 +231,7 @@ TEST_F(SentinelGroupTest, OneSentinelDownIsSkipped) {
     auto t = open_url(group_->url(k_fast));
     ASSERT_TRUE(t);
     EXPECT_EQ(t->endpoint(), at(group_->node(0).port()));
-    ASSERT_TRUE(t->publish("q", envelope_text(i)));
+    ASSERT_TRUE(t->publish("q", padded_envelope_text(i)));
   }
 }
 
@@ -263,7 +263,7 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   const int new_port = group_->node(1).port();
   auto t = open_url(group_->url(k_fast));
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish("q", envelope_text(0)));
+  ASSERT_TRUE(t->publish("q", padded_envelope_text(0)));
   ASSERT_EQ(t->endpoint(), at(old_port));
 
   auto consumer = open_url(group_->url(k_fast));
@@ -299,7 +299,7 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
               "OK");
   }
 
-  ASSERT_TRUE(t->publish("q", envelope_text(1)));
+  ASSERT_TRUE(t->publish("q", padded_envelope_text(1)));
   EXPECT_EQ(t->endpoint(), at(new_port));
   EXPECT_GE(t->stats().reconnects, 1);
   // The old primary refused the write (READONLY); the new one has both messages.
@@ -308,7 +308,7 @@ TEST_F(SentinelGroupTest, ADemotedPrimaryAnsweringReadonlyIsLeftForTheNewOne) {
   EXPECT_EQ(promoted.llen("q"), 2);
 
   // The consumer left the demoted node and waits on the new primary.
-  ASSERT_TRUE(t->publish("wake", envelope_text(7)));
+  ASSERT_TRUE(t->publish("wake", padded_envelope_text(7)));
   blocked.join();
   EXPECT_EQ(consumed, 7) << consumer_error;
   EXPECT_EQ(consumer_endpoint, at(new_port));
@@ -332,12 +332,12 @@ TEST_F(SentinelGroupTest, AReplicaNamedAsThePrimaryIsNeverWrittenTo) {
   };
   auto t = open_url(group_->url(k_fast));
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish("q", envelope_text(0)));
+  ASSERT_TRUE(t->publish("q", padded_envelope_text(0)));
 
   point_sentinels_at(replica_port);
   bqtest::raw_client(primary_port).integer({"CLIENT", "KILL", "TYPE", "normal"});  // cut us off
   babelqueue::result<void> published;
-  std::thread producer([&] { published = t->publish("q", envelope_text(1)); });
+  std::thread producer([&] { published = t->publish("q", padded_envelope_text(1)); });
   // The transport reached the replica and asked its role (ROLE shows in its commandstats).
   bool asked = sentinel_group::poll([&] {
     return sentinel_group::info(replica_port, "commandstats").find("cmdstat_role:") !=
@@ -378,11 +378,11 @@ TEST_F(SentinelShared, WaitReplicasFailsTypedWhenTooFewReplicasAcknowledge) {
   // One replica: WAIT 1 succeeds, WAIT 2 cannot.
   auto one = open_url(group_->url(k_fast + "&wait_replicas=1&wait_timeout=2s"));
   ASSERT_TRUE(one);
-  ASSERT_TRUE(one->publish("q", envelope_text(1)));
+  ASSERT_TRUE(one->publish("q", padded_envelope_text(1)));
   auto two = open_url(group_->url(k_fast + "&wait_replicas=2&wait_timeout=300ms"));
   ASSERT_TRUE(two);
   auto t0 = steady::now();
-  auto r = two->publish("q", envelope_text(2));
+  auto r = two->publish("q", padded_envelope_text(2));
   auto took = ms_between(t0, steady::now());
   ASSERT_FALSE(r);
   EXPECT_EQ(r.code(), transport_errc::timeout) << r.error().message;
@@ -405,7 +405,7 @@ TEST_F(SentinelShared, WaitReplicasCostPerPublish) {
   auto timed = [&](babelqueue::redis::redis_transport& t, int base) {
     auto t0 = steady::now();
     for (int i = 0; i < per_round; ++i) {
-      auto r = t.publish("cost", envelope_text(base + i));
+      auto r = t.publish("cost", padded_envelope_text(base + i));
       EXPECT_TRUE(r) << r.error().message;
     }
     return std::chrono::duration<double, std::micro>(steady::now() - t0).count() / per_round;
@@ -434,7 +434,7 @@ TEST_F(SentinelGroupTest, SentinelPasswordAuthenticatesToTheSentinels) {
   auto t = open_url(group_->url(k_fast + "&sentinel_password=sentinel-secret"));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->endpoint(), at(group_->node(0).port()));
-  ASSERT_TRUE(t->publish("auth-q", envelope_text(1)));
+  ASSERT_TRUE(t->publish("auth-q", padded_envelope_text(1)));
 
   for (const std::string& query : {std::string("&sentinel_password=wrong"), std::string()}) {
     auto o = parse(group_->url(k_fast + query));
@@ -504,7 +504,7 @@ failover_report run_failover(sentinel_group& g, const std::string& url, failover
     if (!p) return;
     for (long i = 0; !stop_producer; ++i) {
       const bool after = killed.load();
-      auto r = p->publish(queue, envelope_text(i));
+      auto r = p->publish(queue, padded_envelope_text(i));
       std::lock_guard<std::mutex> lock(mu);
       if (!r) {
         ++rep.publish_errors;
@@ -770,7 +770,7 @@ TEST_F(SentinelTls, DiscoversAndPublishesOverTls) {
   ASSERT_TRUE(t);
   EXPECT_EQ(t->scheme(), "rediss+sentinel");
   EXPECT_EQ(t->endpoint(), at(group_->node(0).tls_port()));
-  ASSERT_TRUE(t->publish("tls-q", envelope_text(5)));
+  ASSERT_TRUE(t->publish("tls-q", padded_envelope_text(5)));
   auto got = t->receive("tls-q", 1s);
   ASSERT_TRUE(got) << got.error().message;
   ASSERT_TRUE(got->has_value());

@@ -52,10 +52,10 @@ class RedisTls : public bqtest::RedisTest {
 TEST_F(RedisTls, PublishReceiveAckOverTls) {
   auto t = open(tls_opts());
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish("tq", bqtest::envelope_text(1)));
-  ASSERT_TRUE(t->publish("tq", bqtest::envelope_text(2), {{"traceparent", "00-abc-def-01"}}));
+  ASSERT_TRUE(t->publish("tq", bqtest::padded_envelope_text(1)));
+  ASSERT_TRUE(t->publish("tq", bqtest::padded_envelope_text(2), {{"traceparent", "00-abc-def-01"}}));
   // 1 MiB crosses many TLS records in both directions.
-  ASSERT_TRUE(t->publish("tq", bqtest::envelope_text(3, 1 << 20)));
+  ASSERT_TRUE(t->publish("tq", bqtest::padded_envelope_text(3, 1 << 20)));
   EXPECT_EQ(raw_->llen("tq"), 3);  // the same server, seen over the plain port
 
   for (long n = 1; n <= 3; ++n) {
@@ -78,7 +78,7 @@ TEST_F(RedisTls, TheUrlSchemeSelectsTls) {
   auto t = babelqueue::open_transport(tls_url("&tls_server_name=localhost"));
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ((*t)->scheme(), "rediss");
-  ASSERT_TRUE((*t)->publish("viaurl", bqtest::envelope_text(7)));
+  ASSERT_TRUE((*t)->publish("viaurl", bqtest::padded_envelope_text(7)));
   EXPECT_EQ(raw_->llen("viaurl"), 1);
 }
 
@@ -145,9 +145,9 @@ TEST_F(RedisTls, PlainClientOnTheTlsPortFailsWithinItsTimeout) {
 TEST_F(RedisTls, ReconnectsOverTlsAfterTheConnectionIsKilled) {
   auto t = open(tls_opts());
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish("rq", bqtest::envelope_text(1)));
+  ASSERT_TRUE(t->publish("rq", bqtest::padded_envelope_text(1)));
   raw_->str({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
-  ASSERT_TRUE(t->publish("rq", bqtest::envelope_text(2)));  // reconnects, handshakes again
+  ASSERT_TRUE(t->publish("rq", bqtest::padded_envelope_text(2)));  // reconnects, handshakes again
   EXPECT_EQ(raw_->llen("rq"), 2);
   EXPECT_GE(t->stats().reconnects, 1);
 }
@@ -180,6 +180,6 @@ TEST_F(RedisMutualTls, AClientCertificateIsPresentedWhenRequired) {
   o.tls_key_file = cert_dir() + "/client.key";
   auto t = open(o);
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->publish("mq", bqtest::envelope_text(1)));
+  ASSERT_TRUE(t->publish("mq", bqtest::padded_envelope_text(1)));
   EXPECT_EQ(raw_->llen("mq"), 1);
 }

@@ -13,7 +13,7 @@ using babelqueue::condition;
 using babelqueue::errc;
 using babelqueue::transport_errc;
 using bqtest::envelope_n;
-using bqtest::envelope_text;
+using bqtest::padded_envelope_text;
 
 namespace br = babelqueue::bindings::redis;
 
@@ -22,7 +22,7 @@ class RedisTransport : public bqtest::RedisTest {};
 TEST_F(RedisTransport, PublishReceiveAckIsD6Layout) {
   auto t = open();
   ASSERT_TRUE(t);
-  std::string body = envelope_text(1);
+  std::string body = padded_envelope_text(1);
   ASSERT_TRUE(t->publish("orders", body));
   // Payload identity: the list element is the envelope byte-for-byte.
   ASSERT_EQ(raw_->list("orders"), std::vector<std::string>{body});
@@ -48,7 +48,7 @@ TEST_F(RedisTransport, PublishReceiveAckIsD6Layout) {
 
 TEST_F(RedisTransport, FifoOrderAndTimeout) {
   auto t = open();
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->publish("q", envelope_text(i)));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->publish("q", padded_envelope_text(i)));
   for (int i = 0; i < 5; ++i) {
     auto got = t->receive("q", 100ms);
     ASSERT_TRUE(got && got->has_value());
@@ -74,7 +74,7 @@ TEST_F(RedisTransport, BlockingReceiveWakesOnPublish) {
   auto producer = open();
   std::thread later([&] {
     std::this_thread::sleep_for(200ms);
-    ASSERT_TRUE(producer->publish("wake", envelope_text(7)));
+    ASSERT_TRUE(producer->publish("wake", padded_envelope_text(7)));
   });
   auto start = std::chrono::steady_clock::now();
   auto got = consumer->receive("wake", 5s);
@@ -87,7 +87,7 @@ TEST_F(RedisTransport, BlockingReceiveWakesOnPublish) {
 
 TEST_F(RedisTransport, HeadersTravelInAFrameOnlyWhenNonEmpty) {
   auto t = open();
-  std::string body = envelope_text(1);
+  std::string body = padded_envelope_text(1);
   ASSERT_TRUE(
       t->publish("f", body,
                  {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
@@ -115,7 +115,7 @@ TEST_F(RedisTransport, HeadersTravelInAFrameOnlyWhenNonEmpty) {
 
 TEST_F(RedisTransport, OneMebibyteMessages) {
   auto t = open();
-  std::string big = envelope_text(42, 1u << 20);
+  std::string big = padded_envelope_text(42, 1u << 20);
   ASSERT_GT(big.size(), 1u << 20);
   ASSERT_TRUE(t->publish("big", big));
   ASSERT_TRUE(t->publish("big", big, {{"h", "v"}}));
@@ -155,7 +155,7 @@ TEST_F(RedisTransport, GarbageValuesAreDeliveredAsBytes) {
 TEST_F(RedisTransport, HashTaggedQueues) {
   auto t = open();
   ASSERT_TRUE(br::cluster_safe("{orders}"));
-  ASSERT_TRUE(t->publish("{orders}", envelope_text(1)));
+  ASSERT_TRUE(t->publish("{orders}", padded_envelope_text(1)));
   auto got = t->receive("{orders}", 1s);
   ASSERT_TRUE(got && got->has_value());
   EXPECT_EQ(raw_->llen("{orders}:processing"), 1);
@@ -169,7 +169,7 @@ TEST_F(RedisTransport, PipelinedAckTravelsWithTheNextReservation) {
   auto t = open();
   const int n = 200;
   std::vector<babelqueue::outgoing_message> batch;
-  for (int i = 0; i < n; ++i) batch.push_back({envelope_text(i), {}});
+  for (int i = 0; i < n; ++i) batch.push_back({padded_envelope_text(i), {}});
   auto rt0 = t->stats().round_trips;
   ASSERT_TRUE(t->publish_batch("p", batch));
   EXPECT_EQ(t->stats().round_trips - rt0, 1);  // one pipelined round trip
@@ -198,7 +198,7 @@ TEST_F(RedisTransport, UntrackedModeUsesPlainD6Commands) {
   o.track_reservations = false;
   o.pipeline_acks = false;
   auto t = open(o);
-  ASSERT_TRUE(t->publish("u", envelope_text(1)));
+  ASSERT_TRUE(t->publish("u", padded_envelope_text(1)));
   auto got = t->receive("u", 1s);
   ASSERT_TRUE(got && got->has_value());
   EXPECT_EQ(raw_->llen("u:processing"), 1);
@@ -213,7 +213,7 @@ TEST_F(RedisTransport, UntrackedModeUsesPlainD6Commands) {
 TEST_F(RedisTransport, SettleErrors) {
   auto a = open();
   auto b = open();
-  ASSERT_TRUE(a->publish("s", envelope_text(1)));
+  ASSERT_TRUE(a->publish("s", padded_envelope_text(1)));
   auto got = a->receive("s", 1s);
   ASSERT_TRUE(got && got->has_value());
   EXPECT_EQ(b->ack(**got).code(), condition::invalid_argument);  // not received by b
@@ -231,7 +231,7 @@ TEST_F(RedisTransport, SettleErrors) {
 // and the deferred ack that rode in front of it waits for the next round trip.
 TEST_F(RedisTransport, ScriptsFlushedOnTheServerAreReloaded) {
   auto t = open();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->publish("sf", envelope_text(i)));
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->publish("sf", padded_envelope_text(i)));
   raw_->str({"SCRIPT", "FLUSH"});
   auto a = t->receive("sf", 1s);
   ASSERT_TRUE(a) << a.error().message;
@@ -239,7 +239,7 @@ TEST_F(RedisTransport, ScriptsFlushedOnTheServerAreReloaded) {
   EXPECT_EQ(envelope_n((*a)->body), 0);
   ASSERT_TRUE(t->ack(**a));  // deferred
   raw_->str({"SCRIPT", "FLUSH"});
-  ASSERT_TRUE(t->publish("sf", envelope_text(3)));
+  ASSERT_TRUE(t->publish("sf", padded_envelope_text(3)));
   EXPECT_EQ(raw_->llen("sf"), 3);             // published once
   EXPECT_EQ(raw_->llen("sf:processing"), 1);  // the settle did not run yet
   ASSERT_TRUE(t->flush());
@@ -260,7 +260,7 @@ TEST_F(RedisTransport, ScriptsFlushedOnTheServerAreReloaded) {
 
 TEST_F(RedisTransport, ReleaseMovesTheSameBytesToTheEnd) {
   auto t = open();
-  std::string first = envelope_text(1), second = envelope_text(2);
+  std::string first = padded_envelope_text(1), second = padded_envelope_text(2);
   ASSERT_TRUE(t->publish("r", first, {{"h", "v"}}));
   ASSERT_TRUE(t->publish("r", second));
   std::string stored_first = raw_->list("r")[0];
@@ -387,7 +387,7 @@ TEST_F(RedisTransport, RegisteredSchemeOpensThroughTheFactory) {
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ((*t)->scheme(), "redis");
   EXPECT_TRUE((*t)->capabilities().headers);
-  ASSERT_TRUE((*t)->publish("db2", envelope_text(1)));
+  ASSERT_TRUE((*t)->publish("db2", padded_envelope_text(1)));
   EXPECT_EQ(raw_->llen("db2"), 0);  // db 0
   raw_->str({"SELECT", "2"});
   EXPECT_EQ(raw_->llen("db2"), 1);
@@ -427,7 +427,7 @@ TEST_F(RedisTransport, PrefetchReservesSeveralPerRoundTripAndHandsBackOnClose) {
   auto o = opts();
   o.prefetch = 4;
   auto t = open(o);
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(t->publish("pf", envelope_text(i)));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(t->publish("pf", padded_envelope_text(i)));
   auto rt = t->stats().round_trips;
   auto first = t->receive("pf", 1s);
   ASSERT_TRUE(first && first->has_value());

@@ -16,7 +16,8 @@
 #include <type_traits>
 #include <vector>
 
-namespace babelqueue::inline v1::detail {
+// clang-tidy 14 misreads the inline namespace and asks to concatenate what already is.
+namespace babelqueue::inline v1::detail {  // NOLINT(modernize-concat-nested-namespaces)
 
 template <class T, std::size_t N>
 class inline_vector {
@@ -27,7 +28,9 @@ class inline_vector {
   using iterator = T*;
   using const_iterator = const T*;
 
-  inline_vector() noexcept {}
+  // User-provided on purpose: with `= default`, value-initialisation (`inline_vector{}`)
+  // would zero-fill the raw slots, the cost this class exists to avoid.
+  inline_vector() noexcept {}  // NOLINT(modernize-use-equals-default)
   inline_vector(const inline_vector& other)
       : heap_(other.heap_), size_(other.size_), spilled_(other.spilled_) {
     if (!spilled_) copy_local(other);

@@ -14,7 +14,7 @@
 
 namespace {
 
-namespace bs = babelqueue::bindings::asb;
+namespace asb_binding = babelqueue::bindings::asb;
 
 conformance::register_block asb_block{
     "asb", [](const nlohmann::json& block) {
@@ -24,7 +24,7 @@ conformance::register_block asb_block{
       ASSERT_TRUE(env) << env.error().message;
       const std::string body = babelqueue::encode(*env).value();
 
-      const bs::message_projection p = bs::project(body);
+      const asb_binding::message_projection p = asb_binding::project(body);
       for (const auto& [name, value] : projection.at("message").items()) {
         const std::string expected = value.get<std::string>();
         if (name == "subject") {
@@ -41,12 +41,12 @@ conformance::register_block asb_block{
       }
       const auto& want = projection.at("application_properties");
       for (const auto& [name, value] : want.items()) {
-        const bs::property_value* got = p.property(name);
+        const asb_binding::property_value* got = p.property(name);
         ASSERT_NE(got, nullptr) << "missing application property " << name;
         if (value.is_number_integer()) {
           // Native-typed: an AMQP integer (int or long), never a string.
           ASSERT_FALSE(std::holds_alternative<std::string>(*got)) << name << " must be an integer";
-          EXPECT_EQ(bs::integer_of(*got), value.get<std::int64_t>()) << name;
+          EXPECT_EQ(asb_binding::integer_of(*got), value.get<std::int64_t>()) << name;
         } else {
           ASSERT_TRUE(std::holds_alternative<std::string>(*got)) << name << " must be a string";
           EXPECT_EQ(std::get<std::string>(*got), value.get<std::string>()) << name;
@@ -56,17 +56,17 @@ conformance::register_block asb_block{
       EXPECT_FALSE(p.scheduled_enqueue_time_ms) << "no schedule on an undelayed publish";
 
       // Out-of-band headers share the application properties as strings; a contract name wins.
-      const bs::message_projection q = bs::project(
+      const asb_binding::message_projection q = asb_binding::project(
           body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
                  {"bq-schema-version", "9"}});
       ASSERT_NE(q.property("traceparent"), nullptr);
       EXPECT_EQ(std::get<std::string>(*q.property("traceparent")),
                 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
-      EXPECT_EQ(bs::integer_of(*q.property("bq-schema-version")), 1);
+      EXPECT_EQ(asb_binding::integer_of(*q.property("bq-schema-version")), 1);
 
       for (const auto& c : block.at("attempts_reconciliation").at("cases")) {
-        EXPECT_EQ(bs::reconcile_attempts(c.at("body_attempts").get<std::int64_t>(),
-                                         c.at("delivery_count").get<std::int64_t>()),
+        EXPECT_EQ(asb_binding::reconcile_attempts(c.at("body_attempts").get<std::int64_t>(),
+                                                  c.at("delivery_count").get<std::int64_t>()),
                   c.at("expected_attempts").get<std::int64_t>())
             << c.at("name").get<std::string>();
       }

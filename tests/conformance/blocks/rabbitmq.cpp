@@ -13,7 +13,7 @@
 
 namespace {
 
-namespace rb = babelqueue::bindings::rabbitmq;
+namespace rabbitmq_binding = babelqueue::bindings::rabbitmq;
 
 conformance::register_block rabbitmq_block{
     "rabbitmq", [](const nlohmann::json& block) {
@@ -23,7 +23,7 @@ conformance::register_block rabbitmq_block{
       ASSERT_TRUE(env) << env.error().message;
       const std::string body = babelqueue::encode(*env).value();
 
-      const rb::properties p = rb::project(body);
+      const rabbitmq_binding::properties p = rabbitmq_binding::project(body);
       const auto& want = projection.at("properties");
       for (const auto& [name, value] : want.items()) {
         const std::string expected = value.get<std::string>();
@@ -42,7 +42,7 @@ conformance::register_block rabbitmq_block{
         }
       }
       for (const auto& [name, value] : projection.at("headers").items()) {
-        const rb::header_value* got = p.header(name);
+        const rabbitmq_binding::header_value* got = p.header(name);
         ASSERT_NE(got, nullptr) << "missing header " << name;
         if (value.is_number_integer()) {
           // Native-typed: an integer stays an integer, never a string.
@@ -58,7 +58,7 @@ conformance::register_block rabbitmq_block{
       EXPECT_EQ(p.content_encoding, "utf-8");
 
       // Out-of-band headers share the table; a contract header always wins a collision.
-      const rb::properties q = rb::project(
+      const rabbitmq_binding::properties q = rabbitmq_binding::project(
           body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
                  {"x-attempts", "9"}});
       ASSERT_NE(q.header("traceparent"), nullptr);

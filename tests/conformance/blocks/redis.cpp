@@ -10,7 +10,7 @@
 
 namespace {
 
-namespace rb = babelqueue::bindings::redis;
+namespace redis_binding = babelqueue::bindings::redis;
 
 conformance::register_block redis_block{
     "redis", [](const nlohmann::json& block) {
@@ -21,22 +21,22 @@ conformance::register_block redis_block{
       ASSERT_TRUE(env) << env.error().message;
       const std::string body = babelqueue::encode(*env).value();
 
-      auto stored = rb::stored_value(body);
+      auto stored = redis_binding::stored_value(body);
       ASSERT_TRUE(stored);
       EXPECT_EQ(*stored, body) << "produce must store the envelope byte-for-byte";
-      auto reserved = rb::unframe(*stored);
+      auto reserved = redis_binding::unframe(*stored);
       EXPECT_EQ(reserved.body, body) << "reserve must return the element unchanged";
       EXPECT_TRUE(reserved.hdrs.empty());
       EXPECT_FALSE(reserved.framed);
-      EXPECT_EQ(rb::ready_key("orders"), "orders");
-      EXPECT_EQ(rb::processing_key("orders"), "orders:processing");
+      EXPECT_EQ(redis_binding::ready_key("orders"), "orders");
+      EXPECT_EQ(redis_binding::processing_key("orders"), "orders:processing");
 
       // Out-of-band headers travel in the ADR-0028 frame and never alter the body.
-      auto framed = rb::stored_value(
+      auto framed = redis_binding::stored_value(
           body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}});
       ASSERT_TRUE(framed);
       EXPECT_NE(*framed, body);
-      auto unframed = rb::unframe(*framed);
+      auto unframed = redis_binding::unframe(*framed);
       EXPECT_EQ(unframed.body, body);
       EXPECT_EQ(unframed.hdrs.at("traceparent"),
                 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");

@@ -12,7 +12,7 @@
 
 namespace {
 
-namespace bs = babelqueue::bindings::sqs;
+namespace sqs_binding = babelqueue::bindings::sqs;
 
 conformance::register_block sqs_block{
     "sqs", [](const nlohmann::json& block) {
@@ -22,12 +22,12 @@ conformance::register_block sqs_block{
       ASSERT_TRUE(env) << env.error().message;
       const std::string body = babelqueue::encode(*env).value();
 
-      const std::vector<bs::attribute> got = bs::project(body);
+      const std::vector<sqs_binding::attribute> got = sqs_binding::project(body);
       const auto& want = projection.at("message_attributes");
       for (const auto& [key, value] : want.items()) {
         const std::string name = key;  // clang 14 cannot capture a structured binding
         auto it = std::find_if(got.begin(), got.end(),
-                               [&](const bs::attribute& a) { return a.name == name; });
+                               [&](const sqs_binding::attribute& a) { return a.name == name; });
         ASSERT_NE(it, got.end()) << "missing message attribute " << name;
         EXPECT_EQ(it->data_type, value.at("DataType").get<std::string>()) << name;
         EXPECT_EQ(it->string_value, value.at("StringValue").get<std::string>()) << name;
@@ -35,13 +35,14 @@ conformance::register_block sqs_block{
       EXPECT_EQ(got.size(), want.size()) << "no extra message attributes";
 
       // Out-of-band headers ride as String attributes; a contract name is never overwritten.
-      const auto with_headers = bs::project(
+      const auto with_headers = sqs_binding::project(
           body, {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
                  {"bq-job", "urn:babel:evil:job"}});
       ASSERT_EQ(with_headers.size(), want.size() + 1);
-      EXPECT_EQ(with_headers.back(),
-                (bs::attribute{"traceparent", "String",
-                               "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}));
+      EXPECT_EQ(
+          with_headers.back(),
+          (sqs_binding::attribute{"traceparent", "String",
+                                  "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}));
 
       for (const auto& c : block.at("attempts_reconciliation").at("cases")) {
         const auto& count = c.at("approximate_receive_count");
@@ -51,7 +52,7 @@ conformance::register_block sqs_block{
           text = count.get<std::string>();
           raw = text;
         }
-        EXPECT_EQ(bs::reconcile_attempts(c.at("body_attempts").get<std::int64_t>(), raw),
+        EXPECT_EQ(sqs_binding::reconcile_attempts(c.at("body_attempts").get<std::int64_t>(), raw),
                   c.at("expected_attempts").get<std::int64_t>())
             << c.at("name").get<std::string>();
       }
