@@ -18,10 +18,9 @@
 #include <babelqueue/envelope.hpp>
 #include <babelqueue/runtime/url.hpp>
 
+#include <gtest/gtest.h>
 #include <proton/message.hpp>
 #include <proton/scalar.hpp>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>

@@ -398,7 +398,8 @@ TEST_F(RedisClusterTest, AskTryagainAndMovedAreFollowedStepByStep) {
 
   ASSERT_EQ(dst.str({"CLUSTER", "SETSLOT", s, "IMPORTING", src_id}), "OK");
   ASSERT_EQ(src.str({"CLUSTER", "SETSLOT", s, "MIGRATING", dst_id}), "OK");
-  ASSERT_TRUE(t->publish(q, padded_envelope_text(2)));  // the key is still on the source: served there
+  ASSERT_TRUE(
+      t->publish(q, padded_envelope_text(2)));  // the key is still on the source: served there
   EXPECT_EQ(src.llen(q), 2);
   ASSERT_EQ(src.str({"MIGRATE", "127.0.0.1", std::to_string(to), "", "0", "5000", "KEYS", q}),
             "OK");
@@ -642,7 +643,8 @@ TEST_F(RedisClusterTest, LaravelModeThroughANodeThatDoesNotOwnTheSlot) {
   EXPECT_EQ(raw.llen(ready), 6);
   EXPECT_EQ(raw.llen(ready + ":notify"), 6);
   // Headers are refused in this mode, on a cluster too.
-  EXPECT_EQ(t->publish(q, padded_envelope_text(99), {{"k", "v"}}).code(), transport_errc::not_supported);
+  EXPECT_EQ(t->publish(q, padded_envelope_text(99), {{"k", "v"}}).code(),
+            transport_errc::not_supported);
 
   const auto trips = t->stats().round_trips;
   for (int i = 0; i < 3; ++i) {

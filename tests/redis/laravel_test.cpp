@@ -113,7 +113,8 @@ TEST(RedisLaravelKeys, FourKeysAndTheirSlot) {
 
 TEST_F(RedisLaravel, PublishWritesTheJobAndOneNotifyTokenOnly) {
   auto t = open(laravel_opts());
-  const std::string a = padded_envelope_text(1), b = padded_envelope_text(2), c = padded_envelope_text(3);
+  const std::string a = padded_envelope_text(1), b = padded_envelope_text(2),
+                    c = padded_envelope_text(3);
   ASSERT_TRUE(t->publish("orders", a));
   std::vector<babelqueue::outgoing_message> batch{{b, {}}, {c, {}}};
   ASSERT_TRUE(t->publish_batch("orders", batch));

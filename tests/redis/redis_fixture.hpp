@@ -72,7 +72,7 @@ class raw_client {
 
 /// A valid canonical envelope whose data carries `n` (and optional padding).
 inline std::string padded_envelope_text(long n, std::size_t pad = 0,
-                                 const std::string& urn = "urn:babel:test:item") {
+                                        const std::string& urn = "urn:babel:test:item") {
   babelqueue::json data = babelqueue::json::object();
   data["n"] = n;
   if (pad > 0) data["pad"] = std::string(pad, 'x');

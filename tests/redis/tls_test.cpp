@@ -53,7 +53,8 @@ TEST_F(RedisTls, PublishReceiveAckOverTls) {
   auto t = open(tls_opts());
   ASSERT_TRUE(t);
   ASSERT_TRUE(t->publish("tq", bqtest::padded_envelope_text(1)));
-  ASSERT_TRUE(t->publish("tq", bqtest::padded_envelope_text(2), {{"traceparent", "00-abc-def-01"}}));
+  ASSERT_TRUE(
+      t->publish("tq", bqtest::padded_envelope_text(2), {{"traceparent", "00-abc-def-01"}}));
   // 1 MiB crosses many TLS records in both directions.
   ASSERT_TRUE(t->publish("tq", bqtest::padded_envelope_text(3, 1 << 20)));
   EXPECT_EQ(raw_->llen("tq"), 3);  // the same server, seen over the plain port
