@@ -37,9 +37,10 @@ void collect(const json& node, const std::string& path, std::size_t depth,
   if (!node.is_object() || depth > max_schema_depth) return;
   std::string category;
   if (peer_mark(node, category)) out.push_back({path, category});
-  if (const auto props = node.find("properties"); props != node.end() && props->is_object())
+  if (const auto props = node.find("properties"); props != node.end() && props->is_object()) {
     for (const auto& [name, sub] : props->items())
       collect(sub, babelqueue::detail::join_path(path, name), depth + 1, out);
+  }
   if (const auto items = node.find("items"); items != node.end() && items->is_object())
     collect(*items, path + "[]", depth + 1, out);
 }
@@ -84,18 +85,20 @@ bool find_any_mark(const json& node, const std::string& where, std::size_t depth
   for (auto kw : schema_array_keywords) {
     const auto it = node.find(kw);
     if (it == node.end() || !it->is_array()) continue;
-    for (std::size_t i = 0; i < it->size(); ++i)
+    for (std::size_t i = 0; i < it->size(); ++i) {
       if (find_any_mark((*it)[i], where + "/" + std::string(kw) + "/" + std::to_string(i),
                         depth + 1, found))
         return true;
+    }
   }
   for (auto kw : schema_map_keywords) {
     const auto it = node.find(kw);
     if (it == node.end() || !it->is_object()) continue;
-    for (const auto& [name, sub] : it->items())
+    for (const auto& [name, sub] : it->items()) {
       if (find_any_mark(sub, where + "/" + std::string(kw) + "/" + pointer_escape(name), depth + 1,
                         found))
         return true;
+    }
   }
   return false;
 }
@@ -147,10 +150,11 @@ class plan_builder {
       const auto it = node.find(kw);
       if (it == node.end() || (kw == "items" && it->is_object())) continue;
       if (it->is_array()) {
-        for (std::size_t i = 0; i < it->size(); ++i)
+        for (std::size_t i = 0; i < it->size(); ++i) {
           if (find_any_mark((*it)[i], where + "/" + std::string(kw) + "/" + std::to_string(i),
                             depth + 1, found))
             return unreachable(found);
+        }
       } else if (find_any_mark(*it, where + "/" + std::string(kw), depth + 1, found)) {
         return unreachable(found);
       }
@@ -158,19 +162,21 @@ class plan_builder {
     for (auto kw : schema_array_keywords) {
       const auto it = node.find(kw);
       if (it == node.end() || !it->is_array()) continue;
-      for (std::size_t i = 0; i < it->size(); ++i)
+      for (std::size_t i = 0; i < it->size(); ++i) {
         if (find_any_mark((*it)[i], where + "/" + std::string(kw) + "/" + std::to_string(i),
                           depth + 1, found))
           return unreachable(found);
+      }
     }
     for (auto kw : schema_map_keywords) {
       if (kw == "properties") continue;  // walked above
       const auto it = node.find(kw);
       if (it == node.end() || !it->is_object()) continue;
-      for (const auto& [name, sub] : it->items())
+      for (const auto& [name, sub] : it->items()) {
         if (find_any_mark(sub, where + "/" + std::string(kw) + "/" + pointer_escape(name),
                           depth + 1, found))
           return unreachable(found);
+      }
     }
     return {};
   }
@@ -187,26 +193,29 @@ class plan_builder {
 
   result<void> add_field(const std::string& where, const std::vector<path_step>& steps,
                          const std::string& path, std::string category) {
-    if (steps.empty())
+    if (steps.empty()) {
       return fail(errc::invalid_schema,
                   "x-gdpr-sensitive on the schema root cannot be honoured: data must stay a JSON "
                   "object; mark its properties instead",
                   where);
-    if (!steps.front().key)
+    }
+    if (!steps.front().key) {
       return fail(errc::invalid_schema,
                   "x-gdpr-sensitive under the root items schema never matches: data is always a "
                   "JSON object",
                   where);
+    }
     for (const auto& step : steps) {
       if (!step.key) continue;
       const std::string& name = *step.key;
       if (name.empty() || name.find('.') != std::string::npos ||
-          (name.size() >= 2 && name.compare(name.size() - 2, 2, "[]") == 0))
+          (name.size() >= 2 && name.compare(name.size() - 2, 2, "[]") == 0)) {
         return fail(errc::invalid_schema,
                     "property name \"" + name +
                         "\" on a sensitive path is empty, contains '.' or ends in \"[]\": the "
                         "peer SDKs' dotted paths cannot address it and would leave it in clear",
                     where);
+      }
     }
     fields.push_back({path, std::move(category), steps});
     return {};
@@ -226,10 +235,11 @@ std::vector<sensitive_path> sensitive_paths(const json& schema) {
 result<field_plan> field_plan::build(const json& schema) {
   field_plan plan;
   if (schema.is_null()) return plan;
-  if (!schema.is_object())
+  if (!schema.is_object()) {
     return fail(errc::invalid_schema,
                 std::string("a schema must be a JSON object (got ") + schema.type_name() + ")",
                 "#");
+  }
   plan_builder builder;
   std::vector<path_step> steps;
   BABELQUEUE_TRY(builder.walk(schema, "#", steps, "", 0));
@@ -261,10 +271,11 @@ result<field_plan> field_plan::from_paths(std::span<const std::string_view> path
         segment.resize(segment.size() - 2);
         ++arrays;
       }
-      if (segment.empty())
+      if (segment.empty()) {
         return fail(error_info{make_error_code(errc::invalid_argument),
                                "a sensitive path names a property in every segment (not the root)",
                                path});
+      }
       f.steps.push_back({std::move(segment)});
       f.steps.insert(f.steps.end(), arrays, path_step{std::nullopt});
       if (dot == std::string::npos) break;

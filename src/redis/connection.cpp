@@ -136,12 +136,14 @@ result<void> connection::ensure(clock::time_point deadline) {
     // At least 10 ms per attempt, at most connect_timeout (min/max: connect_timeout may be < 10
     // ms).
     auto budget = std::min(std::max(left, std::chrono::milliseconds(10)), opts_.connect_timeout);
-    if (auto r = try_connect(budget, deadline); r) {
+    auto r = try_connect(budget, deadline);
+    if (r) {
       backoff_.succeeded();
       if (ever_connected_) ++reconnects;
       ever_connected_ = true;
       return {};
-    } else if (is_permanent(r.error())) {
+    }
+    if (is_permanent(r.error())) {
       return r;  // AUTH/SELECT refused, unusable TLS files: retrying cannot help
     }
     backoff_.failed();
@@ -305,7 +307,7 @@ result<void> connection::exchange(const request& req, operation& op, round_outco
   return {};
 }
 
-error_info connection::io_failure(std::string why, bool timed_out) {
+error_info connection::io_failure(const std::string& why, bool timed_out) {
   auto waited = current_timeout_;
   drop(why);
   if (timed_out) {
@@ -325,7 +327,7 @@ result<void> connection::write(std::string_view bytes) {
   bool timed_out = false;
   for (std::size_t off = 0; off < bytes.size();) {
     long n = send_some(bytes.data() + off, bytes.size() - off, why, timed_out);
-    if (n < 0) return fail(io_failure(std::move(why), timed_out));
+    if (n < 0) return fail(io_failure(why, timed_out));
     off += static_cast<std::size_t>(n);
   }
   return {};
@@ -344,7 +346,7 @@ result<reply_ptr> connection::read_reply() {
     while (raw == nullptr) {
       long n = recv_some(rbuf_.data(), rbuf_.size(), why, timed_out);
       if (n == 0) return fail(io_failure("server closed the connection", false));
-      if (n < 0) return fail(io_failure(std::move(why), timed_out));
+      if (n < 0) return fail(io_failure(why, timed_out));
       if (redisReaderFeed(ctx_->reader, rbuf_.data(), static_cast<std::size_t>(n)) != REDIS_OK ||
           redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) {
         return fail(io_failure(std::string("protocol error: ") + ctx_->errstr, false));

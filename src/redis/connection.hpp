@@ -93,7 +93,7 @@ class connection {
   result<void> write(std::string_view bytes);
   result<reply_ptr> read_reply();
   // Drops the connection after a failed send/recv and says why.
-  error_info io_failure(std::string why, bool timed_out);
+  error_info io_failure(const std::string& why, bool timed_out);
   // One send/recv on the socket, through TLS when it is on; -1 sets `why`/`timed_out`.
   long send_some(const char* data, std::size_t size, std::string& why, bool& timed_out);
   long recv_some(char* data, std::size_t size, std::string& why, bool& timed_out);

@@ -1,5 +1,6 @@
 #include "redis/laravel_operations.hpp"
 
+#include "redis/connection.hpp"
 #include "redis/errors.hpp"
 #include "redis/laravel_scripts.hpp"
 
@@ -66,7 +67,7 @@ std::string seconds_arg(std::chrono::milliseconds wait) {
   const int n = std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64,
                               static_cast<std::int64_t>(wait.count() / 1000),
                               static_cast<std::int64_t>(wait.count() % 1000));
-  return std::string(buf, static_cast<std::size_t>(n));
+  return {buf, static_cast<std::size_t>(n)};
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "redis/operations.hpp"
 
+#include "redis/connection.hpp"
 #include "redis/errors.hpp"
 #include "redis/scripts.hpp"
 
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <ranges>
 
 namespace babelqueue::inline v1::redis::detail {
 
@@ -395,9 +397,9 @@ void unreserve_op::compose(request& req, script_shas shas) {
                              std::string_view(keys.processing), std::string_view(keys.deadlines)}) {
     req.add(a);
   }
-  for (auto it = prefetched_.rbegin(); it != prefetched_.rend(); ++it) {
-    req.add((*it)->token);
-    req.add((*it)->raw);
+  for (auto& it : std::ranges::reverse_view(prefetched_)) {
+    req.add(it->token);
+    req.add(it->raw);
   }
 }
 

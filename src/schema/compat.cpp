@@ -56,13 +56,14 @@ class linter {
     if (new_n.min_length && (!old_n.min_length || *new_n.min_length > *old_n.min_length))
       at("minLength tightened");
     if (new_n.has_minimum &&
-        (!old_n.has_minimum || detail::compare_numbers(new_n.minimum, old_n.minimum) > 0))
+        (!old_n.has_minimum || detail::compare_numbers(new_n.minimum, old_n.minimum) > nullptr))
       at("minimum tightened");
 
     const std::set<std::string> old_required(old_n.required.begin(), old_n.required.end());
-    for (const auto& name : new_n.required)
+    for (const auto& name : new_n.required) {
       if (old_required.count(name) == 0)
         at("property " + detail::go_quote(name) + " is now required");
+    }
 
     const bool old_open = !old_n.additional.has_value() || *old_n.additional;
     const bool new_closed = new_n.additional.has_value() && !*new_n.additional;

@@ -20,6 +20,8 @@ namespace babelqueue {
 inline namespace v1 {
 namespace schema {
 
+// NOLINTNEXTLINE(bugprone-exception-escape): reported on the implicit special members; what
+// they can throw (allocation) reaches document's callers like any allocation failure.
 struct document::state {
   json raw;
   detail::node root;
@@ -114,14 +116,16 @@ class walker {
     } else if (type == "array") {
       if (!value.is_array()) return add(path, pointer, "must be an array", "not_an_array");
       if (!n.items) return;
-      for (std::size_t i = 0; i < value.size(); ++i)
+      for (std::size_t i = 0; i < value.size(); ++i) {
         visit(*n.items, value[i], path + "[" + std::to_string(i) + "]",
               pointer + "/" + std::to_string(i));
+      }
     } else if (type == "string") {
       if (!value.is_string()) return add(path, pointer, "must be a string", "not_a_string");
-      if (n.min_length && code_points(value.get_ref<const std::string&>()) < *n.min_length)
+      if (n.min_length && code_points(value.get_ref<const std::string&>()) < *n.min_length) {
         add(path, pointer, "must be at least " + std::to_string(*n.min_length) + " characters",
             "below_min_length");
+      }
     } else if (type == "integer") {
       if (!is_integral_number(value))
         return add(path, pointer, "must be an integer", "not_an_integer");
@@ -141,9 +145,10 @@ class walker {
                     const std::string& pointer) {
     if (!value.is_object()) return add(path, pointer, "must be an object", "not_an_object");
     for (const auto& key : n.required) {
-      if (!value.contains(key))
+      if (!value.contains(key)) {
         add_at(path, "missing required property " + go_quote(key), "missing_required",
                babelqueue::detail::join_path(path, key), pointer_join(pointer, key));
+      }
     }
     const bool closed = n.additional.has_value() && !*n.additional;
     for (auto it = value.begin(); it != value.end(); ++it) {
@@ -161,7 +166,7 @@ class walker {
 
   void check_minimum(const node& n, const json& value, const std::string& path,
                      const std::string& pointer) {
-    if (n.has_minimum && compare_numbers(value, n.minimum) < 0)
+    if (n.has_minimum && compare_numbers(value, n.minimum) < nullptr)
       add(path, pointer, "must be >= " + go_float(n.minimum.get<double>()), "below_minimum");
   }
 
@@ -227,12 +232,14 @@ result<document> document::parse(std::string_view text, const parse_options& opt
 }
 
 result<document> document::from_json(const json& schema_value, const parse_options& options) {
-  if (!schema_value.is_object())
+  if (!schema_value.is_object()) {
     return fail(errc::invalid_schema,
                 std::string("schema must be a JSON object, got ") + schema_value.type_name());
-  if (detail::depth_of(schema_value, options.max_depth) > options.max_depth)
+  }
+  if (detail::depth_of(schema_value, options.max_depth) > options.max_depth) {
     return fail(errc::invalid_schema,
                 "schema is nested deeper than " + std::to_string(options.max_depth) + " levels");
+  }
   auto s = std::make_shared<state>();
   s->raw = schema_value;
   s->root = detail::compile(schema_value);

@@ -152,10 +152,11 @@ TEST_F(ArtemisTransport, ReleaseIsAFailedDeliveryTheBrokerCountsAndReconcileRead
         << "modified{delivery-failed} bumps delivery-count (plain `released` would not)";
     EXPECT_EQ(t->reconcile_attempts(0, **got), expected);
     EXPECT_EQ(t->reconcile_attempts(5, **got), 5) << "never lowers the body's count";
-    if (expected < 2)
+    if (expected < 2) {
       ASSERT_TRUE(t->release(**got));
-    else
+    } else {
       ASSERT_TRUE(t->ack(**got));
+    }
   }
 }
 

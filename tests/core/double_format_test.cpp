@@ -25,9 +25,10 @@ std::string reference_layout(double value) {
   const int k = static_cast<int>(digits.size());
   const int n = d.point;
   if (k <= n && n <= 21) return out + digits + std::string(static_cast<std::size_t>(n - k), '0');
-  if (0 < n && n <= 21)
+  if (0 < n && n <= 21) {
     return out + digits.substr(0, static_cast<std::size_t>(n)) + "." +
            digits.substr(static_cast<std::size_t>(n));
+  }
   if (-6 < n && n <= 0) return out + "0." + std::string(static_cast<std::size_t>(-n), '0') + digits;
   out += digits.substr(0, 1);
   if (k > 1) out += "." + digits.substr(1);
@@ -78,7 +79,7 @@ TEST(DoubleFormat, EdgesMatchTheReferenceAndRoundTrip) {
 TEST(DoubleFormat, RandomBitPatternsMatchTheReferenceAndRoundTrip) {
   std::mt19937_64 rng(20261203);
   for (int i = 0; i < 1000000; ++i) {
-    const double v = std::bit_cast<double>(rng());
+    const auto v = std::bit_cast<double>(rng());
     if (!std::isfinite(v)) continue;
     expect_matches_reference(v);
     if (HasFatalFailure()) return;

@@ -63,6 +63,7 @@ TEST_F(RedisApp, WorkersConsumeAndStopSettlesEverything) {
   {
     auto t = open();
     std::vector<babelqueue::outgoing_message> batch;
+    batch.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) batch.push_back({padded_envelope_text(i), {}});
     ASSERT_TRUE(t->publish_batch("work", batch));
   }

@@ -77,9 +77,10 @@ class RedisClusterTest : public ::testing::Test {
     const char* url = std::getenv("BABELQUEUE_REDIS_CLUSTER_URL");
     const char* ports = std::getenv("BABELQUEUE_REDIS_CLUSTER_PORTS");
     if (url == nullptr || ports == nullptr || *url == '\0') {
-      if (bqtest::under_ci())
+      if (bqtest::under_ci()) {
         FAIL() << "CI=true and BABELQUEUE_REDIS_CLUSTER_URL/_PORTS are not set "
                   "(scripts/services.sh start redis-cluster)";
+      }
       GTEST_SKIP() << "no redis cluster (scripts/services.sh start redis-cluster, then source "
                       "build/services/services.env)";
     }
@@ -262,6 +263,7 @@ TEST_F(RedisClusterTest, OneConsumerOnQueuesOfThreeNodesWithPipelinedAcks) {
   constexpr int per_queue = 20;
   for (const auto& q : queues) {
     std::vector<babelqueue::outgoing_message> batch;
+    batch.reserve(per_queue);
     for (int i = 0; i < per_queue; ++i) batch.push_back({padded_envelope_text(i), {}});
     ASSERT_TRUE(t->publish_batch(q, batch));
   }

@@ -28,6 +28,7 @@ TEST_F(RedisRestart, ServerRestartMidConsumeLosesNothing) {
   {
     auto producer = open();
     std::vector<babelqueue::outgoing_message> batch;
+    batch.reserve(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) batch.push_back({padded_envelope_text(i), {}});
     ASSERT_TRUE(producer->publish_batch("durable", batch));
   }

@@ -149,7 +149,7 @@ TEST(SentinelOptions, NoSentinelAnsweringIsUnavailableNamingThemWithinTheConnect
 
 class SentinelGroupTest : public ::testing::Test {
  protected:
-  void start_group(sentinel_group::config cfg = {}) {
+  void start_group(const sentinel_group::config& cfg = {}) {
     std::string why;
     auto t0 = steady::now();
     group_ = sentinel_group::start(cfg, why);
@@ -170,7 +170,7 @@ class SentinelShared : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { group_ = start_shared({}); }
   static void TearDownTestSuite() { group_.reset(); }
-  static std::unique_ptr<sentinel_group> start_shared(sentinel_group::config cfg) {
+  static std::unique_ptr<sentinel_group> start_shared(const sentinel_group::config& cfg) {
     auto t0 = steady::now();
     auto g = sentinel_group::start(cfg, why_);
     if (g) std::printf("shared Sentinel group ready in %lld ms\n", ms_between(t0, steady::now()));

@@ -134,7 +134,7 @@ TEST_F(RedisTransport, GarbageValuesAreDeliveredAsBytes) {
   auto t = open();
   const std::string values[] = {
       "not json",
-      std::string("\xff\xfe\x00\x01 binary", 12),
+      std::string("\xff\xfe\x00\x01 binary\x00", 12),  // NUL bytes inside and at the end
       R"({"__bq_frame":1,"headers":{"a":"b"},"body":42})",
       R"({"__bq_frame":1,"headers":{"a":"b"},"bo)",
       "",
@@ -169,6 +169,7 @@ TEST_F(RedisTransport, PipelinedAckTravelsWithTheNextReservation) {
   auto t = open();
   const int n = 200;
   std::vector<babelqueue::outgoing_message> batch;
+  batch.reserve(n);
   for (int i = 0; i < n; ++i) batch.push_back({padded_envelope_text(i), {}});
   auto rt0 = t->stats().round_trips;
   ASSERT_TRUE(t->publish_batch("p", batch));

@@ -179,7 +179,7 @@ constexpr std::array<std::uint16_t, 256> make_table() {
   std::array<std::uint16_t, 256> t{};
   for (std::uint32_t i = 0; i < 256; ++i) {
     std::uint32_t crc = i << 8;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc & 0x8000u) ? (crc << 1) ^ 0x1021u : crc << 1;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc & 0x8000u) != 0u ? (crc << 1) ^ 0x1021u : crc << 1;
     t[i] = static_cast<std::uint16_t>(crc & 0xFFFFu);
   }
   return t;

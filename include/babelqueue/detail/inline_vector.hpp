@@ -16,8 +16,7 @@
 #include <type_traits>
 #include <vector>
 
-// clang-tidy 14 misreads the inline namespace and asks to concatenate what already is.
-namespace babelqueue::inline v1::detail {  // NOLINT(modernize-concat-nested-namespaces)
+namespace babelqueue::inline v1::detail {
 
 template <class T, std::size_t N>
 class inline_vector {

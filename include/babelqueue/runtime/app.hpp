@@ -102,7 +102,7 @@ struct BABELQUEUE_RUNTIME_EXPORT app_options {
   /// Deadline given to each transport's close() when consume() ends or the app dies.
   std::chrono::milliseconds close_timeout{5000};
   /// Largest body the accept gate parses; larger bodies are poison (malformed_json).
-  std::size_t max_body_bytes = 64u * 1024u * 1024u;
+  std::size_t max_body_bytes = std::size_t{64} * 1024 * 1024;
   /// The observer seam (observer.hpp): logging, metrics and tracing, in this order (null
   /// entries are ignored). Empty = silent and free. Shared so the caller keeps access
   /// (e.g. atomic_metrics::snapshot()). Ready-made: stderr_logger, observer_from_log_sink()

@@ -41,10 +41,11 @@ std::function<void(message&)> make_handler(Fn fn, data_check check = {}) {
     // data() throws on a number no C++ type holds: a handler failure as well.
     auto value = from_data<T>(msg.data());
     if (!value) throw babelqueue::error(std::move(value).error());
-    if constexpr (std::is_invocable_v<Fn&, const T&, message&>)
+    if constexpr (std::is_invocable_v<Fn&, const T&, message&>) {
       fn(std::as_const(*value), msg);
-    else
+    } else {
       fn(std::as_const(*value));
+    }
   };
 }
 

@@ -75,12 +75,13 @@ class conversion_error : public std::exception {
   void prepend(std::string_view token) {
     std::string escaped = "/";
     for (char c : token) {
-      if (c == '~')
+      if (c == '~') {
         escaped += "~0";
-      else if (c == '/')
+      } else if (c == '/') {
         escaped += "~1";
-      else
+      } else {
         escaped += c;
+      }
     }
     pointer_.insert(0, escaped);
   }
@@ -357,9 +358,10 @@ template <message_type T>
 result<json> to_data(const T& value) {
   try {
     json j = value;
-    if (!j.is_object())
+    if (!j.is_object()) {
       return fail(errc::invalid_data, "\"" + std::string(T::urn) + "\": to_json wrote " +
                                           j.type_name() + ", not an object");
+    }
     return j;
   } catch (const std::exception& e) {
     return fail(errc::invalid_data, "\"" + std::string(T::urn) + "\": to_json: " + e.what());
