@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <ranges>
 
 namespace babelqueue::inline v1::redis::detail {
 
@@ -397,9 +396,10 @@ void unreserve_op::compose(request& req, script_shas shas) {
                              std::string_view(keys.processing), std::string_view(keys.deadlines)}) {
     req.add(a);
   }
-  for (auto& it : std::ranges::reverse_view(prefetched_)) {
-    req.add(it->token);
-    req.add(it->raw);
+  // NOLINTNEXTLINE(modernize-loop-convert): its reverse_view fix does not compile with clang 14
+  for (auto it = prefetched_.rbegin(); it != prefetched_.rend(); ++it) {
+    req.add((*it)->token);
+    req.add((*it)->raw);
   }
 }
 

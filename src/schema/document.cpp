@@ -20,8 +20,9 @@ namespace babelqueue {
 inline namespace v1 {
 namespace schema {
 
-// NOLINTNEXTLINE(bugprone-exception-escape): reported on the implicit special members; what
-// they can throw (allocation) reaches document's callers like any allocation failure.
+// Reported on the implicit special members; what they can throw (allocation) reaches
+// document's callers like any allocation failure.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct document::state {
   json raw;
   detail::node root;
