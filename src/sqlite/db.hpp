@@ -9,6 +9,7 @@
 
 #include <babelqueue/result.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,14 @@ struct sqlite3;
 struct sqlite3_stmt;
 
 namespace babelqueue::inline v1::sqlite::detail {
+
+/// Wall-clock milliseconds since the Unix epoch, the time the queue table stores: the file is
+/// shared between processes and outlives reboots, so a per-boot steady clock cannot be
+/// stored in it.
+inline std::int64_t wall_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
 
 class statement;
 

@@ -1,6 +1,7 @@
 // Headers column codec: canonical JSON object text, one string value per name.
+#include "sqlite/message.hpp"
+
 #include "core/propagate.hpp"
-#include "sqlite/internal.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/json.hpp>

@@ -1,6 +1,7 @@
 // sqlite:// URL → sqlite::options, 1:1 (query key = field name).
+#include "sqlite/options.hpp"
+
 #include "core/propagate.hpp"
-#include "sqlite/internal.hpp"
 
 #include <babelqueue/sqlite/sqlite_transport.hpp>
 

@@ -3,7 +3,8 @@
 // header for the guarantees and docs/transports/sqlite.md for the schema.
 #include "core/propagate.hpp"
 #include "sqlite/db.hpp"
-#include "sqlite/internal.hpp"
+#include "sqlite/message.hpp"
+#include "sqlite/options.hpp"
 #include "sqlite/schema.hpp"
 
 #include <babelqueue/runtime/settlement_handle.hpp>

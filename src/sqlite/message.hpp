@@ -1,24 +1,16 @@
 #pragma once
-// Small helpers shared by the sqlite transport's source files. Private.
+// The headers column: canonical JSON object text, one string value per name (NULL when a
+// message has none).
+//
+// Thread-safety: pure functions over caller-owned data.
+#include <babelqueue/headers.hpp>
+#include <babelqueue/result.hpp>
 
-#include <babelqueue/sqlite/sqlite_transport.hpp>
-
-#include <chrono>
-#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace babelqueue::inline v1::sqlite::detail {
-
-/// Range checks of options that open() applies whether or not they came from a URL.
-result<void> validate(const sqlite::options& opts);
-
-/// Wall-clock milliseconds since the Unix epoch: the file is shared between processes and
-/// outlives reboots, so a per-boot steady clock cannot be stored in it.
-inline std::int64_t wall_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 /// Sanitised headers as canonical JSON object text (sorted keys), or nullopt when there
 /// are none (stored as NULL). errc::invalid_utf8 when a name or value is not UTF-8.
