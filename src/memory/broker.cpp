@@ -26,6 +26,15 @@ void broker::push(std::string_view queue, stored_message m) {
   cv_.notify_all();
 }
 
+void broker::push_at(std::string_view queue, stored_message m, clock::time_point due) {
+  {
+    std::lock_guard lock(mutex_);
+    state(queue).delayed.emplace(due, std::move(m));
+  }
+  // A receive waiting past `due` must wake at it.
+  cv_.notify_all();
+}
+
 std::optional<stored_message> broker::pop(std::string_view queue, clock::time_point deadline) {
   std::unique_lock lock(mutex_);
   for (;;) {

@@ -26,6 +26,8 @@ class broker {
   enum class requeue { none, head, tail };
 
   void push(std::string_view queue, stored_message m);
+  /// A message that becomes ready at `due` (after those already due at that time).
+  void push_at(std::string_view queue, stored_message m, clock::time_point due);
   /// Waits until a message is ready in `queue` or `deadline` passes; the message counts as
   /// in flight until settle().
   std::optional<stored_message> pop(std::string_view queue, clock::time_point deadline);

@@ -53,6 +53,15 @@ result<void> memory_transport::publish(std::string_view queue, std::string_view 
   return {};
 }
 
+result<void> memory_transport::publish_later(std::string_view queue, std::string_view body,
+                                             const headers& hdrs, std::chrono::milliseconds delay) {
+  if (closed_) return fail(transport_errc::closed, "memory transport is closed");
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
+  broker_->push_at(queue, stored_message{std::string(body), sanitize_headers(hdrs)},
+                   std::chrono::steady_clock::now() + delay);
+  return {};
+}
+
 result<void> memory_transport::publish_batch(std::string_view queue,
                                              std::span<const outgoing_message> messages) {
   for (const auto& m : messages) {

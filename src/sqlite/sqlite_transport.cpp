@@ -40,7 +40,7 @@ constexpr int max_late_races = 3;
 
 constexpr std::string_view insert_sql =
     "INSERT INTO bq_messages (queue, body, headers, enqueued_at, available_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?4)";
+    "VALUES (?1, ?2, ?3, ?4, ?5)";
 // A read-only look at the head of the queue, so that idle polling never takes the write
 // lock (publishers are not slowed by waiting consumers).
 constexpr std::string_view next_sql =
@@ -119,8 +119,10 @@ struct sqlite_transport::impl {
   }
   void rollback_tx() { (void)run(rollback); }
 
+  // `available_at` > `now` is a delayed publish: the row is stored at once and skipped by
+  // receive() and peek() until then.
   result<void> insert_one(std::string_view queue, std::string_view body, const headers& hdrs,
-                          std::int64_t now) {
+                          std::int64_t now, std::int64_t available_at) {
     BABELQUEUE_TRY_LET(hjson, d::headers_to_json(hdrs));
     insert.bind_text(1, queue);
     insert.bind_blob(2, body);
@@ -130,6 +132,7 @@ struct sqlite_transport::impl {
       insert.bind_null(3);
     }
     insert.bind(4, now);
+    insert.bind(5, available_at);
     return run(insert);
   }
 
@@ -240,7 +243,15 @@ result<void> sqlite_transport::publish(std::string_view queue, std::string_view 
                                        const headers& hdrs) {
   if (auto r = check_queue(*impl_, queue); !r) return r;
   // One autocommit INSERT: it returns after its transaction committed.
-  return impl_->insert_one(queue, body, hdrs, d::wall_ms());
+  const std::int64_t now = d::wall_ms();
+  return impl_->insert_one(queue, body, hdrs, now, now);
+}
+
+result<void> sqlite_transport::publish_later(std::string_view queue, std::string_view body,
+                                             const headers& hdrs, milliseconds delay) {
+  if (auto r = check_queue(*impl_, queue); !r) return r;
+  const std::int64_t now = d::wall_ms();
+  return impl_->insert_one(queue, body, hdrs, now, now + delay.count());
 }
 
 result<void> sqlite_transport::publish_batch(std::string_view queue,
@@ -250,7 +261,7 @@ result<void> sqlite_transport::publish_batch(std::string_view queue,
   if (auto r = impl_->begin_tx(); !r) return r;
   const std::int64_t now = d::wall_ms();
   for (const auto& m : messages) {
-    if (auto r = impl_->insert_one(queue, m.body, m.hdrs, now); !r) {
+    if (auto r = impl_->insert_one(queue, m.body, m.hdrs, now, now); !r) {
       impl_->rollback_tx();
       return r;
     }

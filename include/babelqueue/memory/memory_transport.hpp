@@ -58,8 +58,15 @@ class BABELQUEUE_MEMORY_EXPORT memory_transport final : public transport {
             .headers = true,
             .delivery_count = false,
             .peek = true,
-            .ordered = true};
+            .ordered = true,
+            .delayed_publish = true};
   }
+
+ protected:
+  /// Held in the broker's delayed set (steady clock: a process-local broker, so a wall-clock
+  /// jump never moves a due time) until due.
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   struct inflight;

@@ -131,6 +131,15 @@ struct BABELQUEUE_RUNTIME_EXPORT transport_capabilities {
   /// The longest header name the binding carries (an AMQP 0-9-1 field-table key is a short
   /// string: 255; an SQS attribute name: 256). 0 = no limit of the binding's own.
   std::size_t max_header_name_bytes = 0;
+  /// publish_delayed() honours a non-zero delay: the message is not delivered before it.
+  bool delayed_publish = false;
+  /// The longest delay publish_delayed() takes (SQS DelaySeconds: 900 s; Kafka: its longest
+  /// retry tier); a longer one is transport_errc::invalid_argument and nothing is sent.
+  /// 0 = no limit of the binding's own.
+  std::chrono::milliseconds max_delay{0};
+  /// The granularity the broker schedules on (SQS, Laravel's `:delayed` set: whole seconds,
+  /// rounded up, so never early); 0 = milliseconds.
+  std::chrono::milliseconds delay_granularity{0};
 };
 
 /// The abstract transport. See the file comment for the thread-safety contract.
@@ -160,6 +169,19 @@ class BABELQUEUE_RUNTIME_EXPORT transport {
     }
     return {};
   }
+
+  /// Publishes as publish() does, deliverable no earlier than `delay` from now (0 = publish()).
+  /// The broker's own delay where it has one (SQS DelaySeconds, Service Bus
+  /// ScheduledEnqueueTime, Pulsar deliverAt, Artemis x-opt-delivery-time, Kafka's matching
+  /// retry tier); this SDK's documented extension where it has none (Redis owned layout,
+  /// RabbitMQ wait queues, sqlite, memory: docs/delays.md). Once due, the message is on the
+  /// queue exactly as publish() would have put it. Checked here, the same on every binding,
+  /// before anything is sent: a negative delay or one over capabilities().max_delay is
+  /// transport_errc::invalid_argument; a delay on a binding without
+  /// capabilities().delayed_publish is transport_errc::not_supported; after close(),
+  /// transport_errc::closed (as publish()).
+  result<void> publish_delayed(std::string_view queue, std::string_view body, const headers& hdrs,
+                               std::chrono::milliseconds delay);
 
   /// Takes the next message from `queue`, waiting at most `timeout` (0 = do not wait;
   /// bindings may round up to their broker's granularity, e.g. whole seconds, but never
@@ -226,6 +248,11 @@ class BABELQUEUE_RUNTIME_EXPORT transport {
   virtual transport_capabilities capabilities() const noexcept = 0;
 
  protected:
+  /// publish_delayed() once the seam has checked `delay` (> 0, within max_delay, and the
+  /// binding declared delayed_publish). The default answers transport_errc::not_supported.
+  virtual result<void> publish_later(std::string_view queue, std::string_view body,
+                                     const headers& hdrs, std::chrono::milliseconds delay);
+
   /// peek() of a binding that cannot browse: transport_errc::closed once `closed` (as every
   /// call after close()), else transport_errc::not_supported.
   result<std::vector<peeked_message>> cannot_peek(bool closed) const {

@@ -154,7 +154,9 @@ class BABELQUEUE_SQLITE_EXPORT sqlite_transport final : public transport {
             .headers = true,
             .delivery_count = true,
             .peek = true,
-            .ordered = true};
+            .ordered = true,
+            .delayed_publish = true,
+            .max_delay = std::chrono::hours(24 * 365 * 10)};
   }
   // reconcile_attempts(): the seam's default (body attempts); see the file comment.
 
@@ -164,6 +166,12 @@ class BABELQUEUE_SQLITE_EXPORT sqlite_transport final : public transport {
   const options& config() const noexcept { return opts_; }
 
   struct impl;
+
+ protected:
+  /// An INSERT whose `available_at` is now + delay (the row's wall-clock due time, so a
+  /// delayed message survives a restart; a wall-clock jump shifts it, as for release()).
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   sqlite_transport(options opts, std::unique_ptr<impl> p);
