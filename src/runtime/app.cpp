@@ -1,5 +1,6 @@
 // The app runtime: construction, routes, publish, consume, drain, stop (app.hpp).
 #include "core/propagate.hpp"
+#include "runtime/publish_delay.hpp"
 #include "runtime/worker.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -24,6 +25,7 @@ result<void> validate(const app_options& o) {
       o.unknown_urn_release_delay.count() < 0) {
     return fail(runtime_errc::invalid_argument, "app_options durations must not be negative");
   }
+  BABELQUEUE_TRY(o.retry.validate());
   if (o.dead_letter_queue.empty() && o.dead_letter_suffix.empty()) {
     return fail(runtime_errc::invalid_argument,
                 "app_options: an empty dead_letter_suffix without a dead_letter_queue would "
@@ -131,11 +133,12 @@ result<std::string> app::publish(std::string_view urn, json_text data,
 result<std::string> app::publish_fresh(
     const publish_options& options,
     const std::function<result<envelope>(const publish_options&)>& make_env) {
+  BABELQUEUE_TRY(detail::publish_delay(options.delay, options.deliver_at));  // before make()
   BABELQUEUE_TRY_LET(env, make_env(options));
+  envelope_publish_options eo{options.queue, options.hdrs, options.delay, options.deliver_at};
   if (observers_.empty() || !is_blank(options.trace_id)) {
-    return publish_encoded(*env, envelope_publish_options{options.queue, options.hdrs}, nullptr);
+    return publish_encoded(*env, eo, nullptr);
   }
-  envelope_publish_options eo{options.queue, options.hdrs};
   return publish_encoded(*env, eo, [&](const std::string& trace_id) -> result<envelope> {
     publish_options again = options;
     again.trace_id = trace_id;
@@ -152,6 +155,7 @@ result<std::string> app::publish_encoded(
     const std::function<result<envelope>(const std::string&)>& remake) {
   std::string queue = options.queue;
   if (queue.empty()) queue = env.queue().empty() ? options_.queue : std::string(env.queue());
+  BABELQUEUE_TRY_LET(delay, detail::publish_delay(options.delay, options.deliver_at));
   BABELQUEUE_TRY_LET(encoded, encode(env));
   std::string body = std::move(*encoded);
   const envelope* sent_env = &env;
@@ -179,7 +183,7 @@ result<std::string> app::publish_encoded(
           BABELQUEUE_TRY_LET(t, source_());
           publisher_ = std::move(*t);
         }
-        auto sent_r = publisher_->publish(queue, body, sent);
+        auto sent_r = publisher_->publish_delayed(queue, body, sent, *delay);
         if (!sent_r && sent_r.code() == transport_errc::closed)
           publisher_.reset();  // reopen next time
         return sent_r;
@@ -292,7 +296,10 @@ result<std::size_t> app::drain(std::string_view queue, std::size_t max) {
       w.close();
       return fail(got.error());
     }
-    if (!*got) break;
+    if (!*got) {
+      if (w.retry_pending()) continue;  // a backed-off retry of this drain is not due yet
+      break;
+    }
     ++count;
   }
   w.close();

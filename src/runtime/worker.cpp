@@ -6,6 +6,7 @@
 
 #include "core/propagate.hpp"
 #include "runtime/failure_cause.hpp"
+#include "runtime/publish_delay.hpp"
 
 #include <babelqueue/dead_letter.hpp>
 
@@ -23,6 +24,15 @@ namespace {
 // body must stay byte-identical, so the "block" travels out of band.
 constexpr std::string_view poison_reason_header = "bq-dead-letter-reason";
 constexpr std::string_view poison_error_header = "bq-dead-letter-error";
+
+// The delay of the unknown-URN `release` strategy: the fixed one when set, else the retry
+// policy's, growing with the broker's delivery counter where it has one (the body's
+// `attempts` does not move on a release).
+std::chrono::milliseconds unknown_release_delay(const app_options& o,
+                                                const received_message& delivery) {
+  if (o.unknown_urn_release_delay.count() > 0) return o.unknown_urn_release_delay;
+  return o.retry.delay_for(std::max<std::int64_t>(delivery.delivery_count.value_or(1), 1));
+}
 
 std::int64_t saturating_increment(std::int64_t n) {
   return n == std::numeric_limits<std::int64_t>::max() ? n : n + 1;
@@ -236,7 +246,7 @@ void app::worker::unknown_urn(job& j, envelope& env) {
               [] { return std::string("releasing unchanged: no handler (strategy release)"); });
       if (drain_guard_) released_.insert(std::hash<std::string>{}(j.delivery.body));
       j.result.outcome = process_outcome::released;
-      release(j, app_.options_.unknown_urn_release_delay);
+      release(j, unknown_release_delay(app_.options_, j.delivery));
       return;
     case unknown_urn_strategy::dead_letter:
       if (!app_.options_.dead_letter) {
@@ -281,10 +291,20 @@ void app::worker::failed(job& j, envelope& env, const cause& c) {
     return;
   }
   retry_route route = transport_->route_retry(j.delivery, delivered);
+  // A binding that routes its retries (Kafka's tiers) delays them by the route itself;
+  // everywhere else the copy waits out the retry policy's backoff on the broker.
+  const bool routed = route.queue != j.delivery.queue || !route.hdrs.empty();
+  const auto delay = routed ? std::chrono::milliseconds(0)
+                            : deliverable_delay(app_.options_.retry.delay_for(next), j);
   headers hdrs = forwarded_headers(j.delivery);
   for (auto& [k, v] : route.hdrs) hdrs[k] = std::move(v);
   const bool sent =
-      forward_then_ack(j, publish_kind::retry, &env, route.queue, *body, hdrs, "retry");
+      forward_then_ack(j, publish_kind::retry, &env, route.queue, *body, hdrs, "retry", delay);
+  if (sent && drain_guard_ && !routed && delay.count() > 0) {
+    const auto due = std::chrono::steady_clock::now() + delay + std::chrono::seconds(1) +
+                     transport_->capabilities().delay_granularity;
+    if (!retry_due_ || *retry_due_ < due) retry_due_ = due;
+  }
   env.set_attempts(delivered);
   if (sent) {
     j.result.outcome = process_outcome::retried;
@@ -347,14 +367,34 @@ void app::worker::dead_letter_or_drop(job& j, envelope& env, const cause& c,
 
 // --- settling --------------------------------------------------------------------------------
 
+std::chrono::milliseconds app::worker::deliverable_delay(std::chrono::milliseconds delay,
+                                                         const job& j) {
+  if (delay.count() <= 0) return std::chrono::milliseconds(0);
+  const auto caps = transport_->capabilities();
+  if (!caps.delayed_publish) {
+    if (!warned_no_delay_) {
+      warned_no_delay_ = true;
+      app_.observers_.log(log_level::warn, j.context(), [&] {
+        return "transport '" + std::string(transport_->scheme()) +
+               "' cannot publish with a delay: retries and delayed releases go back at once "
+               "(configure its delay support, e.g. Kafka retry tiers)";
+      });
+    }
+    return std::chrono::milliseconds(0);
+  }
+  if (caps.max_delay.count() > 0 && delay > caps.max_delay) return caps.max_delay;
+  return delay;
+}
+
 bool app::worker::forward_then_ack(job& j, publish_kind kind, const envelope* env,
                                    std::string_view queue, std::string_view body,
-                                   const headers& hdrs, std::string_view what) {
+                                   const headers& hdrs, std::string_view what,
+                                   std::chrono::milliseconds delay) {
   const auto& hub = app_.observers_;
   auto r = detail::observed_publish(
       hub, kind, queue, env, body, hdrs, transport_->capabilities().headers, &j.delivery,
       [&](const headers& sent) {
-        auto first = transport_->publish(queue, body, sent);
+        auto first = transport_->publish_delayed(queue, body, sent, delay);
         if (!first && !is_transient(first.code()) && !sent.empty()) {
           // A permanent refusal may come from the out-of-band headers (e.g. a body a frame
           // cannot carry): the body is what must not be lost, so try once without them.
@@ -364,7 +404,7 @@ bool app::worker::forward_then_ack(job& j, publish_kind kind, const envelope* en
             return std::string(what) + " to " + in_quotes(queue) + " refused (" +
                    std::string(first.error().reason()) + "); retrying without headers";
           });
-          return transport_->publish(queue, body, {});
+          return transport_->publish_delayed(queue, body, {}, delay);
         }
         return first;
       });
@@ -410,10 +450,21 @@ bool app::worker::release(job& j, std::chrono::milliseconds delay) {
   const auto& hub = app_.observers_;
   auto r = transport_->release(j.delivery, delay);
   if (!r && r.code() == transport_errc::not_supported && delay.count() > 0) {
-    hub.log(log_level::warn, j.context(), [&] {
-      return "transport '" + std::string(transport_->scheme()) +
-             "' cannot delay a release; releasing at once";
-    });
+    // No delayed release on this binding (Redis, RabbitMQ, Kafka): the same bytes and
+    // headers published with the delay, then the original acked — a delayed release in all
+    // but the broker's delivery counter.
+    const auto later = deliverable_delay(delay, j);
+    if (later.count() > 0) {
+      const process_outcome outcome = j.result.outcome;
+      const bool moved =
+          forward_then_ack(j, publish_kind::retry, nullptr, j.delivery.queue, j.delivery.body,
+                           forwarded_headers(j.delivery), "delayed release", later);
+      if (moved) {
+        j.result.outcome = outcome;
+        notify([&](observer& o) { o.on_released(j.delivery.queue); });
+      }
+      return moved;
+    }
     r = transport_->release(j.delivery, {});
   }
   if (!r) {
@@ -446,6 +497,7 @@ headers app::worker::forwarded_headers(const received_message& delivery) const {
 result<std::string> app::worker::publish_continuing(const message& inbound, std::string_view urn,
                                                     const json& data,
                                                     const continue_publish_options& options) {
+  BABELQUEUE_TRY_LET(delay, detail::publish_delay(options.delay, options.deliver_at));
   continue_options mo;
   mo.queue = options.queue.empty() ? app_.options_.queue : options.queue;
   auto env = continue_trace(inbound.env(), urn, data, mo);
@@ -453,8 +505,9 @@ result<std::string> app::worker::publish_continuing(const message& inbound, std:
   BABELQUEUE_TRY_LET(body, encode(*env));
   auto r = detail::observed_publish(
       app_.observers_, publish_kind::message, mo.queue, &*env, *body, options.hdrs,
-      transport_->capabilities().headers, &inbound.delivery(),
-      [&](const headers& sent) { return transport_->publish(mo.queue, *body, sent); });
+      transport_->capabilities().headers, &inbound.delivery(), [&](const headers& sent) {
+        return transport_->publish_delayed(mo.queue, *body, sent, *delay);
+      });
   if (!r) return fail(r.error());
   notify([&](observer& o) { o.on_published(mo.queue); });
   return std::string(env->id());

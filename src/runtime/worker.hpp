@@ -35,6 +35,13 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
   /// looping over it forever.
   void enable_drain_guard() { drain_guard_ = true; }
 
+  /// drain() mode: a retry copy this worker published onto its own queue with a backoff delay
+  /// is not due yet (plus a second of broker slack and the binding's granularity), so an
+  /// empty receive does not mean the drain is done.
+  bool retry_pending() const noexcept {
+    return retry_due_ && std::chrono::steady_clock::now() < *retry_due_;
+  }
+
   /// Replaces a transport that reported transport_errc::closed (the broker went away for good).
   result<void> reopen();
   void close() noexcept;
@@ -77,8 +84,14 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
   /// Publishes `body` (with the delivery's headers where carried) to `queue` inside a
   /// publish span, then acks the delivery; on a publish failure releases the delivery
   /// instead (outcome released, settle_error). True when the publish succeeded.
+  /// A `delay` > 0 publishes through transport::publish_delayed() (clamped to the binding's
+  /// max_delay; at once, with one warning per worker, where the binding cannot delay).
   bool forward_then_ack(job & j, publish_kind kind, const envelope* env, std::string_view queue,
-                        std::string_view body, const headers& hdrs, std::string_view what);
+                        std::string_view body, const headers& hdrs, std::string_view what,
+                        std::chrono::milliseconds delay = {});
+  /// What a binding can do with `delay` on a publish: the delay itself, clamped to its
+  /// max_delay, or 0 (with one warning per worker) where it has no delayed publish.
+  std::chrono::milliseconds deliverable_delay(std::chrono::milliseconds delay, const job& j);
   /// Settle calls; on failure they log, mark the job unsettled and return false.
   bool ack(job & j);
   bool release(job & j, std::chrono::milliseconds delay);
@@ -94,6 +107,8 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
   app& app_;
   std::unique_ptr<transport> transport_;
   bool drain_guard_ = false;
+  bool warned_no_delay_ = false;  // "this binding cannot delay" logged once
+  std::optional<std::chrono::steady_clock::time_point> retry_due_;  // see retry_pending()
   std::unordered_set<std::size_t> released_;  // body hashes released during this drain
 };
 

@@ -108,7 +108,9 @@ TEST_F(Tracing, AnExplicitTraceIdIsKeptAndThePublishSpanJoinsIt) {
   app a(url(), options());
   std::string seen;
   a.handle("urn:a:b:c", [&](message& m) { seen = std::string(m.trace_id()); });
-  (void)a.publish("urn:a:b:c", json::object(), {.queue = "", .trace_id = "ORDER-42", .hdrs = {}})
+  (void)a
+      .publish("urn:a:b:c", json::object(),
+               {.queue = "", .trace_id = "ORDER-42", .hdrs = {}, .delay = {}, .deliver_at = {}})
       .value();
   ASSERT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, "ORDER-42");
@@ -164,7 +166,10 @@ TEST_F(Tracing, AForeignTraceparentIsTheParentAndTracestateIsKept) {
   app a(url(), options());
   std::string downstream_state;
   a.handle("urn:a:b:c", [&](message& m) {
-    (void)m.publish("urn:a:b:next", json::object(), {.queue = "next", .hdrs = {}}).value();
+    (void)m
+        .publish("urn:a:b:next", json::object(),
+                 {.queue = "next", .hdrs = {}, .delay = {}, .deliver_at = {}})
+        .value();
   });
   auto env = make("urn:a:b:c", json::object(), {"default", "not-a-uuid"}).value();
   bqtest::put_raw(broker, "default", encode(env).value(),

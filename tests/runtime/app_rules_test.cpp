@@ -42,8 +42,9 @@ TEST_F(AppRules, SuccessfulHandlerSeesTheEnvelopeAndTheMessageIsAcked) {
     EXPECT_FALSE(m.is_replay());
     EXPECT_EQ(m.raw(), m.delivery().body);
   });
-  auto id = a.publish("urn:babel:orders:created", json{{"order_id", 1042}},
-                      {.queue = "", .trace_id = "trace-1", .hdrs = {}});
+  auto id =
+      a.publish("urn:babel:orders:created", json{{"order_id", 1042}},
+                {.queue = "", .trace_id = "trace-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->size(), 36u);
   auto n = a.drain();
@@ -181,7 +182,8 @@ TEST_F(AppRules, DeadLetterQueueNameExplicitOrSuffixAndOriginalQueueFallback) {
     o.dead_letter_queue = "graveyard";
     app a(url(), o);
     a.handle("urn:a:b:c", [](message&) { throw std::runtime_error("x"); });
-    (void)a.publish("urn:a:b:c", json::object(), {.queue = "work2", .trace_id = {}, .hdrs = {}});
+    (void)a.publish("urn:a:b:c", json::object(),
+                    {.queue = "work2", .trace_id = {}, .hdrs = {}, .delay = {}, .deliver_at = {}});
     EXPECT_EQ(a.drain("work2").value(), 1u);
     EXPECT_EQ(bqtest::take_all(broker, "graveyard").size(), 1u);
   }
@@ -236,7 +238,9 @@ TEST_F(AppRules, HeadersReachTheHandlerAndSurviveARetry) {
       .publish("urn:a:b:c", json::object(),
                {.queue = {},
                 .trace_id = {},
-                .hdrs = {{"bq-replay-bypass", "1"}, {"traceparent", "00-abc-def-01"}}})
+                .hdrs = {{"bq-replay-bypass", "1"}, {"traceparent", "00-abc-def-01"}},
+                .delay = {},
+                .deliver_at = {}})
       .value();
   EXPECT_EQ(a.drain().value(), 2u);
   EXPECT_EQ(replay, (std::vector<bool>{true, true}));
@@ -322,7 +326,7 @@ TEST_F(AppRules, PublishingJsonTextKeepsEveryNumberExactly) {
   std::string seen;
   a.handle("urn:babel:t:numbers", [&](message& m) { seen = m.data_text(); });
   auto id = a.publish("urn:babel:t:numbers", json_text(data),
-                      {.queue = {}, .trace_id = "t-1", .hdrs = {}});
+                      {.queue = {}, .trace_id = "t-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, data);

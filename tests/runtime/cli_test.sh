@@ -80,7 +80,7 @@ if [ "$HAVE_SQLITE" = 1 ]; then
   echo "-- --on-unknown fail: retried, then dead-lettered with the bumped count"
   "$BQ" publish --broker "$B" --queue jobs urn:babel:jobs:run >/dev/null
   out=$("$BQ" consume --broker "$B" --queue jobs --timeout 0.5 -q --handle urn:none:x:y \
-        --max-attempts 2 --dead-letter)
+        --max-attempts 2 --retry-delay 0s)
   [ -z "$out" ] || fail "nothing should be handled: $out"
   dlq=$("$BQ" consume --broker "$B" --queue jobs.dlq --max 1 -q)
   grep -q '"attempts":2,"dead_letter":{"reason":"unknown_urn"' <<<"$dlq" || fail "bad retry DLQ: $dlq"
@@ -105,6 +105,52 @@ if [ "$HAVE_SQLITE" = 1 ]; then
   rest=$("$BQ" consume --broker "$B" --queue load --timeout 0.5 -q | grep -c . || true)
   [ $((got + rest)) -eq 20 ] || fail "handled $got + left $rest != 20"
 fi
+if [ "$HAVE_SQLITE" = 1 ]; then
+  B="sqlite://$WORK/time.db"
+  echo "-- publish --delay / --at: not before, then delivered; bad times exit 2, nothing sent"
+  "$BQ" publish --broker "$B" --queue later urn:babel:t:later --delay 1500ms >/dev/null
+  out=$("$BQ" consume --broker "$B" --queue later --timeout 0.5 -q)
+  [ -z "$out" ] || fail "a 1.5 s delayed message arrived at once: $out"
+  sleep 1.2
+  out=$("$BQ" consume --broker "$B" --queue later --max 1 -q)
+  grep -q '"job":"urn:babel:t:later"' <<<"$out" || fail "delayed message never came: $out"
+  at=$(date -u -d '+1 second' +%Y-%m-%dT%H:%M:%SZ)
+  "$BQ" publish --broker "$B" --queue later urn:babel:t:at --at "$at" >/dev/null
+  out=$("$BQ" consume --broker "$B" --queue later --max 1 -q)
+  grep -q '"job":"urn:babel:t:at"' <<<"$out" || fail "--at message never came: $out"
+  expect_rc 2 "$BQ" publish --broker "$B" --queue later urn:a:b:c --delay 30
+  grep -q "bare number is ambiguous" "$WORK/err" || fail "bare --delay: $(cat "$WORK/err")"
+  expect_rc 2 "$BQ" publish --broker "$B" --queue later urn:a:b:c --delay=-1s
+  expect_rc 2 "$BQ" publish --broker "$B" --queue later urn:a:b:c --at 2020-01-01T00:00:00Z
+  grep -q "in the past" "$WORK/err" || fail "past --at: $(cat "$WORK/err")"
+  expect_rc 2 "$BQ" publish --broker "$B" --queue later urn:a:b:c --at 2026-12-24T09:00:00
+  expect_rc 2 "$BQ" publish --broker "$B" --queue later urn:a:b:c --at 2026-02-30T09:00:00Z
+  expect_rc 2 "$BQ" publish --broker "$B" --queue later urn:a:b:c --delay 1s --at 2030-01-01T00:00:00Z
+  out=$("$BQ" consume --broker "$B" --queue later --timeout 0.3 -q)
+  [ -z "$out" ] || fail "a refused publish sent something: $out"
+
+  echo "-- --on-unknown release with --timeout returns within it (no busy loop)"
+  "$BQ" publish --broker "$B" --queue spin urn:babel:nobody:knows >/dev/null
+  start=$(date +%s%N)
+  "$BQ" consume --broker "$B" --queue spin --handle urn:other:a:b --on-unknown release \
+    --timeout 1 -q >/dev/null
+  took=$((($(date +%s%N) - start) / 1000000))
+  [ "$took" -lt 2500 ] || fail "consume --timeout 1 took $took ms with a released message waiting"
+
+  echo "-- consume dead-letters by default; --no-dead-letter drops with a warning"
+  "$BQ" publish --broker "$B" --queue dl urn:babel:nobody:knows >/dev/null
+  "$BQ" consume --broker "$B" --queue dl --handle urn:other:a:b --on-unknown dead_letter \
+    --timeout 0.5 -q >/dev/null
+  dlq=$("$BQ" consume --broker "$B" --queue dl.dlq --max 1 -q)
+  grep -q '"reason":"unknown_urn"' <<<"$dlq" || fail "not dead-lettered by default: $dlq"
+  "$BQ" publish --broker "$B" --queue dl urn:babel:nobody:knows >/dev/null
+  "$BQ" consume --broker "$B" --queue dl --handle urn:other:a:b --on-unknown dead_letter \
+    --timeout 0.5 -q --no-dead-letter >/dev/null 2>"$WORK/nodl.err"
+  grep -q "warning: --no-dead-letter" "$WORK/nodl.err" || fail "no warning: $(cat "$WORK/nodl.err")"
+  out=$("$BQ" consume --broker "$B" --queue dl.dlq --timeout 0.3 -q)
+  [ -z "$out" ] || fail "--no-dead-letter still dead-lettered: $out"
+fi
+
 echo "-- no secret in any output of a failing broker open"
 for url in 'redis://user:s3cretPW@127.0.0.1:1?connect_timeout=200ms' \
              'nosuch://user:s3cretPW@host/x?password=s3cretPW' 'user:s3cretPW@host'; do

@@ -60,10 +60,13 @@ inline void put_raw(const std::string& name, const std::string& queue, std::stri
   t.publish(queue, body, hdrs).value();
 }
 
-/// Options for fast tests: short polls, the capturing logger.
+/// Options for fast tests: short polls, retries at once (the D5 arithmetic these tests check
+/// does not depend on when a retry comes; app_time_test.cpp tests the backoff), the
+/// capturing logger.
 inline babelqueue::app_options fast_options(log_capture* logs = nullptr) {
   babelqueue::app_options o;
   o.poll_timeout = std::chrono::milliseconds(20);
+  o.retry = babelqueue::retry_policy::immediate();
   if (logs != nullptr) o.observers.push_back(logs->observer());
   return o;
 }

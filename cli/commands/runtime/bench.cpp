@@ -1,7 +1,9 @@
 // babelqueue bench [--broker URL] --queue Q --messages N --size B --publishers P
-//                  --consumers C [--batch K] [--timeout S]
+//                  --consumers C [--batch K] [--timeout S] [--delay D]
 // Transport throughput and latency, generic over every registered scheme (open_transport).
-// Phase 1: P threads publish N envelopes of about B bytes (K per publish_batch when K > 1).
+// Phase 1: P threads publish N envelopes of about B bytes (K per publish_batch when K > 1;
+// with --delay, each through publish_delayed: the cost of a delayed publish against a plain
+// one, bench/delay_rounds.sh; the consume phase then starts once the delay has passed).
 // Phase 2: C threads receive + ack until N messages were consumed (or S seconds pass with
 // nothing to receive). Each thread owns one transport (the seam is one-thread-per-instance).
 // Prints msgs/s and per-call latency p50/p99 for both phases, and the resident set size
@@ -13,6 +15,7 @@
 #include "bench_payloads.hpp"  // bench/: the body the broker ceilings send too
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
+#include "commands/runtime/time_args.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/envelope.hpp>
@@ -78,7 +81,7 @@ babelqueue::cli::command_registrar bench_command{
       auto* cmd = root.add_subcommand("bench",
                                       "Measure publish/consume throughput and latency of a broker");
       struct args_t {
-        std::string broker, queue;
+        std::string broker, queue, delay;
         std::size_t messages = 100000, size = 370, batch = 1;
         unsigned publishers = 1, consumers = 1;
         double timeout = 5;
@@ -100,8 +103,22 @@ babelqueue::cli::command_registrar bench_command{
       cmd->add_option("--timeout", args->timeout,
                       "Stop consuming after S seconds with nothing received (default 5)")
           ->check(CLI::PositiveNumber);
+      cmd->add_option("--delay", args->delay,
+                      "Publish each message with this delay (e.g. 1s; not with --batch)");
       cmd->callback([args] {
         auto& status = babelqueue::cli::exit_status();
+        std::chrono::milliseconds delay{0};
+        if (!args->delay.empty()) {
+          std::string why;
+          auto d = babelqueue::cli::parse_delay(args->delay, why);
+          if (!d || args->batch > 1) {
+            std::cerr << "--delay '" << args->delay
+                      << "': " << (d ? "not with --batch (a batch has no delay)" : why) << "\n";
+            status = 2;
+            return;
+          }
+          delay = *d;
+        }
         babelqueue::cli::register_builtin_transports();
         const std::string url = babelqueue::cli::resolve_broker(args->broker);
         const std::string body = bench::sized_envelope(args->size);
@@ -157,7 +174,8 @@ babelqueue::cli::command_registrar bench_command{
               for (std::size_t done = 0; done < mine && !failed; ++op) {
                 std::size_t k = std::min(args->batch, mine - done);
                 auto s = bench_clock::now();
-                auto r = k == 1 && args->batch == 1
+                auto r = delay.count() > 0 ? pubs[p]->publish_delayed(args->queue, body, {}, delay)
+                         : k == 1 && args->batch == 1
                              ? pubs[p]->publish(args->queue, body)
                              : pubs[p]->publish_batch(args->queue, std::span(batch.data(), k));
                 pub_lat[p].add(op, bench_clock::now() - s);
@@ -178,7 +196,11 @@ babelqueue::cli::command_registrar bench_command{
         }
         std::printf("publish: %zu msgs in %.3f s = %.0f msg/s; %s (per %s call)\n", n, pub_s,
                     static_cast<double>(n) / pub_s, percentiles(pub_lat).c_str(),
-                    args->batch > 1 ? "publish_batch" : "publish");
+                    delay.count() > 0 ? "publish_delayed"
+                    : args->batch > 1 ? "publish_batch"
+                                      : "publish");
+        // The last message is due `delay` after it was published.
+        if (delay.count() > 0) std::this_thread::sleep_for(delay);
 
         // ---- consume ----
         std::vector<samples> con_lat;

@@ -1,9 +1,13 @@
 // babelqueue publish [--broker URL] --queue Q <urn> [--data JSON] [--trace-id T] [--header k=v]...
+//                    [--delay 30s | --at 2026-12-24T09:00:00Z]
 // Builds a fresh envelope, publishes it, waits until the broker accepted it, prints meta.id.
+// --delay / --at make it deliverable later (publish_options::delay / deliver_at): the
+// broker's own delay, or this SDK's extension where the broker has none (docs/delays.md).
 // With the OTEL_* environment set (telemetry.hpp) the publish is a `publish <urn>` span, and
 // without --trace-id the message's trace_id is that span's trace.
 #include "command.hpp"
 #include "commands/runtime/broker.hpp"
+#include "commands/runtime/time_args.hpp"
 #include "telemetry.hpp"
 
 #include <babelqueue/codec.hpp>
@@ -19,7 +23,7 @@ babelqueue::cli::command_registrar publish_command{
       auto* cmd = root.add_subcommand(
           "publish", "Publish one fresh envelope to a queue and print its meta.id");
       struct args_t {
-        std::string broker, queue, urn, data = "{}", trace_id;
+        std::string broker, queue, urn, data = "{}", trace_id, delay, at;
         std::vector<std::string> headers;
       };
       auto args = std::make_shared<args_t>();
@@ -32,6 +36,11 @@ babelqueue::cli::command_registrar publish_command{
       cmd->add_option("--trace-id", args->trace_id, "Trace to continue (default: a fresh UUIDv4)");
       cmd->add_option("--header", args->headers,
                       "Out-of-band header name=value (repeatable), e.g. traceparent=00-...");
+      auto* delay_opt = cmd->add_option(
+          "--delay", args->delay, "Deliver no earlier than this from now: 1500ms, 30s, 5m, 2h, 1d");
+      cmd->add_option("--at", args->at,
+                      "Deliver no earlier than this RFC 3339 time, e.g. 2026-12-24T09:00:00Z")
+          ->excludes(delay_opt);
       cmd->callback([args] {
         auto& status = babelqueue::cli::exit_status();
         // Built once before the broker is opened, only so a bad URN or --data fails fast;
@@ -47,6 +56,25 @@ babelqueue::cli::command_registrar publish_command{
         babelqueue::publish_options options;
         options.queue = args->queue;
         options.trace_id = args->trace_id;
+        std::string why;
+        if (!args->delay.empty()) {
+          auto d = babelqueue::cli::parse_delay(args->delay, why);
+          if (!d) {
+            std::cerr << "--delay '" << args->delay << "': " << why << "\n";
+            status = 2;
+            return;
+          }
+          options.delay = *d;
+        }
+        if (!args->at.empty()) {
+          auto at = babelqueue::cli::parse_instant(args->at, why);
+          if (!at) {
+            std::cerr << "--at '" << args->at << "': " << why << "\n";
+            status = 2;
+            return;
+          }
+          options.deliver_at = *at;
+        }
         for (const auto& h : args->headers) {
           const auto eq = h.find('=');
           if (eq == std::string::npos || eq == 0) {

@@ -55,6 +55,7 @@
 #include <babelqueue/runtime/message.hpp>
 #include <babelqueue/runtime/metrics.hpp>
 #include <babelqueue/runtime/observer.hpp>
+#include <babelqueue/runtime/retry.hpp>
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/runtime/typed.hpp>
 #include <babelqueue/runtime/unknown_urn.hpp>
@@ -88,7 +89,13 @@ struct BABELQUEUE_RUNTIME_EXPORT app_options {
   std::int64_t max_attempts = 3;
   /// What to do with a URN that has no handler.
   unknown_urn_strategy on_unknown_urn = unknown_urn_strategy::fail;
-  /// Delay of the unknown-URN `release` strategy (0 = at once; needs native_delay).
+  /// When a failed message is tried again (retry.hpp): handler failures, a claim held by
+  /// another worker, and the unknown-URN `release` strategy. The retry copy is published
+  /// with this delay (transport::publish_delayed); Kafka with retry tiers uses its tiers'
+  /// own delays instead. Default: 1 s, doubling, capped at 5 min, up to 20 % jitter;
+  /// retry_policy::immediate() retries at once (mixed fleets that expect it).
+  retry_policy retry{};
+  /// Fixed delay of the unknown-URN `release` strategy; 0 = the `retry` policy's delay.
   std::chrono::milliseconds unknown_urn_release_delay{0};
   /// Dead-letter terminal failures, poison and the `dead_letter` strategy; off = drop them.
   bool dead_letter = false;

@@ -20,6 +20,7 @@
 #include <babelqueue/runtime/transport.hpp>
 #include <babelqueue/typed/convert.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +40,15 @@ struct BABELQUEUE_RUNTIME_EXPORT publish_options {
   /// Out-of-band headers (`traceparent`, ...). Blank keys/values are dropped. A transport
   /// that cannot carry headers refuses a non-empty set (transport_errc::not_supported).
   headers hdrs;
+  /// Deliverable no earlier than this long from now (0 = at once), through
+  /// transport::publish_delayed(): the broker's own delay where it has one, this SDK's
+  /// documented extension where it has none (docs/delays.md). A binding that cannot delay
+  /// (Kafka without retry tiers) refuses it (transport_errc::not_supported), nothing sent.
+  std::chrono::milliseconds delay{0};
+  /// Deliverable no earlier than this wall-clock instant; not together with `delay`. Up to
+  /// 1 s in the past (the time it took to get here) publishes at once; further back is
+  /// runtime_errc::invalid_argument — almost always a time-zone or unit mistake.
+  std::optional<std::chrono::system_clock::time_point> deliver_at;
 };
 
 /// Options of message::publish() (a downstream message continuing the handled one). There
@@ -49,6 +59,10 @@ struct BABELQUEUE_RUNTIME_EXPORT continue_publish_options {
   std::string queue;
   /// Out-of-band headers, as publish_options::hdrs.
   headers hdrs;
+  /// As publish_options::delay.
+  std::chrono::milliseconds delay{0};
+  /// As publish_options::deliver_at.
+  std::optional<std::chrono::system_clock::time_point> deliver_at;
 };
 
 /// Options of app::publish(const envelope&): the envelope already carries its trace_id and
@@ -58,6 +72,10 @@ struct BABELQUEUE_RUNTIME_EXPORT envelope_publish_options {
   std::string queue;
   /// Out-of-band headers, as publish_options::hdrs.
   headers hdrs;
+  /// As publish_options::delay.
+  std::chrono::milliseconds delay{0};
+  /// As publish_options::deliver_at.
+  std::optional<std::chrono::system_clock::time_point> deliver_at;
 };
 
 class message;
