@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <ranges>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -127,8 +128,8 @@ result<void> memory_transport::close(std::chrono::steady_clock::time_point /*dea
   closed_ = true;
   // Unsettled messages go back to the head of their queue, newest first, so the original
   // order is restored (like a broker connection dropping).
-  for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
-    auto& record = **it;
+  for (auto& entry : std::ranges::reverse_view(inflight_)) {
+    auto& record = *entry;
     broker_->settle(record.queue, &record.message, broker::requeue::head, {});
   }
   inflight_.clear();

@@ -9,9 +9,9 @@ namespace babelqueue::inline v1 {
 result<void> transport::publish_delayed(std::string_view queue, std::string_view body,
                                         const headers& hdrs, std::chrono::milliseconds delay) {
   if (delay.count() < 0) {
-    return fail(transport_errc::invalid_argument,
-                std::string(scheme()) + ": a publish delay must be >= 0 (got " +
-                    std::to_string(delay.count()) + " ms)");
+    return fail(transport_errc::invalid_argument, std::string(scheme()) +
+                                                      ": a publish delay must be >= 0 (got " +
+                                                      std::to_string(delay.count()) + " ms)");
   }
   if (delay.count() == 0) return publish(queue, body, hdrs);
   const transport_capabilities caps = capabilities();

@@ -91,8 +91,8 @@ TEST_P(TransportContract, ADelayedPublishAfterCloseIsClosed) {
   auto* t = open();
   ASSERT_TRUE(t);
   ASSERT_TRUE(t->close(clock::now() + 10s));
-  auto r = t->publish_delayed(queue_, bqtest::envelope_text(35, "urn:babel:test:later", queue_),
-                              {}, 1s);
+  auto r =
+      t->publish_delayed(queue_, bqtest::envelope_text(35, "urn:babel:test:later", queue_), {}, 1s);
   ASSERT_FALSE(r);
   if (features().delayed_publish) {
     EXPECT_EQ(r.code(), transport_errc::closed) << r.error().message;
