@@ -24,10 +24,11 @@ error_info seam::closed_error() const {
   return error_info(transport_errc::closed, name_ + " transport is closed");
 }
 
-result<void> seam::publish(std::string_view queue, std::string_view body, const headers& hdrs) {
+result<void> seam::publish(std::string_view queue, std::string_view body, const headers& hdrs,
+                           std::optional<std::chrono::milliseconds> delay) {
   if (auto r = check_queue(queue); !r) return r;
   std::vector<proton::message> one;
-  one.push_back(codec_.to_message(body, hdrs, std::nullopt));
+  one.push_back(codec_.to_message(body, hdrs, delay));
   return client_->send(queue, std::move(one), clock::now() + operation_timeout_);
 }
 

@@ -39,7 +39,11 @@ class seam {
   seam(std::unique_ptr<client> c, message_codec codec, std::string name,
        std::chrono::milliseconds operation_timeout);
 
-  result<void> publish(std::string_view queue, std::string_view body, const headers& hdrs);
+  /// A confirmed send of one message; with `delay` (> 0, checked by transport::publish_delayed)
+  /// the codec schedules it (Artemis `x-opt-delivery-time`, Service Bus
+  /// `x-opt-scheduled-enqueue-time`): the broker holds it, this client keeps nothing.
+  result<void> publish(std::string_view queue, std::string_view body, const headers& hdrs,
+                       std::optional<std::chrono::milliseconds> delay = std::nullopt);
   result<void> publish_batch(std::string_view queue, std::span<const outgoing_message> messages);
   result<std::optional<received_message>> receive(std::string_view queue,
                                                   std::chrono::milliseconds timeout);

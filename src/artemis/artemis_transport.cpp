@@ -74,6 +74,12 @@ result<void> artemis_transport::publish(std::string_view queue, std::string_view
   return impl_->seam.publish(queue, body, hdrs);
 }
 
+result<void> artemis_transport::publish_later(std::string_view queue, std::string_view body,
+                                              const headers& hdrs,
+                                              std::chrono::milliseconds delay) {
+  return impl_->seam.publish(queue, body, hdrs, delay);
+}
+
 result<void> artemis_transport::publish_batch(std::string_view queue,
                                               std::span<const outgoing_message> messages) {
   return impl_->seam.publish_batch(queue, messages);

@@ -83,6 +83,11 @@ result<void> asb_transport::publish(std::string_view queue, std::string_view bod
   return impl_->seam.publish(queue, body, hdrs);
 }
 
+result<void> asb_transport::publish_later(std::string_view queue, std::string_view body,
+                                          const headers& hdrs, std::chrono::milliseconds delay) {
+  return impl_->seam.publish(queue, body, hdrs, delay);
+}
+
 result<void> asb_transport::publish_batch(std::string_view queue,
                                           std::span<const outgoing_message> messages) {
   return impl_->seam.publish_batch(queue, messages);

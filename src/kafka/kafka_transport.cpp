@@ -91,6 +91,34 @@ result<void> kafka_transport::publish_batch(std::string_view topic,
                                   clock::now() + opts_.operation_timeout);
 }
 
+result<void> kafka_transport::publish_later(std::string_view topic, std::string_view body,
+                                            const headers& hdrs, std::chrono::milliseconds delay) {
+  if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");
+  if (opts_.retry_topics.empty()) {
+    return fail(transport_errc::not_supported,
+                "kafka has no delay of its own: a delayed publish needs retry tiers "
+                "(retry_topics=5s,1m,...) and a re-injector");
+  }
+  if (auto r = check_topic(topic); !r) return r;
+  // The smallest tier that holds the whole delay (spec §6.4, the Python/.NET rule); bq-delay
+  // is the delay asked for, which the re-injector waits from the record's timestamp.
+  const std::size_t tier = bk::delay_tier(delay, opts_.retry_topics);
+  if (tier == 0) {  // the seam refuses a delay over max_delay first; kept for a direct call
+    return fail(transport_errc::invalid_argument,
+                "kafka publish delay " + std::to_string(delay.count()) +
+                    " ms is longer than the longest retry tier; nothing was sent");
+  }
+  const std::string parked = bk::retry_topic(topic, tier);
+  if (auto r = check_topic(parked); !r) return r;
+  headers oob = hdrs;
+  oob[std::string(bk::header_delay)] = std::to_string(delay.count());
+  oob[std::string(bk::header_original_topic)] = std::string(topic);
+  // With bq-delay among its headers the record is stamped now, not meta.created_at
+  // (producer.hpp): the delay counts from the publish, whenever the envelope was made.
+  return impl_->producer->publish(parked, body, oob, std::nullopt,
+                                  clock::now() + opts_.operation_timeout);
+}
+
 result<std::optional<received_message>> kafka_transport::receive(
     std::string_view topic, std::chrono::milliseconds timeout) {
   if (impl_->closed) return fail(transport_errc::closed, "kafka transport is closed");

@@ -15,6 +15,7 @@ constexpr detail::category_entry k_entries[] = {
     entry(errc::unavailable, "unavailable", condition::unavailable),
     entry(errc::backend, "backend"),
     entry(errc::not_found, "not_found", condition::not_found),
+    entry(errc::not_supported, "not_supported", condition::not_supported),
 };
 constinit const detail::table_category k_category{"babelqueue.outbox", k_entries};
 

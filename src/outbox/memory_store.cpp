@@ -19,23 +19,40 @@ record* memory_store::find(std::string_view id) {
   return n >= 1 && n <= rows_.size() ? &rows_[n - 1] : nullptr;
 }
 
-result<std::string> memory_store::save(std::string_view body, std::string_view queue) {
+result<std::string> memory_store::insert(std::string_view body, std::string_view queue,
+                                         std::optional<due_time> deliver_at) {
   if (queue.empty()) return fail(errc::invalid_argument, "outbox: save needs a queue");
   std::lock_guard lock(mutex_);
   record r;
   r.id = "ob-" + std::to_string(next_++);
   r.queue = std::string(queue);
   r.body = std::string(body);
+  r.deliver_at = deliver_at;
   rows_.push_back(r);
   return r.id;
 }
 
+result<std::string> memory_store::save(std::string_view body, std::string_view queue) {
+  return insert(body, queue, std::nullopt);
+}
+
+result<std::string> memory_store::save_at(std::string_view body, std::string_view queue,
+                                          due_time deliver_at) {
+  return insert(body, queue, deliver_at);
+}
+
 result<std::vector<record>> memory_store::fetch_unpublished(std::size_t limit) {
+  return fetch_due(limit, due_now());
+}
+
+result<std::vector<record>> memory_store::fetch_due(std::size_t limit, due_time until) {
   std::lock_guard lock(mutex_);
   std::vector<record> out;
   for (const auto& r : rows_) {
     if (out.size() >= limit) break;  // limit 0 fetches nothing (Go), not one row (Python/PHP)
-    if (r.status == row_status::pending) out.push_back(r);
+    if (r.status == row_status::pending && (!r.deliver_at || *r.deliver_at <= until)) {
+      out.push_back(r);
+    }
   }
   return out;
 }

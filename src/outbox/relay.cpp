@@ -22,6 +22,16 @@ constexpr std::size_t default_drain_ceiling = 10000;
 // err.Error(); Python "<Type>: <msg>"): e.g. "unavailable: redis: connection refused".
 std::string reason_of(const error_info& e) { return std::string(e.reason()) + ": " + e.message; }
 
+// The latest due time a pass fetches: now when the transport cannot hold a message, now +
+// max_delay when it holds one that long, every row when it has no limit (store.hpp).
+due_time fetch_until(due_time now, const transport_capabilities& caps) {
+  if (!caps.delayed_publish) return now;
+  if (caps.max_delay.count() <= 0 || caps.max_delay > due_time::max() - now) {
+    return due_time::max();
+  }
+  return now + caps.max_delay;
+}
+
 }  // namespace
 
 relay::relay(std::shared_ptr<store> rows, transport& broker, relay_options options)
@@ -35,6 +45,18 @@ relay::relay(std::shared_ptr<store> rows, transport& broker, relay_options optio
   if (!options_.sleeper) {
     options_.sleeper = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   }
+  if (!options_.clock) options_.clock = [] { return std::chrono::system_clock::now(); };
+}
+
+result<void> relay::send(const record& row) {
+  if (row.deliver_at) {
+    // The time left now, rounded up (never early); read per row, so a long pass does not
+    // add its own duration to the rows at its end.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*row.deliver_at -
+                                                                   options_.clock());
+    if (left.count() > 0) return broker_.publish_delayed(row.queue, row.body, {}, left);
+  }
+  return broker_.publish(row.queue, row.body);
 }
 
 std::chrono::milliseconds relay::backoff(std::int64_t attempts) const noexcept {
@@ -48,11 +70,13 @@ std::chrono::milliseconds relay::backoff(std::int64_t attempts) const noexcept {
 }
 
 result<flush_result> relay::flush() {
-  BABELQUEUE_TRY_LET(rows, rows_->fetch_unpublished(options_.batch));
+  const auto now = std::chrono::floor<std::chrono::milliseconds>(options_.clock());
+  BABELQUEUE_TRY_LET(rows,
+                     rows_->fetch_due(options_.batch, fetch_until(now, broker_.capabilities())));
   flush_result out;
   std::vector<std::string> published;
   for (const auto& row : *rows) {
-    if (auto sent = broker_.publish(row.queue, row.body); sent) {
+    if (auto sent = send(row); sent) {
       published.push_back(row.id);
       continue;
     } else if (auto marked = rows_->mark_failed(row.id, reason_of(sent.error())); !marked) {

@@ -7,6 +7,7 @@
 #include <babelqueue/outbox/postgres_store.hpp>
 
 #include <mutex>
+#include <chrono>
 #include <set>
 #include <string>
 #include <utility>
@@ -17,6 +18,11 @@ namespace outbox {
 namespace {
 
 constexpr std::size_t max_error_bytes = 500;
+// How long adding the deliver_at column waits for the table's lock. ADD COLUMN needs an
+// ACCESS EXCLUSIVE lock: queued behind a long business transaction it would block every
+// writer queued behind it, so it gives up instead (and is tried again by the next open()
+// or migrate()).
+constexpr const char* add_column_lock_timeout = "3s";
 
 postgres::error_codes codes() {
   return {make_error_code(errc::invalid_argument), make_error_code(errc::unavailable),
@@ -85,13 +91,64 @@ struct postgres_store::impl {
   // fetched rows not yet accounted for by a mark.
   bool pass_open = false;
   std::set<std::string, std::less<>> outstanding;
+  // The deliver_at column is known to exist (only ever set: a column is never dropped;
+  // while unset each call looks again, so a row with a time written by an upgraded writer
+  // is never read as "at once" by a store that missed the upgrade).
+  bool has_due = false;
 
   ~impl() { (void)end_pass(false); }
 
   std::string columns() const {
-    return "SELECT id, queue, body, status, attempts, coalesce(last_error, ''),"
-           " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM " +
-           options.table;
+    return std::string("SELECT id, queue, body, status, attempts, coalesce(last_error, ''),"
+                       " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ") +
+           (has_due ? "deliver_at" : "NULL::bigint") + " FROM " + options.table;
+  }
+
+  // {table exists, it has deliver_at}: one catalog read, no lock on the table.
+  result<std::pair<bool, bool>> probe() {
+    const postgres::param p[] = {postgres::param::text(options.table)};
+    BABELQUEUE_TRY_LET(
+        r, in_pass("SELECT to_regclass($1) IS NOT NULL, EXISTS (SELECT 1 FROM pg_attribute"
+                   " WHERE attrelid = to_regclass($1) AND attname = 'deliver_at'"
+                   " AND attnum > 0 AND NOT attisdropped)",
+                   p, "read the table's columns", true));
+    return std::pair<bool, bool>{r->text(0, 0) == "t", r->text(0, 1) == "t"};
+  }
+
+  // Whether deliver_at can be used (a missing table: false, and the statement that follows
+  // fails as it always did, 42P01).
+  result<bool> due_ready() {
+    if (has_due) return true;
+    BABELQUEUE_TRY_LET(state, probe());
+    has_due = state->second;
+    return has_due;
+  }
+
+  // Adds deliver_at to a table an older version made: a NULL column, a catalog-only change
+  // (no row rewritten; the rows stay due at once). Inside the caller's transaction (an
+  // adopted connection in migrate()) it runs there, as the caller's CREATE would; else in a
+  // transaction of its own with a lock timeout.
+  result<void> add_due_column() {
+    BABELQUEUE_TRY_LET(state, probe());
+    if (!state->first || state->second) {
+      has_due = state->second;
+      return {};
+    }
+    const std::string ddl =
+        "ALTER TABLE " + options.table + " ADD COLUMN IF NOT EXISTS deliver_at BIGINT NULL";
+    auto& s = *session;
+    if (s.in_transaction()) {
+      BABELQUEUE_TRY_LET(r, s.exec(ddl, {}, "add the deliver_at column", false));
+    } else {
+      BABELQUEUE_TRY_LET(scope, postgres::scope::begin(s, "add the deliver_at column"));
+      BABELQUEUE_TRY_LET(t, s.exec(std::string("SET LOCAL lock_timeout = '") +
+                                       add_column_lock_timeout + "'",
+                                   {}, "add the deliver_at column", false));
+      BABELQUEUE_TRY_LET(r, s.exec(ddl, {}, "add the deliver_at column", false));
+      BABELQUEUE_TRY((*scope)->commit());
+    }
+    has_due = true;
+    return {};
   }
 
   // Ends the open pass: COMMIT, or ROLLBACK (also after an error: the transaction is then
@@ -136,6 +193,9 @@ struct postgres_store::impl {
       r.attempts = rows.integer(i, 4);
       r.last_error = rows.text(i, 5);
       r.created_at = rows.text(i, 6);
+      if (!rows.is_null(i, 7)) {
+        r.deliver_at = due_time(std::chrono::milliseconds(rows.integer(i, 7)));
+      }
       out.push_back(std::move(r));
     }
     return out;
@@ -163,6 +223,11 @@ result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& 
   state->session = std::move(*s);
   state->park_after = std::to_string(options.park_after);
   state->options = std::move(options);
+  // A table made by an older version gets its deliver_at column on the store's own
+  // connection. Should that fail (the lock timeout under a long transaction, a role that
+  // may not ALTER), the store still works as before (no row has a time) and save_at()
+  // answers not_supported; migrate() reports the failure.
+  (void)state->add_due_column();
   return std::unique_ptr<postgres_store>(new postgres_store(std::move(state)));
 }
 
@@ -181,14 +246,16 @@ result<void> postgres_store::migrate() {
   std::lock_guard lock(impl_->mutex);
   const std::string& t = impl_->options.table;
   const std::string names[] = {t, t + "_pending_idx"};
-  return impl_->session->migrate(
+  BABELQUEUE_TRY(impl_->session->migrate(
       names, "CREATE TABLE IF NOT EXISTS " + t +
                  " (id BIGSERIAL PRIMARY KEY, queue TEXT NOT NULL, body BYTEA NOT NULL,"
                  " status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,"
                  " last_error TEXT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(),"
-                 " published_at TIMESTAMPTZ NULL, failed_at TIMESTAMPTZ NULL);"
+                 " published_at TIMESTAMPTZ NULL, failed_at TIMESTAMPTZ NULL,"
+                 " deliver_at BIGINT NULL);"
                  "CREATE INDEX IF NOT EXISTS " +
-                 t + "_pending_idx ON " + t + " (id) WHERE status = 'pending';");
+                 t + "_pending_idx ON " + t + " (id) WHERE status = 'pending';"));
+  return impl_->add_due_column();  // a table an older version made
 }
 
 result<std::string> postgres_store::save(std::string_view body, std::string_view queue) {
@@ -196,31 +263,61 @@ result<std::string> postgres_store::save(std::string_view body, std::string_view
   std::lock_guard lock(impl_->mutex);
   const postgres::param p[] = {postgres::param::text(queue), postgres::param::blob(body)};
   // Never repeated after a reconnect: a row whose INSERT was committed before the
-  // connection broke would be saved twice.
+  // connection broke would be saved twice. Names no deliver_at, so it saves into a table
+  // an older version made too.
   BABELQUEUE_TRY_LET(r, impl_->in_pass("INSERT INTO " + impl_->options.table +
                                            " (queue, body) VALUES ($1, $2) RETURNING id",
                                        p, "save", false));
   return r->text(0, 0);
 }
 
+result<std::string> postgres_store::save_at(std::string_view body, std::string_view queue,
+                                            due_time deliver_at) {
+  if (queue.empty()) return fail(errc::invalid_argument, "outbox: save needs a queue");
+  std::lock_guard lock(impl_->mutex);
+  BABELQUEUE_TRY_LET(due, impl_->due_ready());
+  if (!*due) {
+    return fail(errc::not_supported, "outbox postgres: table " + impl_->options.table +
+                                         " has no deliver_at column (made by an older version):"
+                                         " run migrate(); nothing was saved");
+  }
+  const std::string at = std::to_string(deliver_at.time_since_epoch().count());
+  const postgres::param p[] = {postgres::param::text(queue), postgres::param::blob(body),
+                               postgres::param::literal(at)};
+  BABELQUEUE_TRY_LET(r, impl_->in_pass("INSERT INTO " + impl_->options.table +
+                                           " (queue, body, deliver_at) VALUES ($1, $2, $3::bigint)"
+                                           " RETURNING id",
+                                       p, "save", false));
+  return r->text(0, 0);
+}
+
 result<std::vector<record>> postgres_store::fetch_unpublished(std::size_t limit) {
+  return fetch_due(limit, due_now());
+}
+
+result<std::vector<record>> postgres_store::fetch_due(std::size_t limit, due_time until) {
   if (limit == 0) return std::vector<record>{};
   std::lock_guard lock(impl_->mutex);
   auto& s = *impl_->session;
   // A pass left open (every row failed but the last mark did not come) ends here.
   BABELQUEUE_TRY(impl_->end_pass(true));
+  BABELQUEUE_TRY_LET(due, impl_->due_ready());
   const bool own = !s.in_transaction();  // else: the caller's transaction holds the locks
   if (own) {
     BABELQUEUE_TRY(s.exec("BEGIN", {}, "fetch"));
     impl_->pass_open = true;
   }
   const std::string n = std::to_string(limit);
-  const postgres::param p[] = {postgres::param::literal(n)};
+  const std::string bound = std::to_string(until.time_since_epoch().count());
+  const postgres::param p[] = {postgres::param::literal(n), postgres::param::literal(bound)};
+  // Without the column (a table an older version made, on an adopted connection) no row
+  // has a time: every pending row is due.
+  const std::span<const postgres::param> params(p, *due ? 2 : 1);
   BABELQUEUE_TRY_LET(
-      r,
-      impl_->in_pass(impl_->columns() + " WHERE status = 'pending' ORDER BY id ASC LIMIT $1::bigint"
-                                        " FOR UPDATE SKIP LOCKED",
-                     p, "fetch", false));
+      r, impl_->in_pass(impl_->columns() + " WHERE status = 'pending'" +
+                            (*due ? " AND (deliver_at IS NULL OR deliver_at <= $2::bigint)" : "") +
+                            " ORDER BY id ASC LIMIT $1::bigint FOR UPDATE SKIP LOCKED",
+                        params, "fetch", false));
   auto rows = impl::to_records(*r);
   if (rows.empty()) {
     BABELQUEUE_TRY(impl_->end_pass(true));
@@ -270,6 +367,7 @@ result<void> postgres_store::mark_failed(std::string_view id, std::string_view r
 
 result<std::vector<record>> postgres_store::list(const list_options& options) {
   std::lock_guard lock(impl_->mutex);
+  BABELQUEUE_TRY_LET(due, impl_->due_ready());  // columns() reads deliver_at once it exists
   const std::string n = std::to_string(options.limit);
   if (!options.status) {
     const postgres::param p[] = {postgres::param::literal(n)};

@@ -40,6 +40,10 @@ std::string utc_now() {
   return text;
 }
 
+// Whether the table has the deliver_at column (store.hpp): a table made before delivery
+// times existed lacks it until open() or migrate() adds it.
+enum class due_column { no_table, missing, present };
+
 // One prepared statement, finalized on scope exit.
 struct stmt {
   sqlite3_stmt* s = nullptr;
@@ -65,6 +69,10 @@ struct sqlite_store::impl {
   bool owned = false;
   sqlite_store_options options;
   std::mutex mutex;
+  // The deliver_at column is known to exist. Only ever set (a column is never dropped);
+  // while unset every call looks again (one schema read), so rows with a time written by
+  // an upgraded writer are never read as "at once" by a store that missed the upgrade.
+  bool has_due = false;
 
   ~impl() {
     if (owned) sqlite3_close_v2(db);
@@ -77,15 +85,70 @@ struct sqlite_store::impl {
     return {};
   }
 
-  result<std::vector<record>> select_rows(const std::string& where, std::size_t limit,
-                                          const char* status) {
+  result<due_column> probe() {
     stmt st;
-    const std::string sql =
-        "SELECT id, queue, body, status, attempts, coalesce(last_error, ''), created_at FROM " +
-        options.table + where + " ORDER BY id ASC LIMIT ?1";
+    BABELQUEUE_TRY(prepare(st, "SELECT name FROM pragma_table_info(?1)"));
+    sqlite3_bind_text(st.s, 1, options.table.c_str(), -1, SQLITE_TRANSIENT);
+    bool any = false;
+    for (;;) {
+      const int rc = sqlite3_step(st.s);
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return db_error(db, rc, "read the table's columns");
+      any = true;
+      if (sqlite::column_bytes(st.s, 0) == "deliver_at") return due_column::present;
+    }
+    return any ? due_column::missing : due_column::no_table;
+  }
+
+  // Whether deliver_at can be used (the table may not exist yet: then false, and the
+  // statement that follows fails as it always did, "no such table").
+  result<bool> due_ready() {
+    if (has_due) return true;
+    BABELQUEUE_TRY_LET(state, probe());
+    has_due = *state == due_column::present;
+    return has_due;
+  }
+
+  // Adds deliver_at to a table made by an older version (a NULL column: its rows are due
+  // at once, as they always were). SQLite's ADD COLUMN rewrites no row.
+  result<void> add_due_column() {
+    BABELQUEUE_TRY_LET(state, probe());
+    if (*state != due_column::missing) {
+      has_due = *state == due_column::present;
+      return {};
+    }
+    const std::string ddl = "ALTER TABLE " + options.table + " ADD COLUMN deliver_at INTEGER";
+    if (const int rc = sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, nullptr);
+        rc != SQLITE_OK) {
+      auto failed = db_error(db, rc, "add the deliver_at column");
+      // Another process added it first ("duplicate column name"): done all the same.
+      if (auto again = probe(); again && *again == due_column::present) {
+        has_due = true;
+        return {};
+      }
+      return failed;
+    }
+    has_due = true;
+    return {};
+  }
+
+  // Rows oldest first: `where` uses ?2 = status text when given, ?3 = a due bound in epoch
+  // ms when given.
+  result<std::vector<record>> select_rows(const std::string& where, std::size_t limit,
+                                          const char* status, std::optional<due_time> until) {
+    BABELQUEUE_TRY_LET(due, due_ready());
+    stmt st;
+    const std::string sql = std::string("SELECT id, queue, body, status, attempts,"
+                                        " coalesce(last_error, ''), created_at, ") +
+                            (*due ? "deliver_at" : "NULL") + " FROM " + options.table + where +
+                            (until && *due ? " AND (deliver_at IS NULL OR deliver_at <= ?3)" : "") +
+                            " ORDER BY id ASC LIMIT ?1";
     BABELQUEUE_TRY(prepare(st, sql));
     sqlite3_bind_int64(st.s, 1, static_cast<sqlite3_int64>(limit));
     if (status != nullptr) sqlite3_bind_text(st.s, 2, status, -1, SQLITE_STATIC);
+    if (until && *due) {
+      sqlite3_bind_int64(st.s, 3, static_cast<sqlite3_int64>(until->time_since_epoch().count()));
+    }
     std::vector<record> out;
     for (;;) {
       const int rc = sqlite3_step(st.s);
@@ -99,6 +162,9 @@ struct sqlite_store::impl {
       r.attempts = sqlite3_column_int64(st.s, 4);
       r.last_error = sqlite::column_bytes(st.s, 5);
       r.created_at = sqlite::column_bytes(st.s, 6);
+      if (sqlite3_column_type(st.s, 7) != SQLITE_NULL) {
+        r.deliver_at = due_time(std::chrono::milliseconds(sqlite3_column_int64(st.s, 7)));
+      }
       out.push_back(std::move(r));
     }
     return out;
@@ -154,6 +220,11 @@ result<std::unique_ptr<sqlite_store>> sqlite_store::open(const std::string& path
   state->owned = true;  // closed by ~impl even when the open failed (SQLite's rule)
   if (rc != SQLITE_OK) return db_error(db, rc, failed_step);
   state->options = std::move(options);
+  // A table made by an older version gets its deliver_at column on the store's own
+  // connection. Should that fail (a lock held past the busy timeout, a read-only file), the
+  // store still works as before (no row has a time) and save_at() answers not_supported;
+  // migrate() reports the failure.
+  (void)state->add_due_column();
   return std::unique_ptr<sqlite_store>(new sqlite_store(std::move(state)));
 }
 
@@ -176,24 +247,49 @@ result<void> sqlite_store::migrate() {
       "CREATE TABLE IF NOT EXISTS " + t +
       " (id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body BLOB NOT NULL,"
       " status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,"
-      " last_error TEXT, created_at TEXT NOT NULL, published_at TEXT, failed_at TEXT);"
+      " last_error TEXT, created_at TEXT NOT NULL, published_at TEXT, failed_at TEXT,"
+      " deliver_at INTEGER);"
       "CREATE INDEX IF NOT EXISTS " +
       t + "_pending_idx ON " + t + " (status, id);";
   if (const int rc = sqlite3_exec(impl_->db, ddl.c_str(), nullptr, nullptr, nullptr);
       rc != SQLITE_OK) {
     return db_error(impl_->db, rc, "migrate");
   }
-  return {};
+  return impl_->add_due_column();  // a table an older version made
 }
 
 result<std::string> sqlite_store::save(std::string_view body, std::string_view queue) {
+  return insert(body, queue, std::nullopt);
+}
+
+result<std::string> sqlite_store::save_at(std::string_view body, std::string_view queue,
+                                          due_time deliver_at) {
+  return insert(body, queue, deliver_at);
+}
+
+result<std::string> sqlite_store::insert(std::string_view body, std::string_view queue,
+                                         std::optional<due_time> deliver_at) {
   if (queue.empty()) return fail(errc::invalid_argument, "outbox: save needs a queue");
   std::lock_guard lock(impl_->mutex);
+  if (deliver_at) {
+    BABELQUEUE_TRY_LET(due, impl_->due_ready());
+    if (!*due) {
+      return fail(errc::not_supported, "outbox sqlite: table " + impl_->options.table +
+                                           " has no deliver_at column (made by an older version):"
+                                           " run migrate(); nothing was saved");
+    }
+  }
   stmt st;
+  // A plain row names no deliver_at, so it saves into a table an older version made too.
   if (auto r = impl_->prepare(st, "INSERT INTO " + impl_->options.table +
-                                      " (queue, body, created_at) VALUES (?1, ?2, ?3)");
+                                      (deliver_at ? " (queue, body, created_at, deliver_at)"
+                                                    " VALUES (?1, ?2, ?3, ?4)"
+                                                  : " (queue, body, created_at) VALUES (?1, ?2, ?3)"));
       !r) {
     return failure{r.error()};
+  }
+  if (deliver_at) {
+    sqlite3_bind_int64(st.s, 4, static_cast<sqlite3_int64>(deliver_at->time_since_epoch().count()));
   }
   const std::string now = utc_now();
   sqlite3_bind_text(st.s, 1, queue.data(), static_cast<int>(queue.size()), SQLITE_TRANSIENT);
@@ -206,9 +302,13 @@ result<std::string> sqlite_store::save(std::string_view body, std::string_view q
 }
 
 result<std::vector<record>> sqlite_store::fetch_unpublished(std::size_t limit) {
+  return fetch_due(limit, due_now());
+}
+
+result<std::vector<record>> sqlite_store::fetch_due(std::size_t limit, due_time until) {
   if (limit == 0) return std::vector<record>{};
   std::lock_guard lock(impl_->mutex);
-  return impl_->select_rows(" WHERE status = ?2", limit, "pending");
+  return impl_->select_rows(" WHERE status = ?2", limit, "pending", until);
 }
 
 result<void> sqlite_store::mark_published(std::span<const std::string> ids) {
@@ -248,9 +348,9 @@ result<void> sqlite_store::mark_failed(std::string_view id, std::string_view rea
 
 result<std::vector<record>> sqlite_store::list(const list_options& options) {
   std::lock_guard lock(impl_->mutex);
-  if (!options.status) return impl_->select_rows("", options.limit, nullptr);
+  if (!options.status) return impl_->select_rows("", options.limit, nullptr, std::nullopt);
   const std::string status(to_string(*options.status));
-  return impl_->select_rows(" WHERE status = ?2", options.limit, status.c_str());
+  return impl_->select_rows(" WHERE status = ?2", options.limit, status.c_str(), std::nullopt);
 }
 
 result<std::size_t> sqlite_store::retry(std::span<const std::string> ids) {

@@ -11,15 +11,22 @@ namespace babelqueue::inline v1::pulsar::detail {
 namespace bp = bindings::pulsar;
 namespace pc = ::pulsar;
 
-// A native delay and its `bq-delay` mirror (ms).
-void set_delay(pc::MessageBuilder& b, std::chrono::milliseconds delay) {
-  b.setDeliverAfter(delay);
-  b.setProperty(std::string(bp::property_delay), std::to_string(delay.count()));
+delivery_delay deliver_at_of(std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) return {};
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  return {delay, static_cast<std::uint64_t>((now + delay).count())};
 }
 
-// Builds a message: the payload, the bq- projection, the event time, and a native delay.
-pc::Message build_message(std::string_view body, const headers& hdrs,
-                          std::chrono::milliseconds delay) {
+void set_delay(pc::MessageBuilder& b, const delivery_delay& d) {
+  if (d.delay.count() <= 0) return;
+  // deliverAt, not deliverAfter: deliverAfter reads the clock when the message is built, after
+  // whatever preceded it; both land in the one metadata field, deliver_at_time.
+  b.setDeliverAt(d.deliver_at_ms);
+  b.setProperty(std::string(bp::property_delay), std::to_string(d.delay.count()));
+}
+
+pc::Message build_message(std::string_view body, const headers& hdrs, const delivery_delay& d) {
   pc::MessageBuilder b;
   b.setContent(body.data(), body.size());
   // Two scratch strings serve every property (setProperty copies them into the metadata).
@@ -30,9 +37,7 @@ pc::Message build_message(std::string_view body, const headers& hdrs,
     b.setProperty(name, value);
   });
   if (created && *created > 0) b.setEventTimestamp(static_cast<std::uint64_t>(*created));
-  if (delay.count() > 0) {
-    set_delay(b, delay);
-  }
+  set_delay(b, d);
   return b.build();
 }
 

@@ -33,6 +33,8 @@ namespace bp = bindings::pulsar;
 namespace pc = ::pulsar;
 using clock = std::chrono::steady_clock;
 using detail::build_message;
+using detail::deliver_at_of;
+using detail::delivery_delay;
 using detail::pulsar_error;
 using detail::set_delay;
 
@@ -142,6 +144,9 @@ struct pulsar_transport::impl {
   std::vector<result<void>> send_all(const options& o, pc::Producer& producer,
                                      std::string_view topic, std::size_t count,
                                      const std::function<pc::Message(std::size_t)>& build);
+  // One message to `queue`, with a native delay when `due` has one; waits for its receipt.
+  result<void> send_one(const options& o, std::string_view queue, std::string_view body,
+                        const headers& hdrs, const delivery_delay& due);
   // The slot of a (valid) queue name; the topic is computed on first use only.
   queue_slot& slot_of(const options& o, std::string_view queue);
   result<pc::Producer*> producer_for(const options& o, queue_slot& slot);
@@ -343,20 +348,42 @@ result<pc::Consumer*> pulsar_transport::impl::consumer_for(const options& o, std
 
 result<void> pulsar_transport::publish(std::string_view queue, std::string_view body,
                                        const headers& hdrs) {
-  return publish_after(queue, body, {}, hdrs);
+  return impl_->send_one(opts_, queue, body, hdrs, {});
 }
 
 result<void> pulsar_transport::publish_after(std::string_view queue, std::string_view body,
                                              std::chrono::milliseconds delay, const headers& hdrs) {
+  // The name this transport had before the seam's publish_delayed(): the same checks, the
+  // same wire (publish_later() below).
+  return publish_delayed(queue, body, hdrs, delay);
+}
+
+result<void> pulsar_transport::publish_later(std::string_view queue, std::string_view body,
+                                             const headers& hdrs, std::chrono::milliseconds delay) {
+  // The due time first: nothing below (a producer made on first use, the subscription made
+  // sure of) may push it later than the caller asked.
+  const delivery_delay due = deliver_at_of(delay);
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
+  if (!capabilities().delayed_publish) {
+    // Exclusive and Failover subscriptions dispatch a delayed message at once: on this
+    // transport's own subscription the delay would not hold, so nothing is sent.
+    return fail(transport_errc::not_supported,
+                "pulsar delays delivery only on shared and key_shared subscriptions "
+                "(subscription_type)");
+  }
+  return impl_->send_one(opts_, queue, body, hdrs, due);
+}
+
+result<void> pulsar_transport::impl::send_one(const options& o, std::string_view queue,
+                                              std::string_view body, const headers& hdrs,
+                                              const delivery_delay& due) {
+  if (closed) return fail(transport_errc::closed, "pulsar transport is closed");
   if (auto r = check_queue(queue); !r) return r;
-  if (delay.count() < 0) return fail(transport_errc::invalid_argument, "pulsar delay must be >= 0");
-  queue_slot& slot = impl_->slot_of(opts_, queue);
-  BABELQUEUE_TRY_LET(producer, impl_->producer_for(opts_, slot));
-  return std::move(impl_
-                       ->send_all(opts_, **producer, slot.topic, 1,
-                                  [&](std::size_t) { return build_message(body, hdrs, delay); })
-                       .front());
+  queue_slot& slot = slot_of(o, queue);
+  BABELQUEUE_TRY_LET(producer, producer_for(o, slot));
+  return std::move(send_all(o, **producer, slot.topic, 1, [&](std::size_t) {
+                     return build_message(body, hdrs, due);
+                   }).front());
 }
 
 std::vector<result<void>> pulsar_transport::publish_each(
@@ -443,14 +470,15 @@ result<void> pulsar_transport::release(const received_message& message,
     return fail(transport_errc::not_supported,
                 "pulsar delays delivery only on shared and key_shared subscriptions");
   }
-  // A delay: the same payload and properties again with deliverAfter, then the original is
+  // A delay: the same payload and properties again with deliverAt, then the original is
   // acknowledged (negative acks have one fixed delay per consumer).
+  const delivery_delay due = deliver_at_of(delay);
   queue_slot& slot = *h->slot;
   BABELQUEUE_TRY_LET(producer, impl_->producer_for(opts_, slot));
   pc::MessageBuilder b;
   b.setContent(h->message.getData(), h->message.getLength());
   b.setProperties(h->message.getProperties());
-  set_delay(b, delay);
+  set_delay(b, due);
   if (h->message.getEventTimestamp() > 0) b.setEventTimestamp(h->message.getEventTimestamp());
   if (auto sent = std::move(
           impl_->send_all(opts_, **producer, slot.topic, 1, [&b](std::size_t) { return b.build(); })

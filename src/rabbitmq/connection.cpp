@@ -211,6 +211,7 @@ void connection::drop() {
   publish_open_ = false;
   unconfirmed_.clear();
   declared_.clear();
+  waits_.clear();
   consumers_.clear();
   next_channel_ = 2;
 }
@@ -285,6 +286,53 @@ result<void> connection::declare(std::string_view queue) {
     return fail(std::move(e));
   }
   declared_.emplace(queue);
+  return {};
+}
+
+result<void> connection::declare_wait(const wait_queue& w) {
+  const auto now = clock::now();
+  if (auto it = waits_.find(w.name); it != waits_.end() && now < it->second) return {};
+  if (!publish_open_) {
+    if (auto r = open_publish_channel(); !r) return r;
+  }
+  // Long (`l`) integers: a TTL over 2^31-1 ms does not fit a signed 32-bit `I` (the broker
+  // compares values, not widths, when a peer redeclares).
+  std::array<amqp_table_entry_t, 7> args{};
+  auto set_long = [](amqp_table_entry_t& e, const char* key, std::int64_t v) {
+    e.key = amqp_cstring_bytes(key);
+    e.value.kind = AMQP_FIELD_KIND_I64;
+    e.value.value.i64 = v;
+  };
+  auto set_text = [](amqp_table_entry_t& e, const char* key, std::string_view v) {
+    e.key = amqp_cstring_bytes(key);
+    e.value.kind = AMQP_FIELD_KIND_UTF8;
+    e.value.value.bytes = bytes_of(v);
+  };
+  set_text(args[0], "x-queue-type", "quorum");
+  set_long(args[1], "x-message-ttl", w.ttl_ms);
+  set_long(args[2], "x-expires", w.expires_ms);
+  set_text(args[3], "x-dead-letter-exchange", bindings::rabbitmq::default_exchange);
+  set_text(args[4], "x-dead-letter-routing-key", w.target);
+  // The broker forgets a dead-lettered message only once the work queue confirmed it (a
+  // crash may deliver it twice, never lose it); the strategy requires reject-publish.
+  set_text(args[5], "x-dead-letter-strategy", "at-least-once");
+  set_text(args[6], "x-overflow", "reject-publish");
+  const amqp_table_t table{static_cast<int>(args.size()), args.data()};
+  amqp_queue_declare(state_, publish_channel, bytes_of(w.name), /*passive=*/0, /*durable=*/1,
+                     /*exclusive=*/0, /*auto_delete=*/0, table);
+  if (amqp_get_rpc_reply(state_).reply_type != AMQP_RESPONSE_NORMAL) {
+    error_info e = rpc_failure(publish_channel, "queue.declare of the wait queue " +
+                                                    in_quotes(w.name) + " (delayed publish)");
+    if (e.code == transport_errc::refused) {
+      e.message +=
+          " — declared before with other arguments (delete it once empty), or a broker "
+          "without quorum queues with message TTL and at-least-once dead-lettering "
+          "(RabbitMQ >= 3.10). Nothing was sent";
+    }
+    return fail(std::move(e));
+  }
+  if (waits_.size() >= 64) std::erase_if(waits_, [&](const auto& kv) { return kv.second <= now; });
+  waits_.insert_or_assign(w.name, now + w.window_left);
   return {};
 }
 
@@ -477,6 +525,7 @@ result<bool> connection::pump(clock::time_point deadline) {
       if (auto it = declared_.find(view_of(m->routing_key)); it != declared_.end()) {
         declared_.erase(it);
       }
+      if (auto it = waits_.find(view_of(m->routing_key)); it != waits_.end()) waits_.erase(it);
       BABELQUEUE_TRY(read_content(channel, nullptr));
       // The broker confirms a returned message afterwards: report the return instead.
       if (!publish_failure_) publish_failure_ = std::move(e);

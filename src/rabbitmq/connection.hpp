@@ -18,6 +18,7 @@
 
 #include "core/keeper_thread.hpp"
 #include "rabbitmq/errors.hpp"
+#include "rabbitmq/wait_queue.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
 #include <babelqueue/headers.hpp>
@@ -82,6 +83,11 @@ class connection {
 
   /// queue.declare (durable, no arguments) once per queue per connection.
   result<void> declare(std::string_view queue);
+  /// queue.declare of a wait queue (wait_queue.hpp) with its arguments, once per connection
+  /// (while its window lasts). PRECONDITION_FAILED (declared with other arguments, or a
+  /// broker without these queue features) is transport_errc::refused; the publish channel is
+  /// reopened by the next call.
+  result<void> declare_wait(const wait_queue& w);
   /// basic.publish (mandatory) on the confirm channel; the message counts as unconfirmed.
   result<void> send(std::string_view queue, std::string_view body,
                     const bindings::rabbitmq::properties& props);
@@ -131,6 +137,9 @@ class connection {
   std::set<std::uint64_t> unconfirmed_;
   std::optional<error_info> publish_failure_;
   std::set<std::string, std::less<>> declared_;
+  /// Wait queues declared on this connection -> the end of their window (no publish goes to
+  /// them afterwards: their name changes).
+  std::map<std::string, clock::time_point, std::less<>> waits_;
 
   std::map<std::string, consumer, std::less<>> consumers_;
   amqp_channel_t next_channel_ = 2;

@@ -121,6 +121,15 @@ std::optional<std::string> text_of(const amqp_field_value_t& v) {
   }
 }
 
+// What RabbitMQ adds when it dead-letters a message (a delayed publish's wait queue does,
+// on expiry): `x-death` (an array of tables, which text_of() leaves out anyway) and the
+// `x-first-death-*` / `x-last-death-*` (RabbitMQ >= 3.13) strings. Broker annotations, not
+// headers a publisher sent: surfacing them would break the byte-exact header round trip of a
+// delayed publish, and release() would republish them as headers of its own.
+bool is_dead_letter_annotation(std::string_view key) {
+  return key == "x-death" || key.starts_with("x-first-death-") || key.starts_with("x-last-death-");
+}
+
 std::optional<std::int64_t> parse_integer(std::string_view s) {
   std::int64_t n = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
@@ -143,7 +152,7 @@ received_headers read_headers(const amqp_basic_properties_t& props) {
         out.attempts = parse_integer(view_of(e.value.value.bytes));
       }
     }
-    if (bindings::rabbitmq::is_contract_header(key)) continue;
+    if (bindings::rabbitmq::is_contract_header(key) || is_dead_letter_annotation(key)) continue;
     if (auto text = text_of(e.value)) out.out_of_band.insert_or_assign(std::string(key), *text);
   }
   return out;

@@ -47,7 +47,9 @@ struct received_headers {
 
 /// Reads the headers table of `props` (an absent table gives empty results). Integers,
 /// booleans, floats, decimals and timestamps are stringified; strings and byte arrays are
-/// kept as they are; nested tables, arrays and void are left out (no peer writes them).
+/// kept as they are; nested tables, arrays and void are left out (no peer writes them), and
+/// so are the broker's dead-letter annotations (`x-death`, `x-first-death-*`,
+/// `x-last-death-*`).
 received_headers read_headers(const amqp_basic_properties_t& props);
 
 }  // namespace babelqueue::inline v1::rabbitmq::detail

@@ -4,6 +4,7 @@
 #include "core/reconnect_backoff.hpp"
 #include "rabbitmq/connection.hpp"
 #include "rabbitmq/options.hpp"
+#include "rabbitmq/wait_queue.hpp"
 #include "runtime/binding_support.hpp"
 
 #include <babelqueue/bindings/rabbitmq.hpp>
@@ -59,14 +60,17 @@ struct rabbitmq_transport::impl {
 
   /// Connects (with backoff) until `deadline`; at least one attempt when the schedule allows.
   result<void> ensure(clock::time_point deadline);
-  /// Connects and declares `queue`, reconnecting when the connection drops on the way.
-  result<void> prepare(std::string_view queue, clock::time_point deadline);
+  /// Connects and declares `queue` (and `wait`, the wait queue of a delayed publish),
+  /// reconnecting when the connection drops on the way.
+  result<void> prepare(std::string_view queue, const detail::wait_queue* wait,
+                       clock::time_point deadline);
   /// The handle of `m` when it is an unsettled delivery of this instance, else an error.
   result<claimed_handle<delivery_handle>> settleable(const received_message& m);
   /// Publishes `count` messages (`at(i)` gives body and headers) under the confirm window
-  /// and waits for every confirm.
+  /// and waits for every confirm; to `queue`, or to the wait queue `wait` of `queue`.
   template <class MessageAt>
-  result<void> publish_many(std::string_view queue, std::size_t count, MessageAt at);
+  result<void> publish_many(std::string_view queue, std::size_t count, MessageAt at,
+                            const detail::wait_queue* wait = nullptr);
 
   const options& opts;
 
@@ -128,18 +132,24 @@ result<void> rabbitmq_transport::impl::ensure(clock::time_point deadline) {
 
 // --- publish -----------------------------------------------------------------------------
 
-result<void> rabbitmq_transport::impl::prepare(std::string_view queue, clock::time_point deadline) {
+result<void> rabbitmq_transport::impl::prepare(std::string_view queue,
+                                               const detail::wait_queue* wait,
+                                               clock::time_point deadline) {
   for (;;) {
     if (auto r = ensure(deadline); !r) return r;
-    if (!opts.declare_queues) return {};
-    auto r = conn.declare(queue);
+    // The work queue first: it is where the wait queue dead-letters to, and the broker
+    // drops a dead-letter no queue takes. The wait queue is the SDK's own, so it is declared
+    // even without declare_queues (nobody can provision one per delay in advance).
+    auto r = opts.declare_queues ? conn.declare(queue) : result<void>();
+    if (r && wait != nullptr) r = conn.declare_wait(*wait);
     if (r || conn.is_open() || !is_transient(r.code()) || clock::now() >= deadline) return r;
   }
 }
 
 template <class MessageAt>
 result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std::size_t count,
-                                                    MessageAt at) {
+                                                    MessageAt at,
+                                                    const detail::wait_queue* wait) {
   if (closed) return fail(transport_errc::closed, "amqp transport is closed");
   if (auto r = check_queue(queue); !r) return r;
   if (count == 0) return {};
@@ -147,7 +157,8 @@ result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std:
     if (auto r = check_header_names(at(i).second); !r) return r;
   }
   auto deadline = clock::now() + opts.operation_timeout;
-  if (auto r = prepare(queue, deadline); !r) return r;
+  if (auto r = prepare(queue, wait, deadline); !r) return r;
+  const std::string_view route = wait != nullptr ? std::string_view(wait->name) : queue;
   const std::uint64_t generation = conn.generation();
   const auto window = static_cast<std::size_t>(opts.confirm_window);
   for (std::size_t i = 0; i < count; ++i) {
@@ -160,7 +171,7 @@ result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std:
                   "connection lost during a batch publish; earlier messages may be unconfirmed");
     }
     const auto [body, hdrs] = at(i);
-    if (auto r = conn.send(queue, body, rb::project(body, hdrs)); !r) return r;
+    if (auto r = conn.send(route, body, rb::project(body, hdrs)); !r) return r;
   }
   return conn.await_confirms(0, deadline);
 }
@@ -174,6 +185,29 @@ result<void> rabbitmq_transport::publish(std::string_view queue, std::string_vie
     // Returned unroutable: the queue was deleted after we declared it (no queue holds the
     // message, so sending it again cannot duplicate it). Declare it again, once.
     r = impl_->publish_many(queue, 1, one);
+  }
+  return r;
+}
+
+// Delayed publish (header "Delayed publish"): the seam checked the delay (> 0, at most
+// max_publish_delay); a publish() to the wait queue, whose TTL and dead-lettering bring the
+// message to `queue` when due. A per-message `expiration` in one shared queue would be
+// wrong: RabbitMQ expires only the head of a queue, so a long delay would block shorter ones.
+result<void> rabbitmq_transport::publish_later(std::string_view queue, std::string_view body,
+                                               const headers& hdrs,
+                                               std::chrono::milliseconds delay) {
+  auto lock = impl_->conn.lock();
+  if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
+  BABELQUEUE_TRY(check_queue(queue));
+  const detail::wait_queue wait =
+      detail::wait_queue_for(queue, delay, std::chrono::system_clock::now());
+  auto one = [&](std::size_t) { return std::pair<std::string_view, const headers&>(body, hdrs); };
+  auto r = impl_->publish_many(queue, 1, one, &wait);
+  if (!r && r.code() == transport_errc::not_found) {
+    // Returned unroutable: the wait queue was deleted since we declared it (no queue holds
+    // the message, so sending it again cannot duplicate it). Declare it again, once (the
+    // return dropped it from the declared set).
+    r = impl_->publish_many(queue, 1, one, &wait);
   }
   return r;
 }
@@ -258,7 +292,8 @@ result<void> rabbitmq_transport::release(const received_message& message,
   if (delay.count() > 0) {
     if (impl_->closed) return fail(transport_errc::closed, "amqp transport is closed");
     return fail(transport_errc::not_supported,
-                "amqp: RabbitMQ cannot delay a release without a plugin (release with delay 0)");
+                "amqp: release() cannot delay (RabbitMQ has no delay of its own; publish_delayed() "
+                "goes through a wait queue); release with delay 0");
   }
   BABELQUEUE_TRY_LET(h, impl_->settleable(message));
   // Republish the same bytes and headers to the tail, confirmed, then ack the original

@@ -7,8 +7,6 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 
 namespace babelqueue::inline v1::redis::detail {
 
@@ -21,10 +19,6 @@ enum laravel_kind : std::uint8_t {
   k_zrem = 32,  // ZREM <reserved> member…; count = members
   k_reserve,    // the reserve script; count = acks merged into it
 };
-
-// A blocking wait is cut into slices of at most this: a job that becomes due in :delayed,
-// or that another producer adds there, wakes nobody (only pushes write a notify token).
-constexpr auto k_block_slice = 1000ms;
 
 std::int64_t stale_of(const command_meta& cmd, const redisReply& reply) {
   switch (cmd.kind) {
@@ -60,20 +54,11 @@ void compose_zrems(request& req, laravel_context& lc, bool report_errors) {
   }
 }
 
-// BLPOP and BLMOVE take seconds with millisecond decimals (Redis ≥ 6); never 0 (= forever).
-std::string seconds_arg(std::chrono::milliseconds wait) {
-  if (wait.count() < 1) wait = 1ms;
-  char buf[32];
-  const int n = std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64,
-                              static_cast<std::int64_t>(wait.count() / 1000),
-                              static_cast<std::int64_t>(wait.count() % 1000));
-  return {buf, static_cast<std::size_t>(n)};
-}
-
 }  // namespace
 
 script_set laravel_scripts() {
-  return script_set{{laravel_reserve_script, laravel_release_script, laravel_recover_script}};
+  return script_set{{laravel_reserve_script, laravel_release_script, laravel_recover_script,
+                     laravel_schedule_script}};
 }
 
 // -- laravel_context ------------------------------------------------------------------------
@@ -147,17 +132,18 @@ laravel_reserve_op::laravel_reserve_op(laravel_context& lc, std::string_view que
 
 std::chrono::milliseconds laravel_reserve_op::begin_attempt(std::chrono::milliseconds remaining) {
   remaining_ = remaining;
-  // The first attempt only tries (migrate + pop); later ones wait on :notify first.
+  // The first attempt only tries (migrate + pop); later ones wait on :notify first, in
+  // slices capped at the next delayed job's due time (k_block_slice: a job that comes due in
+  // :delayed, or that another producer adds there, pushes no notify token).
   block_ = remaining.count() > 0 && !first_;
-  wait_ = std::min(remaining, k_block_slice);
-  if (next_due_s_ >= 0) wait_ = std::min(wait_, std::chrono::milliseconds(next_due_s_ * 1000));
-  if (wait_.count() < 1) wait_ = 1ms;
+  wait_ = blocking_wait(remaining, next_due_ms_);
   return lc_.st.opts.command_timeout + (block_ ? wait_ : 0ms);
 }
 
 void laravel_reserve_op::compose(request& req, script_shas shas) {
   auto& st = lc_.st;
   st.got.clear();
+  next_due_ms_ = -1;  // this round's reply says it again
   st.take_pending();
   auto& merged = st.merged_scratch;
   merged.clear();
@@ -191,7 +177,7 @@ void laravel_reserve_op::on_reply(const command_meta& cmd, const redisReply& rep
     res->raw.assign(reply_text(reply.element[2]));
     st.got.push_back(std::move(res));
   } else if (reply.elements == 2 && reply.element[1]->type == REDIS_REPLY_INTEGER) {
-    next_due_s_ = reply.element[1]->integer;
+    next_due_ms_ = reply.element[1]->integer;
   }
 }
 
@@ -224,7 +210,7 @@ next_step laravel_settle_op::finish(std::optional<error_info>&) {
 // -- release --------------------------------------------------------------------------------
 
 laravel_release_op::laravel_release_op(laravel_context& lc, reservation& r,
-                                       std::chrono::seconds delay)
+                                       std::chrono::milliseconds delay)
     : lc_(lc), r_(r), delay_(std::to_string(std::max<std::int64_t>(delay.count(), 0))) {
   what = "redis release failed";
 }
@@ -245,6 +231,44 @@ next_step laravel_release_op::finish(std::optional<error_info>& error) {
   return finish_release(lc_.st, r_, gone_, error,
                         "the reservation was already gone (it expired and migrated back to the "
                         "queue, or a worker removed it); nothing re-queued");
+}
+
+// -- publish_later --------------------------------------------------------------------------
+
+laravel_schedule_op::laravel_schedule_op(laravel_context& lc, std::string_view queue,
+                                         std::string_view job, std::chrono::milliseconds delay)
+    : lc_(lc), queue_(queue), job_(job), delay_(std::to_string(delay.count())) {
+  what = "redis delayed publish on ";
+  subject = queue;
+}
+
+std::chrono::milliseconds laravel_schedule_op::begin_attempt(std::chrono::milliseconds) {
+  return lc_.st.opts.command_timeout;
+}
+
+void laravel_schedule_op::compose(request& req, script_shas shas) {
+  ok_ = false;
+  auto& st = lc_.st;
+  st.take_pending();
+  all_taken_to_scratch(st);
+  compose_zrems(req, lc_, /*report_errors=*/false);
+  req.push({"EVALSHA", shas[k_laravel_schedule], "1", lc_.keys(queue_).delayed, delay_, job_},
+           {k_single});
+}
+
+void laravel_schedule_op::on_reply(const command_meta& cmd, const redisReply& reply) {
+  lc_.st.stale_acks += stale_of(cmd, reply);
+  if (cmd.kind == k_single) ok_ = reply.type == REDIS_REPLY_INTEGER;
+}
+
+// As a publish: the deferred ZREMs in front ran (a server-side error drops them: their
+// reservations expire and migrate back).
+next_step laravel_schedule_op::finish(std::optional<error_info>& error) {
+  lc_.st.taken.clear();
+  if (!error && !ok_)
+    error =
+        redis_error(fault::unexpected_reply, "redis delayed publish failed", "unexpected reply");
+  return next_step::done;
 }
 
 // -- recover --------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 //   laravel_settle_op   deferred ZREMs                                   ack (sync), flush, close
 //   laravel_release_op  gated release script                             release
 //   laravel_recover_op  recover script                                   recover
+//   laravel_schedule_op deferred ZREMs + schedule script (ZADD :delayed) publish_later
 //
 // A reservation's `raw` is the member the reserve script added to `:reserved` (the job with
 // `attempts` + 1, re-encoded by cjson, or the job itself when it does not decode): the ack
@@ -33,6 +34,7 @@ enum laravel_script_index : std::size_t {
   k_laravel_reserve = 0,
   k_laravel_release = 1,
   k_laravel_recover = 2,
+  k_laravel_schedule = 3,
 };
 script_set laravel_scripts();
 
@@ -91,7 +93,7 @@ class laravel_reserve_op final : public operation {
   bool block_ = false;
   std::chrono::milliseconds remaining_{0};
   std::chrono::milliseconds wait_{0};  // how long the coming BLPOP waits
-  std::int64_t next_due_s_ = -1;       // the script's hint: the next delayed job is due in …
+  std::int64_t next_due_ms_ = -1;      // the script's hint: the next delayed job is due in …
 };
 
 class laravel_settle_op final : public operation {
@@ -108,7 +110,7 @@ class laravel_settle_op final : public operation {
 
 class laravel_release_op final : public operation {
  public:
-  laravel_release_op(laravel_context& lc, reservation& r, std::chrono::seconds delay);
+  laravel_release_op(laravel_context& lc, reservation& r, std::chrono::milliseconds delay);
   void compose(request& req, script_shas shas) override;
   void on_reply(const command_meta& cmd, const redisReply& reply) override;
   next_step finish(std::optional<error_info>& error) override;
@@ -118,6 +120,26 @@ class laravel_release_op final : public operation {
   reservation& r_;
   std::string delay_;
   bool gone_ = false;
+};
+
+/// Laravel's later(): the job into `:delayed`, scored with its due time in whole epoch
+/// seconds (laravel_schedule_script), this queue's deferred ZREMs in front.
+class laravel_schedule_op final : public operation {
+ public:
+  laravel_schedule_op(laravel_context& lc, std::string_view queue, std::string_view job,
+                      std::chrono::milliseconds delay);
+  std::chrono::milliseconds begin_attempt(std::chrono::milliseconds) override;
+  void compose(request& req, script_shas shas) override;
+  void on_reply(const command_meta& cmd, const redisReply& reply) override;
+  void undo() override { lc_.st.give_back(); }
+  next_step finish(std::optional<error_info>& error) override;
+
+ private:
+  laravel_context& lc_;
+  std::string_view queue_;
+  std::string_view job_;
+  std::string delay_;
+  bool ok_ = false;
 };
 
 class laravel_recover_op final : public operation {

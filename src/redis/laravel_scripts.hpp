@@ -23,7 +23,7 @@ namespace babelqueue::inline v1::redis::detail {
 // back), ARGV[2] migration batch (-1 = all), ARGV[3] 1 = reserve a job after settling, 0 =
 // settle only, ARGV[4..] reserved members of deferred acks (ZREM each).
 // Returns {settled} (settle only), {settled, job, reserved member} (a job was reserved) or
-// {settled, seconds until the next delayed job is due or -1} (nothing ready).
+// {settled, ms until the next delayed job is due (at most an hour) or -1} (nothing ready).
 inline constexpr const char* laravel_reserve_script = R"lua(
 local settled = 0
 for i = 4, #ARGV do
@@ -32,7 +32,9 @@ end
 if tonumber(ARGV[3]) < 1 then
   return {settled}
 end
-local now = tonumber(redis.call('time')[1])
+local t = redis.call('time')
+local now = tonumber(t[1])
+local now_ms = now * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function migrate(from)
   local due = redis.call('zrangebyscore', from, '-inf', now, 'limit', 0, ARGV[2])
   if #due == 0 then
@@ -57,7 +59,7 @@ if not job then
   local head = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')
   local wait = -1
   if #head == 2 then
-    wait = math.max(0, tonumber(head[2]) - now)
+    wait = math.floor(math.min(math.max(0, tonumber(head[2]) * 1000 - now_ms), 3600000))
   end
   return {settled, wait}
 end
@@ -80,10 +82,12 @@ return {settled, job, reserved}
 )lua";
 
 // KEYS: ready, reserved, delayed, notify. ARGV[1] reserved member, ARGV[2] the job to
-// re-queue, ARGV[3] delay in whole seconds (0 = now).
+// re-queue, ARGV[3] delay in ms (0 = now).
 // Gated release: only while the reservation exists, it leaves :reserved and the job goes to
 // the END of the ready list (delay 0, with its notify token) or to :delayed, due at
-// now + delay. Returns 1 when it re-queued, 0 when the reservation was already gone.
+// ceil(now + delay) in whole epoch seconds on the server's clock — never early (Laravel's
+// floor(now) + delay can be up to a second early). Returns 1 when it re-queued, 0 when the
+// reservation was already gone.
 inline constexpr const char* laravel_release_script = R"lua(
 if redis.call('zrem', KEYS[2], ARGV[1]) == 0 then
   return 0
@@ -93,10 +97,24 @@ if delay <= 0 then
   redis.call('rpush', KEYS[1], ARGV[2])
   redis.call('rpush', KEYS[4], 1)
 else
-  local now = tonumber(redis.call('time')[1])
-  redis.call('zadd', KEYS[3], string.format('%d', now + delay), ARGV[2])
+  local t = redis.call('time')
+  local due_ms = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000) + delay
+  redis.call('zadd', KEYS[3], string.format('%.0f', math.ceil(due_ms / 1000)), ARGV[2])
 end
 return 1
+)lua";
+
+// KEYS: delayed. ARGV[1] delay in ms (> 0), ARGV[2] the job, as publish() would push it.
+// Laravel's later() (`ZADD :delayed <availableAt> <payload>`, whole epoch seconds; the pop's
+// migration moves it to the ready list with its notify token once the score is <= now), with
+// the score taken on the server's clock and rounded UP: ceil(now + delay), so the job is
+// never due early (Laravel and Python compute floor(now) + delay on their own clocks, which
+// can be up to a second early). NX: an identical job already waiting keeps its own due time
+// (the set cannot hold the same job twice). Returns ZADD's count (0 = it was there already).
+inline constexpr const char* laravel_schedule_script = R"lua(
+local t = redis.call('time')
+local due_ms = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+return redis.call('zadd', KEYS[1], 'NX', string.format('%.0f', math.ceil(due_ms / 1000)), ARGV[2])
 )lua";
 
 // KEYS: ready, reserved, notify. ARGV[1] older_than milliseconds (0 = every reservation),

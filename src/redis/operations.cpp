@@ -29,8 +29,33 @@ bool is_settle(const command_meta& cmd) {
 }  // namespace
 
 script_set transport_scripts() {
-  return script_set{{settle_reserve_script, release_script, release_untracked_script,
-                     recover_script, unreserve_script}};
+  // The two scripts that move due scheduled messages share their Lua helpers (scripts.hpp).
+  static const std::string settle_reserve = std::string(scheduled_lua_lib) + settle_reserve_body;
+  static const std::string migrate = std::string(scheduled_lua_lib) + migrate_body;
+  return script_set{{settle_reserve.c_str(), release_script, release_untracked_script,
+                     recover_script, unreserve_script, migrate.c_str(), schedule_script}};
+}
+
+std::string scheduled_key(std::string_view queue) {
+  std::string k(queue);
+  k.append(scheduled_suffix);
+  return k;
+}
+
+std::string seconds_arg(std::chrono::milliseconds wait) {
+  if (wait.count() < 1) wait = 1ms;
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof buf, "%" PRId64 ".%03" PRId64,
+                              static_cast<std::int64_t>(wait.count() / 1000),
+                              static_cast<std::int64_t>(wait.count() % 1000));
+  return {buf, static_cast<std::size_t>(n)};
+}
+
+std::chrono::milliseconds blocking_wait(std::chrono::milliseconds remaining,
+                                        std::int64_t next_due_ms) {
+  auto wait = std::min(remaining, k_block_slice);
+  if (next_due_ms >= 0) wait = std::min(wait, std::chrono::milliseconds(next_due_ms));
+  return std::max(wait, 1ms);
 }
 
 // -- transport_state ------------------------------------------------------------------------
@@ -39,6 +64,7 @@ transport_state::transport_state(const options& o)
     : opts(o),
       retry_after_arg(o.retry_after ? std::to_string(o.retry_after->count()) : "-1"),
       prefetch_arg(std::to_string(o.prefetch)),
+      batch_arg(std::to_string(o.migration_batch)),
       rng_(std::random_device{}()) {}
 
 const transport_state::queue_keys& transport_state::keys(std::string_view queue) {
@@ -46,6 +72,7 @@ const transport_state::queue_keys& transport_state::keys(std::string_view queue)
     keys_.queue.assign(queue);
     keys_.processing = binding::processing_key(queue, opts.processing_suffix);
     keys_.deadlines = binding::deadlines_key(queue, opts.processing_suffix);
+    keys_.scheduled = scheduled_key(queue);
     keys_valid_ = true;
   }
   return keys_;
@@ -87,12 +114,13 @@ void compose_settles(request& req, script_shas shas, transport_state& st, std::s
     const auto n = static_cast<std::size_t>(std::count_if(rest.begin(), rest.end(), of_queue));
     const auto& keys = st.keys(queue);
     if (tracked) {
-      req.begin(9 + 2 * n, {k_settle_tracked, report_errors, static_cast<std::uint32_t>(n)});
+      req.begin(11 + 2 * n, {k_settle_tracked, report_errors, static_cast<std::uint32_t>(n)});
       for (std::string_view a :
            {std::string_view("EVALSHA"), std::string_view(shas[k_settle_reserve]),
-            std::string_view("3"), std::string_view(queue), std::string_view(keys.processing),
-            std::string_view(keys.deadlines), std::string_view(st.retry_after_arg), random12,
-            std::string_view("0")}) {
+            std::string_view("4"), std::string_view(queue), std::string_view(keys.processing),
+            std::string_view(keys.deadlines), std::string_view(keys.scheduled),
+            std::string_view(st.retry_after_arg), random12, std::string_view("0"),
+            std::string_view(st.batch_arg)}) {
         req.add(a);
       }
       for (const reservation* r : rest) {
@@ -198,15 +226,26 @@ reserve_op::reserve_op(transport_state& st, std::string_view queue, clock::time_
   what = "redis receive on ";
   subject = queue;
   outage_is_unreachable = true;
+  // Untracked, the only script is the move of due scheduled messages in front of a plain
+  // LMOVE/BLMOVE, which ran all the same: keep what it reserved (finish) instead of resending
+  // and losing track of it; the due messages move on the next attempt.
+  resend_after_noscript = st.opts.track_reservations;
 }
 
 std::chrono::milliseconds reserve_op::begin_attempt(std::chrono::milliseconds remaining) {
   remaining_ = remaining;
-  // Tracked: a non-blocking try first, then waits. Untracked: BLMOVE itself moves, so there
-  // is no separate non-blocking first try.
-  block_ = remaining.count() > 0 && (!first_ || !st_.opts.track_reservations);
+  // A non-blocking try first (it moves the due scheduled messages and says when the next one
+  // is due), then waits in slices (k_block_slice), each capped at that due time.
+  block_ = remaining.count() > 0 && !first_;
+  std::int64_t due_in = next_due_ms_;
+  if (due_in > 0) {  // the hint ages while the round that carried it waits
+    const auto aged =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - next_due_at_);
+    due_in = std::max<std::int64_t>(0, due_in - aged.count());
+  }
+  wait_ = blocking_wait(remaining, due_in);
   // The socket waits for the blocking command plus the usual margin.
-  return st_.opts.command_timeout + (block_ ? remaining : 0ms);
+  return st_.opts.command_timeout + (block_ ? wait_ : 0ms);
 }
 
 void reserve_op::compose(request& req, script_shas shas) {
@@ -227,34 +266,39 @@ void reserve_op::compose(request& req, script_shas shas) {
   const std::string_view rnd(random12, sizeof random12);
   compose_settles(req, shas, st_, rnd, /*report_errors=*/true);
 
-  char secs[32];
-  const auto wait = remaining_.count() < 1 ? 1ms : remaining_;
-  const int secs_len = std::snprintf(secs, sizeof secs, "%" PRId64 ".%03" PRId64,
-                                     static_cast<std::int64_t>(wait.count() / 1000),
-                                     static_cast<std::int64_t>(wait.count() % 1000));
-  const std::string_view seconds(secs, static_cast<std::size_t>(secs_len));
+  const std::string seconds = seconds_arg(wait_);
+  next_due_ms_ = -1;  // this round's reply says it again
 
   const auto& keys = st_.keys(queue_);
   if (tracked) {
     if (block_) {
       // Wait without taking: rotating the head onto itself returns once the list is
-      // non-empty; the script right behind it (same round trip) then reserves.
+      // non-empty; the script right behind it (same round trip) then moves the due scheduled
+      // messages and reserves.
       req.push({"BLMOVE", queue_, queue_, "LEFT", "LEFT", seconds}, {k_wait});
     }
-    req.begin(9 + 2 * merged.size(),
+    req.begin(11 + 2 * merged.size(),
               {k_reserve_tracked, true, static_cast<std::uint32_t>(merged.size())});
     for (std::string_view a :
          {std::string_view("EVALSHA"), std::string_view(shas[k_settle_reserve]),
-          std::string_view("3"), queue_, std::string_view(keys.processing),
-          std::string_view(keys.deadlines), std::string_view(st_.retry_after_arg), rnd,
-          std::string_view(st_.prefetch_arg)}) {
+          std::string_view("4"), queue_, std::string_view(keys.processing),
+          std::string_view(keys.deadlines), std::string_view(keys.scheduled),
+          std::string_view(st_.retry_after_arg), rnd, std::string_view(st_.prefetch_arg),
+          std::string_view(st_.batch_arg)}) {
       req.add(a);
     }
     for (const reservation* r : merged) {
       req.add(r->token);
       req.add(r->raw);
     }
-  } else if (block_) {
+    return;
+  }
+  // Untracked: the due scheduled messages move first (one script), then the plain move; the
+  // script's hint is measured before this round's wait.
+  next_due_at_ = clock::now();
+  req.push({"EVALSHA", shas[k_migrate], "2", queue_, keys.scheduled, st_.batch_arg},
+           {k_move_due, true});
+  if (block_) {
     req.push({"BLMOVE", queue_, keys.processing, "LEFT", "RIGHT", seconds}, {k_reserve_untracked});
   } else {
     req.push({"LMOVE", queue_, keys.processing, "LEFT", "RIGHT"}, {k_reserve_untracked});
@@ -276,15 +320,22 @@ void reserve_op::on_reply(const command_meta& cmd, const redisReply& reply) {
       st_.stale_acks += count_stale(cmd, reply);
       break;
     case k_reserve_tracked:
-      // {settled, value1, token1, value2, token2, ...}
+      // {settled, next due, value1, token1, value2, token2, ...}
       if (reply.type == REDIS_REPLY_ARRAY && reply.elements >= 1) {
         st_.stale_acks += count_stale(cmd, reply);
-        for (std::size_t k = 1; k + 1 < reply.elements; k += 2)
+        if (reply.elements >= 2 && reply.element[1]->type == REDIS_REPLY_INTEGER) {
+          next_due_ms_ = reply.element[1]->integer;  // measured after this round's wait
+          next_due_at_ = clock::now();
+        }
+        for (std::size_t k = 2; k + 1 < reply.elements; k += 2)
           add(reply_text(reply.element[k]), reply_text(reply.element[k + 1]));
       }
       break;
     case k_reserve_untracked:
       if (reply.type == REDIS_REPLY_STRING) add(reply_text(&reply), {});
+      break;
+    case k_move_due:
+      if (reply.type == REDIS_REPLY_INTEGER) next_due_ms_ = reply.integer;
       break;
     default:  // k_wait: the rotation's reply says nothing
       break;

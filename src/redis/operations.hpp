@@ -4,6 +4,7 @@
 //
 //   publish_op    deferred settles + RPUSH chunks               publish, publish_batch
 //   reserve_op    settles + [BLMOVE wait] + reserving script    receive
+//                 (untracked: settles + move script + LMOVE/BLMOVE)
 //   settle_op     deferred settles                              ack (sync), flush, close
 //   release_op    gated release script                          release
 //   unreserve_op  prefetched reservations back to the head      receive (other queue), close
@@ -53,10 +54,32 @@ enum script_index : std::size_t {
   k_release = 1,
   k_release_untracked = 2,
   k_recover = 3,
-  k_unreserve = 4
+  k_unreserve = 4,
+  k_migrate = 5,
+  k_schedule = 6,
 };
 /// The scripts every connection loads, in script_index order.
 script_set transport_scripts();
+
+/// Suffix of the owned layout's delayed-publish sorted set, `<queue>:scheduled` (this SDK's
+/// extension; redis_transport.hpp, "Delayed publish"). Not `:delayed`: that name holds raw
+/// jobs in Laravel's layout, whose migration would push this set's prefixed members.
+inline constexpr std::string_view scheduled_suffix = ":scheduled";
+/// `<queue>:scheduled`.
+std::string scheduled_key(std::string_view queue);
+
+/// The longest single blocking wait of a receive (both layouts): a message that comes due in
+/// a delayed set, or that another producer schedules during the wait, pushes nothing a
+/// blocked BLMOVE/BLPOP would see, so the wait is cut into slices and every slice ends with a
+/// move of the due messages. Also capped at the earliest due time a round reported.
+inline constexpr std::chrono::milliseconds k_block_slice{1000};
+/// BLMOVE/BLPOP's timeout argument: seconds with millisecond decimals (Redis >= 6); never 0
+/// (= forever).
+std::string seconds_arg(std::chrono::milliseconds wait);
+/// The wait of a blocking attempt: `remaining`, capped at k_block_slice and at `next_due_ms`
+/// (the earliest due time a round reported; < 0 = none), at least 1 ms.
+std::chrono::milliseconds blocking_wait(std::chrono::milliseconds remaining,
+                                        std::int64_t next_due_ms);
 
 /// State of one transport that its operations share: option-derived script arguments, the
 /// deferred acks, and scratch space reused from call to call so that the hot paths
@@ -70,6 +93,7 @@ class transport_state {
   // the number of messages one reservation takes.
   const std::string retry_after_arg;
   const std::string prefetch_arg;
+  const std::string batch_arg;  ///< options::migration_batch (due scheduled members per move)
 
   std::vector<reservation_ptr> pending;  ///< deferred acks, in ack order
   std::int64_t stale_acks = 0;           ///< acks/releases whose reservation was gone
@@ -78,8 +102,9 @@ class transport_state {
     std::string queue;
     std::string processing;
     std::string deadlines;
+    std::string scheduled;
   };
-  /// The processing and deadlines keys of `queue` (bindings/redis.hpp), cached for the
+  /// The processing, deadlines and scheduled keys of `queue` (bindings/redis.hpp), cached for the
   /// last queue asked: valid until the next call with another queue.
   const queue_keys& keys(std::string_view queue);
   /// `out.size()` random lowercase hex digits.
@@ -125,6 +150,7 @@ enum command_kind : std::uint8_t {
   k_reserve_tracked,     // the settle-and-reserve script; count = acks merged into it
   k_reserve_untracked,   // LMOVE / BLMOVE into :processing
   k_single,              // the one command of release/unreserve/recover/LLEN
+  k_move_due,            // the untracked receive's move of due scheduled messages
 };
 
 /// How many acks of a settle command (or a reserving script) found their reservation gone.
@@ -179,6 +205,9 @@ class reserve_op final : public operation {
   bool first_ = true;
   bool block_ = false;
   std::chrono::milliseconds remaining_{0};
+  std::chrono::milliseconds wait_{0};  // how long the coming BLMOVE waits
+  std::int64_t next_due_ms_ = -1;      // the last round's hint: ms until the next one is due
+  clock::time_point next_due_at_{};    // when that hint was measured (about)
 };
 
 class settle_op final : public operation {

@@ -7,6 +7,7 @@
 #include "redis/operations.hpp"
 #include "redis/options.hpp"
 #include "redis/router.hpp"
+#include "redis/schedule_operation.hpp"
 #include "redis/wait_replicas.hpp"
 #include "runtime/binding_support.hpp"
 
@@ -47,6 +48,19 @@ babelqueue::failure no_headers_in_laravel_mode() {
               "redis laravel=1: a Laravel job has no header channel (Laravel's pop decodes the "
               "stored job, so no frame can be stored); publish without headers — the envelope's "
               "trace_id still travels");
+}
+
+// A publish-like operation through the engine, with options::wait_replicas' WAIT in the same
+// round trip when asked for. Unknown outcome after a lost reply: resent while time remains —
+// possibly a duplicate, never a loss.
+result<void> run_publish(detail::router& engine, const options& opts, detail::operation& op,
+                         std::string_view queue) {
+  const auto deadline = clock::now() + opts.command_timeout;
+  if (opts.wait_replicas > 0) {
+    detail::replicated_publish_op durable(op, opts);
+    return engine.run_queue(durable, queue, deadline);
+  }
+  return engine.run_queue(op, queue, deadline);
 }
 
 }  // namespace
@@ -137,22 +151,34 @@ result<void> redis_transport::publish_values(std::string_view queue,
   if (impl_->closed) return closed_error();
   if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
   if (values.empty()) return {};
-  // Unknown outcome after a lost reply: resent while time remains — possibly a duplicate,
-  // never a loss.
-  const auto deadline = clock::now() + opts_.command_timeout;
-  auto run = [&](detail::operation& op) {
-    if (opts_.wait_replicas > 0) {
-      detail::replicated_publish_op durable(op, opts_);  // + WAIT in the same round trip
-      return impl_->engine.run_queue(durable, queue, deadline);
-    }
-    return impl_->engine.run_queue(op, queue, deadline);
-  };
   if (opts_.laravel) {
     detail::laravel_publish_op op(impl_->laravel, queue, values);
-    return run(op);
+    return run_publish(impl_->engine, opts_, op, queue);
   }
   detail::publish_op op(impl_->state, queue, values);
-  return run(op);
+  return run_publish(impl_->engine, opts_, op, queue);
+}
+
+// The seam (transport::publish_delayed) has checked the delay: > 0, and no cap of ours.
+result<void> redis_transport::publish_later(std::string_view queue, std::string_view body,
+                                            const headers& hdrs, std::chrono::milliseconds delay) {
+  if (impl_->closed) return closed_error();
+  if (queue.empty()) return fail(transport_errc::invalid_argument, "empty queue name");
+  // Exactly the value publish() would push: the envelope, or its frame when headers travel.
+  std::string framed;
+  std::string_view value = body;
+  if (!hdrs.empty()) {
+    if (opts_.laravel) return no_headers_in_laravel_mode();
+    BABELQUEUE_TRY_LET(v, framed_value(body, hdrs));
+    framed = std::move(*v);
+    value = framed;
+  }
+  if (opts_.laravel) {
+    detail::laravel_schedule_op op(impl_->laravel, queue, value, delay);
+    return run_publish(impl_->engine, opts_, op, queue);
+  }
+  detail::schedule_op op(impl_->state, queue, value, delay);
+  return run_publish(impl_->engine, opts_, op, queue);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -252,9 +278,9 @@ result<void> redis_transport::release(const received_message& message,
   const auto deadline = clock::now() + opts_.command_timeout;
   result<void> done;
   if (opts_.laravel) {
-    // Whole seconds, rounded up (Laravel's and Python's unit): never earlier than asked.
-    const auto seconds = std::chrono::ceil<std::chrono::seconds>(delay);
-    detail::laravel_release_op op(impl_->laravel, r, seconds);  // gated, as below
+    // Whole seconds (Laravel's and Python's unit), the due time rounded up by the script on
+    // the server's clock: never earlier than asked.
+    detail::laravel_release_op op(impl_->laravel, r, delay);  // gated, as below
     done = impl_->engine.run_queue(op, r.queue, deadline);
   } else {
     detail::release_op op(impl_->state, r);  // gated script: resending cannot duplicate

@@ -2,6 +2,7 @@
 
 #include "core/propagate.hpp"
 #include "redis/cluster_slot.hpp"
+#include "redis/operations.hpp"
 
 #include <babelqueue/bindings/redis.hpp>
 #include <babelqueue/runtime/error.hpp>
@@ -15,16 +16,19 @@ namespace binding = babelqueue::bindings::redis;
 result<std::uint16_t> queue_slot(std::string_view queue, std::string_view suffix) {
   const std::string processing = binding::processing_key(queue, suffix);
   const std::string deadlines = binding::deadlines_key(queue, suffix);
+  const std::string scheduled = scheduled_key(queue);
   const auto slot = key_slot(queue);
   const auto processing_slot = key_slot(processing);
   const auto deadlines_slot = key_slot(deadlines);
-  if (slot == processing_slot && slot == deadlines_slot) return slot;
+  const auto scheduled_slot = key_slot(scheduled);
+  if (slot == processing_slot && slot == deadlines_slot && slot == scheduled_slot) return slot;
   const std::string q(queue);
   return fail(transport_errc::invalid_argument,
               "redis cluster: the keys of queue '" + q + "' are in different hash slots ('" + q +
                   "' " + std::to_string(slot) + ", '" + processing + "' " +
                   std::to_string(processing_slot) + ", '" + deadlines + "' " +
-                  std::to_string(deadlines_slot) +
+                  std::to_string(deadlines_slot) + ", '" + scheduled + "' " +
+                  std::to_string(scheduled_slot) +
                   "), so its scripts cannot run on a cluster; put a hash tag in the queue name, "
                   "e.g. '{" +
                   q + "}', so that all of them hash to one slot");

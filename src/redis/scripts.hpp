@@ -1,25 +1,66 @@
 #pragma once
 // The Lua scripts of the tracked reservation layout (redis_transport.hpp, "Reservation
-// tracking"). They run atomically on the server; every key they touch is passed in KEYS, so
-// on a Redis Cluster they work whenever the queue name is hash-tagged (`{orders}`).
+// tracking") and of this SDK's delayed publish in that layout ("Delayed publish"). They run
+// atomically on the server; every key they touch is passed in KEYS, so on a Redis Cluster
+// they work whenever the queue name is hash-tagged (`{orders}`).
 //
 // Deadline members are `<token>:<stored value>` with a 32-hex token (the Python SDK ≥ 1.24
 // layout, whose sweep accepts any member with ':' at byte 33). Tokens this SDK writes are
 // `<16 hex: reservation time in ms><"cc"><14 hex random>`; recover() reads the time back
 // from them (a foreign token's age is derived from its deadline score instead).
+//
+// Scheduled members (`<queue>:scheduled`, this SDK's own set: no peer writes it) are
+// `<16 hex: publish time in µs, server clock><16 hex random>:<stored value>`, score = the due
+// time in epoch milliseconds (server clock). The prefix makes two identical values two
+// members, and sorts members of one score in publish order; the move strips it (33 bytes), so
+// the ready list gets exactly the value publish() would have pushed.
 
 namespace babelqueue::inline v1::redis::detail {
 
-// KEYS: ready, processing, deadlines.
+// Shared by the scripts that move due scheduled members (prepended to their text; Lua 5.1
+// has no modules and a script cannot call another one).
+//   bq_migrate(ready, scheduled, batch, now_ms): moves up to `batch` (-1 = all) members due at
+//   `now_ms` to the END of `ready`, prefix stripped, in score order then publish order.
+//   bq_next_due(scheduled, now_ms): ms until the earliest member is due (capped at an hour),
+//   -1 when there is none.
+inline constexpr const char* scheduled_lua_lib = R"lua(
+local function bq_migrate(ready, scheduled, batch, now_ms)
+  local due = redis.call('zrangebyscore', scheduled, '-inf', string.format('%d', now_ms),
+                         'limit', 0, batch)
+  if #due == 0 then
+    return
+  end
+  redis.call('zremrangebyrank', scheduled, 0, #due - 1)
+  for i = 1, #due, 100 do
+    local values = {}
+    for j = i, math.min(i + 99, #due) do
+      values[#values + 1] = string.sub(due[j], 34)
+    end
+    redis.call('rpush', ready, unpack(values))
+  end
+end
+local function bq_next_due(scheduled, now_ms)
+  local head = redis.call('zrange', scheduled, 0, 0, 'WITHSCORES')
+  if #head < 2 then
+    return -1
+  end
+  return math.floor(math.min(math.max(0, tonumber(head[2]) - now_ms), 3600000))
+end
+)lua";
+
+// Appended to scheduled_lua_lib (transport_scripts()).
+// KEYS: ready, processing, deadlines, scheduled.
 // ARGV[1] retry_after seconds (-1 = +inf), ARGV[2] 12 hex random, ARGV[3] how many messages
-// to reserve after settling (0 = settle only, at most 255), ARGV[4..] pairs (token, stored
-// value) of deferred acks. Settles each pair (gated on its member), then moves up to ARGV[3]
-// heads of ready to processing, recording one member each. Returns
-// {settled count, value1, token1, value2, token2, ...}.
-inline constexpr const char* settle_reserve_script = R"lua(
+// to reserve after settling (0 = settle only, at most 255), ARGV[4] migration batch (-1 =
+// all), ARGV[5..] pairs (token, stored value) of deferred acks. Settles each pair (gated on
+// its member); then, when reserving, moves the due scheduled members to ready and moves up to
+// ARGV[3] heads of ready to processing, recording one member each. Returns {settled} (settle
+// only) or {settled, next due, value1, token1, value2, token2, ...}, where next due is the ms
+// until the earliest scheduled member is due when nothing was reserved, else -1.
+inline constexpr const char* settle_reserve_body = R"lua(
 local settled = 0
 local n = #ARGV
-local i = 4
+local i = 5
 while i < n do
   if redis.call('zrem', KEYS[3], ARGV[i] .. ':' .. ARGV[i + 1]) == 1 then
     redis.call('lrem', KEYS[2], 1, ARGV[i + 1])
@@ -35,6 +76,8 @@ end
 local t = redis.call('time')
 local sec = tonumber(t[1])
 local ms = sec * 1000 + math.floor(tonumber(t[2]) / 1000)
+bq_migrate(KEYS[1], KEYS[4], ARGV[4], ms)
+out[2] = -1
 local ra = tonumber(ARGV[1])
 local score = '+inf'
 if ra >= 0 then
@@ -51,7 +94,38 @@ for k = 1, want do
   out[#out + 1] = raw
   out[#out + 1] = token
 end
+if #out == 2 then
+  out[2] = bq_next_due(KEYS[4], ms)
+end
 return out
+)lua";
+
+// Appended to scheduled_lua_lib. The untracked receive's move (track_reservations=false: its
+// reservation is a plain LMOVE/BLMOVE, sent right behind this in the same round trip).
+// KEYS: ready, scheduled. ARGV[1] migration batch (-1 = all). Returns the ms until the
+// earliest member left is due, -1 when there is none.
+inline constexpr const char* migrate_body = R"lua(
+local t = redis.call('time')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+bq_migrate(KEYS[1], KEYS[2], ARGV[1], ms)
+return bq_next_due(KEYS[2], ms)
+)lua";
+
+// KEYS: scheduled. ARGV[1] delay in ms (> 0), ARGV[2] 16 hex random, ARGV[3] the stored value
+// (what publish() would push). Adds the member `<16 hex µs><ARGV[2]>:<value>` due at
+// ceil(now in ms) + delay (server clock: never early, whatever the client's clock says). NX
+// and a bumped stamp on the (astronomically unlikely) equal member: a delayed publish never
+// collapses into another one. Returns 1.
+inline constexpr const char* schedule_script = R"lua(
+local t = redis.call('time')
+local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local due = string.format('%.0f', math.ceil(us / 1000) + tonumber(ARGV[1]))
+local stamp = us
+while redis.call('zadd', KEYS[1], 'NX', due, string.format('%016x', stamp) .. ARGV[2] .. ':' ..
+                                              ARGV[3]) == 0 do
+  stamp = stamp + 1
+end
+return 1
 )lua";
 
 // KEYS: ready, processing, deadlines. ARGV pairs (token, stored value), newest first.

@@ -89,6 +89,7 @@ void append_entry_fields(std::string& out, const send_entry& e) {
   if (e.attributes != nullptr && !e.attributes->empty()) append_attributes(out, *e.attributes);
   if (!e.group_id.empty()) string_field(out, "MessageGroupId", e.group_id);
   if (!e.deduplication_id.empty()) string_field(out, "MessageDeduplicationId", e.deduplication_id);
+  if (e.delay_seconds > 0) int_field(out, "DelaySeconds", e.delay_seconds);
 }
 
 // Successful / Failed lists of a batch response, by entry id "0".."n-1".

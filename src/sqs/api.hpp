@@ -48,6 +48,9 @@ struct send_entry {
   const std::vector<bindings::sqs::attribute>* attributes = nullptr;
   std::string group_id;          ///< FIFO only
   std::string deduplication_id;  ///< FIFO only, empty = content-based
+  /// `DelaySeconds` (1..900, standard queues only: SQS refuses it on FIFO); 0 = not sent, the
+  /// queue's own DelaySeconds applies.
+  int delay_seconds = 0;
 };
 
 /// The outcome of one batch entry: empty error = sent.

@@ -121,15 +121,50 @@ result<std::string> sqs_transport::queue_url(std::string_view queue) {
   return url;
 }
 
+result<int> sqs_transport::delay_seconds_of(std::string_view queue, milliseconds delay) const {
+  if (delay.count() < 0) {
+    return fail(transport_errc::invalid_argument,
+                "sqs: a publish delay must be >= 0 (got " + std::to_string(delay.count()) + " ms)");
+  }
+  if (delay.count() == 0) return 0;
+  if (delay > max_publish_delay) {
+    return fail(transport_errc::invalid_argument,
+                "sqs: a publish delay of " + std::to_string(delay.count()) +
+                    " ms is over SQS's DelaySeconds maximum of 900 s; nothing was sent");
+  }
+  const std::string name = native_name(queue);
+  if (opts_.fifo || bs::is_fifo(name)) {
+    // SQS refuses DelaySeconds on a FIFO message; sending without it would deliver early.
+    return fail(transport_errc::not_supported,
+                "sqs: FIFO queue '" + name +
+                    "' takes no per-message delay (SQS applies only the queue's own "
+                    "DelaySeconds there); nothing was sent");
+  }
+  return seconds_up(delay, 900);  // whole seconds, rounded up: never early
+}
+
 result<void> sqs_transport::publish(std::string_view queue, std::string_view body,
                                     const headers& hdrs) {
   if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
+  return send_one(queue, body, hdrs, 0);
+}
+
+result<void> sqs_transport::publish_later(std::string_view queue, std::string_view body,
+                                          const headers& hdrs, milliseconds delay) {
+  if (impl_->closed) return fail(transport_errc::closed, "sqs: the transport is closed");
+  BABELQUEUE_TRY_LET(seconds, delay_seconds_of(queue, delay));
+  return send_one(queue, body, hdrs, *seconds);
+}
+
+result<void> sqs_transport::send_one(std::string_view queue, std::string_view body,
+                                     const headers& hdrs, int delay_seconds) {
   const auto attributes = bs::project(body, hdrs);
   if (auto r = check_message(body, attributes, opts_.max_message_bytes); !r) return r;
   BABELQUEUE_TRY_LET(url, queue_url(queue));
   detail::send_entry e;
   e.body = body;
   e.attributes = &attributes;
+  e.delay_seconds = delay_seconds;
   const std::string name = native_name(queue);
   if (opts_.fifo || bs::is_fifo(name)) {
     auto ids = bs::fifo_ids_for(name, body, opts_.group_id);
@@ -147,7 +182,8 @@ result<void> sqs_transport::publish(std::string_view queue, std::string_view bod
 }
 
 std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
-                                                      std::span<const outgoing_message> messages) {
+                                                      std::span<const outgoing_message> messages,
+                                                      milliseconds delay) {
   std::vector<result<void>> out(messages.size());
   if (messages.empty()) return out;
   auto fail_all = [&](const error_info& e) {
@@ -156,6 +192,8 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
   };
   if (impl_->closed)
     return fail_all(error_info(transport_errc::closed, "sqs: the transport is closed"));
+  const auto delay_seconds = delay_seconds_of(queue, delay);
+  if (!delay_seconds) return fail_all(delay_seconds.error());
   auto url = queue_url(queue);
   if (!url) return fail_all(url.error());
   const std::string name = native_name(queue);
@@ -174,6 +212,7 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
     auto& e = entries[i];
     e.body = messages[i].body;
     e.attributes = &attributes[i];
+    e.delay_seconds = *delay_seconds;
     if (fifo) {
       auto ids = bs::fifo_ids_for(name, messages[i].body, opts_.group_id);
       e.group_id = std::move(ids.group_id);

@@ -20,6 +20,9 @@
 //    (no `traceparent` / `bq-replay-bypass` application property on the wire) and received
 //    application properties are not surfaced to handlers; a Python re-publish drops the
 //    headers the C++ producer sent.
+//  - It has no delayed publish on Artemis (no `x-opt-delivery-time` anywhere). It consumes a C++
+//    delayed publish (`x-opt-delivery-time` long, `bq_delay`) as any message, once the broker
+//    releases it at its due time.
 //  - Its messages are non-durable, with no `subject` and no `content-type`; the URN is only in
 //    the `x-opt-jms-type` annotation (and the body). Everything else of the projection —
 //    correlation-id, creation-time, the four bq_* string properties, an amqp-value string body
@@ -35,6 +38,7 @@
 #include <proton/scalar.hpp>
 #include <proton/timestamp.hpp>
 
+#include <future>
 #include <stdexcept>
 
 using namespace std::chrono_literals;
@@ -469,4 +473,31 @@ TEST_F(ArtemisPythonInterop, PythonReleasesByRepublishing) {
   EXPECT_FALSE(m->message_annotations().exists(
       proton::annotation_key(proton::symbol("x-opt-delivery-time"))));
   EXPECT_EQ(peer_->drain(queue_, 200ms), 0);
+}
+
+// A C++ delayed publish (x-opt-delivery-time, 4 s) reaches the Python runtime, polling since
+// before the due time (it starts first: an interpreter start takes seconds here), no earlier
+// than 4 s after the publish began; byte for byte. (No Python-delayed direction: see the top.)
+TEST_F(ArtemisPythonInterop, ACppDelayedPublishReachesPythonAfterItsDelay) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  const std::string body = envelopes(queue_).front().second;
+  auto python = std::async(std::launch::async, [&] {
+    return run_peer(python_, {"consume-timed", peer_url_, queue_, "1"});
+  });
+  const auto published_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  auto r = t->publish_delayed(queue_, body, {}, 4s);
+  ASSERT_TRUE(r) << r.error().message;
+  auto lines = python.get();
+  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
+  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), published_ms + 4000)
+      << "Python was not polling before the due time: 'not before' is unproven";
+  EXPECT_GE(lines[1]["handled_ms"].get<std::int64_t>(), published_ms + 4000 - 100)
+      << "handed to Python before its delay";
+  EXPECT_EQ(lines[1]["raw"], body) << "byte for byte";
+  EXPECT_EQ(lines[1]["attempts"], 0);
+  EXPECT_FALSE(peer_->get(queue_, 500ms)) << "consumed once";
 }

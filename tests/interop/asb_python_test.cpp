@@ -6,11 +6,20 @@
 //    consuming it, trace_id preserved.
 // The Python runtime cannot CONSUME from the stand-in (its AsbTransport peek-locks and
 // completes; broker-servers.md), so Python-side consumption is covered by the raw client.
+// Delays (ScheduledEnqueueTime) go through the stand-in's scheduling front
+// (tests/asb/scheduling_front.hpp), which makes Artemis hold a message whose
+// `x-opt-scheduled-enqueue-time` is an AMQP timestamp. The Python SDK's AsbTransport has no
+// delayed publish; the azure-servicebus client it uses does (scheduled_enqueue_time_utc), and
+// it sends what C++ sends: the annotation as an AMQP timestamp.
 #include "asb/asb_fixture.hpp"
+#include "asb/scheduling_front.hpp"
 #include "interop/python_peer.hpp"
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
+
+#include <future>
+#include <thread>
 
 using namespace std::chrono_literals;
 using babelqueue::json;
@@ -33,7 +42,23 @@ class AsbPythonInterop : public bqtest::AsbTest {
   std::vector<json> run_peer(const std::vector<std::string>& args) {
     return bqtest::interop::run_peer(python_, "asb_peer.py", args);
   }
-  std::string python_, conn_, url_;
+  /// Starts the scheduling front; `front_conn_` and `front_url_` lead through it.
+  void start_front() {
+    std::uint16_t upstream = 0;
+    ASSERT_TRUE(bqtest::scheduling_front::through(conn_, 0, &upstream));
+    std::string why;
+    front_ = bqtest::scheduling_front::start(upstream, why);
+    ASSERT_TRUE(front_) << why;
+    front_conn_ = *bqtest::scheduling_front::through(conn_, front_->port());
+    front_url_ = *bqtest::scheduling_front::through(url_, front_->port());
+  }
+  static std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  std::string python_, conn_, url_, front_conn_, front_url_;
+  std::unique_ptr<bqtest::scheduling_front> front_;
 };
 
 }  // namespace
@@ -103,4 +128,77 @@ TEST_F(AsbPythonInterop, ThePythonSdkPublishesAndTheCppAppConsumes) {
     EXPECT_EQ(seen[i]["attempts"], 0);
     EXPECT_EQ(seen[i]["lang"], "python");
   }
+}
+
+// A C++ delayed publish (4 s) reaches the azure-servicebus client, receiving since before the
+// due time, no earlier than 4 s after the publish began; the SDK reads the annotation as its
+// ScheduledEnqueueTime (the instant the front saw) and `bq-delay` as an int of 4000.
+TEST_F(AsbPythonInterop, ACppScheduledPublishReachesTheAzureSdkAtItsTime) {
+  start_front();
+  auto t = babelqueue::open_transport(front_url_);
+  ASSERT_TRUE(t) << t.error().message;
+  const auto env = babelqueue::make("urn:babel:interop:unicode", json{{"n", 1}},
+                                    {.queue = queue_, .trace_id = "trace-cpp-scheduled"})
+                       .value();
+  const std::string body = babelqueue::encode(env).value();
+  auto python = std::async(std::launch::async, [&] {
+    return run_peer({"receive-timed", conn_, queue_, "1"});
+  });
+  const auto published_ms = now_ms();
+  auto r = (*t)->publish_delayed(queue_, body, {}, 4s);
+  ASSERT_TRUE(r) << r.error().message;
+  auto lines = python.get();
+  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
+  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), published_ms + 4000)
+      << "the SDK was not receiving before the due time: 'not before' is unproven";
+  const json& m = lines[1];
+  ASSERT_TRUE(m.contains("received_ms")) << m.dump();
+  EXPECT_GE(m["received_ms"].get<std::int64_t>(), published_ms + 4000 - 100) << "received early";
+  EXPECT_EQ(m["body"], body);
+  const auto seen = front_->seen();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].amqp_type, 0x83);
+  EXPECT_EQ(m["scheduled_ms"], seen[0].value_ms) << "the SDK's ScheduledEnqueueTime";
+  EXPECT_EQ(m["properties"]["bq-delay"]["type"], "int");
+  EXPECT_EQ(m["properties"]["bq-delay"]["value"], 4000);
+}
+
+// The azure-servicebus client's own scheduled send (ServiceBusMessage(scheduled_enqueue_time_utc))
+// carries the annotation as an AMQP timestamp of its due time — the type C++ sends — and
+// reaches a C++ consumer polling all along only at that time, byte for byte.
+TEST_F(AsbPythonInterop, TheAzureSdkScheduledSendReachesCppAtItsTime) {
+  start_front();
+  auto t = babelqueue::open_transport(url_);
+  ASSERT_TRUE(t) << t.error().message;
+  std::optional<babelqueue::received_message> got;
+  std::int64_t received_ms = 0;
+  std::thread consumer([&] {
+    const auto until = std::chrono::steady_clock::now() + 40s;
+    while (!got && std::chrono::steady_clock::now() < until) {
+      auto r = (*t)->receive(queue_, 2s);
+      if (!r) {
+        ADD_FAILURE() << r.error().message;
+        return;
+      }
+      if (r->has_value()) {
+        received_ms = now_ms();
+        got = std::move(**r);
+      }
+    }
+  });
+  auto lines = run_peer({"send-scheduled", front_conn_, queue_, "4000"});
+  consumer.join();
+  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_TRUE(lines[0].contains("due_ms")) << lines[0].dump();
+  const auto due = lines[0]["due_ms"].get<std::int64_t>();
+  const auto seen = front_->seen();
+  ASSERT_EQ(seen.size(), 1u) << "the SDK's send went through the front";
+  EXPECT_EQ(seen[0].amqp_type, 0x83) << "the Microsoft SDK sends an AMQP timestamp, as C++";
+  EXPECT_NEAR(static_cast<double>(seen[0].value_ms), static_cast<double>(due), 1.0);
+  EXPECT_TRUE(seen[0].held) << seen[0].why;
+  ASSERT_TRUE(got) << "never delivered";
+  EXPECT_GE(received_ms, due - 100) << "delivered before its ScheduledEnqueueTime";
+  EXPECT_EQ(got->body, lines[0]["body"].get<std::string>()) << "byte for byte";
+  ASSERT_TRUE((*t)->ack(*got));
 }

@@ -16,6 +16,10 @@ Every command prints one JSON object per line on stdout; the C++ test parses the
     kafka_peer.py reinject  URL TOPIC SECONDS     run the SDK's RetryReinjector for TOPIC's tiers that long
     kafka_peer.py fail-once URL TOPIC             consume one message with a failing handler (max_attempts 3,
                                                   dead-lettering on): the runtime republishes it with attempts+1
+    kafka_peer.py publish-delayed URL TOPIC MS    KafkaTransport.publish_delayed of one envelope (LATER_URN);
+                                                  prints its id, body and the wall clock (ms) before it was made
+    kafka_peer.py delayed-consume URL TOPIC N     the SDK's RetryReinjector beside the runtime consuming N
+                                                  (LATER_URN); prints what each handler saw and when (wall ms)
 """
 
 import sys
@@ -151,6 +155,40 @@ def fail_once(url, topic):
     out({"seen": seen})
 
 
+LATER_URN = "urn:babel:interop:later"
+
+
+def publish_delayed(url, topic, delay_ms):
+    """The Python SDK's delayed publish: parked on the smallest tier >= the delay."""
+    t = _transport(url)
+    before_ms = int(time.time() * 1000)  # before the envelope's created_at, the record timestamp
+    env = EnvelopeCodec.make(LATER_URN, {"n": 9}, queue=topic, trace_id="trace-py-later")
+    body = EnvelopeCodec.encode(env)
+    t.publish_delayed(topic, body, int(delay_ms))
+    t.close()
+    out({"id": env["meta"]["id"], "body": body, "before_ms": before_ms})
+
+
+def delayed_consume(url, topic, n):
+    """Python's RetryReinjector (it waits each tier's own delay) and the runtime, until N handled."""
+    app = _make_app(url, topic)
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append({"urn": envelope.get("job"), "trace_id": envelope.get("trace_id"),
+                     "attempts": envelope.get("attempts"), "data": data, "id": meta.get("id"),
+                     "seen_ms": int(time.time() * 1000)})
+
+    app.register(LATER_URN, handler)
+    deadline = time.monotonic() + peer_common.CONSUME_TIMEOUT
+    with _Reinjector(url, topic):
+        while len(seen) < int(n) and time.monotonic() < deadline:
+            app.consume(topic, max_messages=int(n) - len(seen), timeout=5.0, handle_signals=False)
+    peer_common.close(app)
+    for s in seen:
+        out(s)
+
+
 def reinject(url, topic, seconds):
     with _Reinjector(url, topic):
         time.sleep(float(seconds))
@@ -160,4 +198,5 @@ def reinject(url, topic, seconds):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"publish": publish, "consume": consume, "inspect": inspect, "read-dlq": read_dlq,
-     "failing": failing, "fail-once": fail_once, "reinject": reinject}[cmd](*args)
+     "failing": failing, "fail-once": fail_once, "reinject": reinject,
+     "publish-delayed": publish_delayed, "delayed-consume": delayed_consume}[cmd](*args)

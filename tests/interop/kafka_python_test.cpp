@@ -11,6 +11,7 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
 
+#include <iostream>
 #include <stdexcept>
 
 using namespace std::chrono_literals;
@@ -22,6 +23,14 @@ using babelqueue::test::peer_python;
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
 using bqtest::interop::seen_message;
+
+const std::string later_urn = "urn:babel:interop:later";
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
   return bqtest::interop::run_peer(python, "kafka_peer.py", args);
@@ -47,6 +56,10 @@ class KafkaPythonInterop : public bqtest::KafkaTest {
       o.max_attempts = 3;
     }
     return o;
+  }
+  /// The peer's URL with the tiers of the delay cases (1 s, 4 s).
+  std::string tiers_peer_url() const {
+    return "kafka://" + bqtest::kafka_bootstrap() + "?group=" + group_ + "&tiers=1000,4000";
   }
   std::string python_, url_, tiers_url_, peer_url_;
 };
@@ -265,4 +278,67 @@ TEST_F(KafkaPythonInterop, PythonsReinjectorReturnsACppTierRecord) {
             "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
   EXPECT_EQ(work[1].header("bq-attempts"), "1");
   EXPECT_FALSE(work[1].header("bq-delay"));
+}
+
+// Delayed publish (§6.4) across the SDKs, both ways, on tiers 1 s and 4 s: a 3 s delay parks
+// on `.retry.2` in either SDK (the smallest tier that holds it) with `bq-delay` = "3000" (the
+// delay asked for, ms) and `bq-original-topic`; the other SDK's re-injector brings it back and
+// its runtime handles it no earlier than 3 s after the publish. (Python's re-injector waits the
+// tier's own 4 s; ours waits bq-delay from the record's timestamp.)
+TEST_F(KafkaPythonInterop, ACppDelayedPublishReachesPythonNoEarlierThanItsDelay) {
+  auto t = open("&retry_topics=1s,4s");
+  ASSERT_TRUE(t);
+  auto env =
+      babelqueue::make(later_urn, json{{"n", 9}}, {.queue = topic_, .trace_id = "trace-cpp-later"})
+          .value();
+  const std::string body = babelqueue::encode(env).value();
+  const auto published_ms = wall_ms();
+  ASSERT_TRUE(t->publish_delayed(topic_, body, {}, 3s));
+  auto parked = raw_->read_all(topic_ + ".retry.2", 1);
+  ASSERT_EQ(parked.size(), 1u);
+  EXPECT_EQ(parked[0].header("bq-delay"), "3000");
+  EXPECT_EQ(parked[0].header("bq-original-topic"), topic_);
+
+  auto seen = run_peer(python_, {"delayed-consume", tiers_peer_url(), topic_, "1"});
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]["urn"], later_urn);
+  EXPECT_EQ(seen[0]["trace_id"], "trace-cpp-later");
+  EXPECT_EQ(seen[0]["id"], std::string(env.id()));
+  EXPECT_EQ(seen[0]["attempts"], 0);
+  EXPECT_EQ(seen[0]["data"], (json{{"n", 9}}));
+  const auto waited = seen[0]["seen_ms"].get<std::int64_t>() - published_ms;
+  EXPECT_GE(waited, 3000) << "Python handled it " << waited << " ms after the publish";
+  std::cout << "[kafka interop] C++ 3 s delay handled by Python after " << waited << " ms\n";
+}
+
+TEST_F(KafkaPythonInterop, APythonDelayedPublishReachesCppNoEarlierThanItsDelay) {
+  auto py = run_peer(python_, {"publish-delayed", tiers_peer_url(), topic_, "3000"});
+  ASSERT_EQ(py.size(), 1u);
+  const auto before_ms = py[0]["before_ms"].get<std::int64_t>();
+  auto parked = raw_->read_all(topic_ + ".retry.2", 1);
+  ASSERT_EQ(parked.size(), 1u) << "Python parks 3 s on the 4 s tier too";
+  EXPECT_EQ(parked[0].value, py[0]["body"].get<std::string>());
+  EXPECT_EQ(parked[0].header("bq-delay"), "3000");
+  EXPECT_EQ(parked[0].header("bq-original-topic"), topic_);
+  EXPECT_EQ(parked[0].header("bq-attempts"), "0");
+
+  const std::string tiers = "&retry_topics=1s,4s";
+  bqtest::running_reinjector reinjector(bqtest::kafka_url(group_, tiers), topic_);
+  auto t = open(tiers);
+  ASSERT_TRUE(t);
+  auto m = next(*t, topic_, 30s);
+  ASSERT_TRUE(m) << "never came back";
+  // The record's timestamp is Python's meta.created_at, taken after before_ms: the C++
+  // re-injector returns it at that + 3000 or later.
+  const auto waited = wall_ms() - before_ms;
+  EXPECT_GE(waited, 3000) << "C++ received it " << waited << " ms after Python began the publish";
+  std::cout << "[kafka interop] Python 3 s delay received by C++ after " << waited << " ms\n";
+  EXPECT_EQ(m->body, py[0]["body"].get<std::string>()) << "byte for byte";
+  auto env = babelqueue::decode(m->body);
+  ASSERT_TRUE(env) << m->body;
+  EXPECT_EQ(env->urn(), later_urn);
+  EXPECT_EQ(env->trace_id(), "trace-py-later");
+  EXPECT_TRUE(m->hdrs.empty()) << "bq-delay and bq-original-topic stay on the tier";
+  EXPECT_EQ(t->reconcile_attempts(env->attempts(), *m), 0);
+  ASSERT_TRUE(t->ack(*m));
 }

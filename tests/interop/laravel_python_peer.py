@@ -10,12 +10,18 @@ runtime gets it as `transport=`.
                                                                  the handler saw
     laravel_python_peer.py failing URL PREFIX QUEUE              consume one always-failing message until the
                                                                  DLQ; prints the attempts seen
+    laravel_python_peer.py publish-delayed URL PREFIX QUEUE SECONDS
+                                                                 one envelope through the transport's
+                                                                 publish_delayed (ZADD :delayed); prints
+                                                                 {"body": …, "score": …}
 """
 
 import sys
 
 import peer_common
+import redis
 from babelqueue import BabelQueue
+from babelqueue.codec import EnvelopeCodec
 from babelqueue.redis_transport import RedisTransport
 
 
@@ -36,6 +42,16 @@ def failing(url, prefix, queue):
     peer_common.out({"seen": seen})
 
 
+def publish_delayed(url, prefix, queue, seconds):
+    t = transport(url, prefix)
+    body = EnvelopeCodec.encode(EnvelopeCodec.make(
+        "urn:babel:interop:big", {"n": 1, "big": 12345678901234567890}, queue=queue,
+        trace_id="trace-delayed-py"))
+    t.publish_delayed(queue, body, float(seconds))
+    score = redis.Redis.from_url(url).zscore(f"{prefix}{queue}:delayed", body)
+    peer_common.out({"body": body, "score": score})
+
+
 if __name__ == "__main__":
     cmd, url, prefix, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     # peer_common's runtime commands build their app through make_app(): give it this layout.
@@ -43,5 +59,7 @@ if __name__ == "__main__":
         transport=transport(url, prefix), queue=queue, **o)
     if cmd == "failing":
         failing(url, prefix, *args)
+    elif cmd == "publish-delayed":
+        publish_delayed(url, prefix, *args)
     else:
         {"publish": peer_common.publish, "consume": peer_common.consume}[cmd](url, *args)

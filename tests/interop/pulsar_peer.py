@@ -42,6 +42,8 @@ commands run in one process (one interpreter start) when separated by `--then`.
     pulsar_peer.py nack      URL QUEUE K            a bare pulsar-client consumer negatively acknowledges the
                                                     next message K times (each time waiting for the redelivery),
                                                     then closes with it in hand; prints the counts it saw
+    pulsar_peer.py later     URL QUEUE N            the runtime consumes N messages of LATER_URN; prints what each
+                                                    handler saw, its delivery, and when (wall clock, Unix ms)
 """
 
 import json
@@ -293,8 +295,30 @@ def nack(url, queue, k):
     out({"redelivery_counts": counts})
 
 
+LATER_URN = "urn:babel:interop:later"
+
+
+def later(url, queue, n):
+    """Delayed messages a C++ producer sent (the SDK itself has no Pulsar delay)."""
+    app = _app(url, queue)
+    deliveries = _recording(app)
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append({"urn": envelope.get("job"), "trace_id": envelope.get("trace_id"),
+                     "attempts": envelope.get("attempts"), "id": meta.get("id"), "data": data,
+                     "delivery": deliveries[-1], "seen_ms": int(time.time() * 1000)})
+
+    app.register(LATER_URN, handler)
+    _consume_n(app, queue, int(n))
+    peer_common.close(app)
+    for s in seen:
+        out(s)
+
+
 COMMANDS = {"publish": publish, "consume": consume, "inspect": inspect, "read-dlq": read_dlq,
-            "failing": failing, "fail": fail, "gate": gate, "send-raw": send_raw, "nack": nack}
+            "failing": failing, "fail": fail, "gate": gate, "send-raw": send_raw, "nack": nack,
+            "later": later}
 
 if __name__ == "__main__":
     log = logging.getLogger("babelqueue")

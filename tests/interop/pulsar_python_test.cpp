@@ -33,8 +33,7 @@
 //  - Its bq-schema-version gate dead-letters a refused message unchanged and writes the
 //    original bq-schema-version ("2") back onto the DLQ copy; the C++ App dead-letters such a
 //    message unchanged too, but re-projects its properties from the (version 1) body.
-#include "interop/python_peer.hpp"
-#include "pulsar/pulsar_fixture.hpp"
+#include "interop/pulsar_python_fixture.hpp"
 
 #include <babelqueue/bindings/pulsar.hpp>
 #include <babelqueue/codec.hpp>
@@ -46,146 +45,17 @@
 
 using namespace std::chrono_literals;
 using babelqueue::json;
-
-namespace {
-
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
 using bqtest::interop::seen_message;
+using bqtest::pulsar_interop::fails_urn;
+using bqtest::pulsar_interop::idle_consumer;
+using bqtest::pulsar_interop::of;
+using bqtest::pulsar_interop::projection;
+using bqtest::pulsar_interop::PulsarPythonInterop;
+using bqtest::pulsar_interop::string_map;
+using bqtest::pulsar_interop::traceparent;
 namespace bp = babelqueue::bindings::pulsar;
-using string_map = std::map<std::string, std::string>;
-
-const std::string traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-const std::string fails_urn = "urn:babel:interop:fails";
-
-/// The lines a command of the peer printed (each line is tagged with its command).
-std::vector<json> of(const std::vector<json>& lines, const std::string& cmd) {
-  std::vector<json> v;
-  for (const auto& l : lines) {
-    if (l.value("cmd", "") == cmd) v.push_back(l);
-  }
-  return v;
-}
-
-/// The properties C++ would put on a message with payload `body` and headers `hdrs`.
-string_map projection(const std::string& body, const babelqueue::headers& hdrs = {}) {
-  string_map v;
-  for (const auto& [k, val] : bp::project(body, hdrs).properties) v[k] = val;
-  return v;
-}
-
-/// A consumer on the `babelqueue` subscription of a topic that asks for no message (receiver
-/// queue 0), so it never takes one from the others. The broker keeps a Shared subscription's
-/// redelivery counts only while some consumer is attached (it clears them when the last one
-/// leaves): this one bridges the gap while a message passes from one SDK's consumer to the
-/// other's.
-class idle_consumer {
- public:
-  explicit idle_consumer(const std::string& topic) : client_(bqtest::pulsar_url()) {
-    pulsar::ConsumerConfiguration conf;
-    conf.setConsumerType(pulsar::ConsumerShared);
-    conf.setReceiverQueueSize(0);
-    conf.setSubscriptionInitialPosition(pulsar::InitialPositionEarliest);
-    const auto r = client_.subscribe(topic, "babelqueue", conf, consumer_);
-    EXPECT_EQ(r, pulsar::ResultOk) << pulsar::strResult(r);
-    ok_ = r == pulsar::ResultOk;
-  }
-  ~idle_consumer() {
-    if (ok_) consumer_.close();
-    client_.close();
-  }
-  idle_consumer(const idle_consumer&) = delete;
-  idle_consumer& operator=(const idle_consumer&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  pulsar::Client client_;
-  pulsar::Consumer consumer_;
-  bool ok_ = false;
-};
-
-class PulsarPythonInterop : public bqtest::PulsarTest {
- protected:
-  void SetUp() override {
-    bqtest::PulsarTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    BQ_REQUIRE_PYTHON_PEER(python_);
-    babelqueue::pulsar::register_transport();
-    peer_url_ = bqtest::pulsar_url();
-    url_ = peer_url_ + "?negative_ack_delay=200ms";
-  }
-
-  /// Runs pulsar_peer.py (commands separated by "--then"); its log lines are echoed, not
-  /// returned.
-  std::vector<json> run_peer(const std::vector<std::string>& args) {
-    std::vector<json> v;
-    for (auto& l : bqtest::interop::run_peer(python_, "pulsar_peer.py", args)) {
-      if (l.value("cmd", "") == "log") {
-        std::cout << "[python] " << l.dump() << "\n";
-      } else {
-        v.push_back(std::move(l));
-      }
-    }
-    return v;
-  }
-
-  /// Creates `subscription` on `topic` (from the earliest message) and leaves no consumer on
-  /// it: a message published later is kept for whoever reads that subscription.
-  static bool subscribe(const std::string& topic, const std::string& subscription = "babelqueue") {
-    return bqtest::pulsar_peer().subscribe(topic, subscription);
-  }
-
-  babelqueue::app_options opts(bool failing = false, const std::string& queue = "") {
-    babelqueue::app_options o;
-    o.queue = queue.empty() ? queue_ : queue;
-    // drain() below always names how many messages it expects, so it returns as soon as they
-    // were handled; the poll only bounds a failure.
-    o.poll_timeout = 10s;
-    if (failing) {
-      o.dead_letter = true;
-      o.max_attempts = 3;
-    }
-    return o;
-  }
-
-  /// What the C++ App makes of each case for `queue`: the envelope, and its exact bytes.
-  static std::vector<std::pair<babelqueue::envelope, std::string>> envelopes(
-      const std::string& queue) {
-    std::vector<std::pair<babelqueue::envelope, std::string>> v;
-    for (const auto& c : cases()) {
-      auto env = babelqueue::make(c.urn, c.data, {.queue = queue, .trace_id = c.trace_id}).value();
-      auto bytes = babelqueue::encode(env).value();
-      v.emplace_back(std::move(env), std::move(bytes));
-    }
-    return v;
-  }
-
-  /// Drains `n` messages of `queue` with a C++ App whose catch-all handler records each.
-  std::vector<seen_message> consume(const std::string& queue, std::size_t n) {
-    babelqueue::app app(url_, opts(false, queue));
-    std::vector<seen_message> seen;
-    app.handle_unmatched([&](babelqueue::message& m) {
-      seen_message s;
-      s.urn = std::string(m.urn());
-      s.trace_id = std::string(m.trace_id());
-      s.data_text = std::string(m.data_text());
-      s.raw = std::string(m.raw());
-      s.data = m.data();
-      s.hdrs = m.hdrs();
-      s.attempts = m.attempts();
-      seen.push_back(std::move(s));
-    });
-    auto got = app.drain(queue, n);
-    EXPECT_TRUE(got) << got.error().message;
-    return seen;
-  }
-
-  std::string dlq() const { return queue_ + ".dlq"; }
-
-  std::string python_, url_, peer_url_;
-};
-
-}  // namespace
 
 // C++ publishes the payload set twice, through the App and through the bare transport; the
 // Python runtime handles each message natively: same URN (routed on bq-job), trace, data,
@@ -702,4 +572,36 @@ TEST_F(PulsarPythonInterop, SchemaVersion2FromCppIsDeadLetteredUnchangedByPython
   EXPECT_EQ((**got).refused_schema_version, std::optional<std::string>("2"));
   ASSERT_TRUE(t->ack(**got));
   EXPECT_EQ(peer_->drain(queue_), 0);
+}
+
+// A C++ delayed publish (deliverAt = now + 4 s, `bq-delay` "4000") is held by the broker for
+// the Python runtime too (on the same Shared subscription): handled no earlier than 4 s after
+// the publish, byte for byte, bq-delay among its properties. (The Python SDK 1.24.0 has no
+// Pulsar delay: no other direction.)
+TEST_F(PulsarPythonInterop, ACppDelayedPublishReachesPythonNoEarlierThanItsDelay) {
+  const std::string later_urn = "urn:babel:interop:later";
+  auto t = open();
+  ASSERT_TRUE(t);
+  auto env =
+      babelqueue::make(later_urn, json{{"n", 4}}, {.queue = queue_, .trace_id = "trace-later"})
+          .value();
+  const std::string body = babelqueue::encode(env).value();
+  const auto published_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  ASSERT_TRUE(t->publish_delayed(queue_, body, {{"traceparent", traceparent}}, 4s));
+  auto seen = of(run_peer({"later", peer_url_, queue_, "1"}), "later");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0]["urn"], later_urn);
+  EXPECT_EQ(seen[0]["trace_id"], "trace-later");
+  EXPECT_EQ(seen[0]["id"], std::string(env.id()));
+  EXPECT_EQ(seen[0]["attempts"], 0);
+  const json& d = seen[0]["delivery"];
+  EXPECT_EQ(d["body"], body) << d.dump();
+  auto expected = projection(body, {{"traceparent", traceparent}});
+  expected["bq-delay"] = "4000";
+  EXPECT_EQ(d["properties"].get<string_map>(), expected);
+  const auto waited = seen[0]["seen_ms"].get<std::int64_t>() - published_ms;
+  EXPECT_GE(waited, 4000) << "Python handled it " << waited << " ms after the publish";
+  std::cout << "[pulsar interop] C++ 4 s delay handled by Python after " << waited << " ms\n";
 }

@@ -236,6 +236,94 @@ TEST_F(RedisPythonInterop, CppRecoversAStuckPythonReservation) {
   EXPECT_EQ((*again)->body, body);
 }
 
+// Delayed publish (redis_transport.hpp, "Delayed publish"). The Python SDK (1.24) delays only
+// in its Laravel-compatible layout (`RedisTransport.publish_delayed`: ZADD :delayed
+// floor(now)+ceil(delay), member = the body); its owned layout has no delay (it raises). So:
+// both directions on laravel=1, and on the owned layout a Python consumer that only reads the
+// list gets a C++ delayed message, byte for byte, once a C++ consumer of the queue moved it.
+TEST_F(RedisPythonInterop, PythonDelaysOnTheLaravelLayoutCppReceivesWhenDue) {
+  const auto start = std::chrono::steady_clock::now();
+  auto py = bqtest::interop::run_peer(python_, "laravel_python_peer.py",
+                                      {"publish-delayed", url_, "queues:", "pydelay", "2"});
+  ASSERT_EQ(py.size(), 1u);
+  const std::string body = py[0]["body"];
+  const auto score = py[0]["score"].get<double>();
+  babelqueue::redis::options ro;
+  ro.port = static_cast<std::uint16_t>(server_->port());
+  ro.laravel = true;
+  auto t = babelqueue::redis::redis_transport::open(ro);
+  ASSERT_TRUE(t);
+  auto got = (*t)->receive("pydelay", 10s);
+  ASSERT_TRUE(got) << got.error().message;
+  ASSERT_TRUE(got->has_value()) << "a Python delayed job never reached C++";
+  EXPECT_EQ((*got)->body, body) << "the job, byte for byte";
+  // Migrated by this SDK no earlier than the score Python wrote (the server's seconds).
+  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  EXPECT_GE(static_cast<double>(now_s), score);
+  std::printf("[ delay ] python 2 s delay: C++ received it %lld ms after the peer started\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()));
+  ASSERT_TRUE((*t)->ack(**got));
+  ASSERT_TRUE((*t)->flush());
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "ZCARD queues:pydelay:reserved"), ":0");
+}
+
+TEST_F(RedisPythonInterop, CppDelaysOnTheLaravelLayoutPythonConsumesWhenDue) {
+  babelqueue::redis::options ro;
+  ro.port = static_cast<std::uint16_t>(server_->port());
+  ro.laravel = true;
+  auto t = babelqueue::redis::redis_transport::open(ro);
+  ASSERT_TRUE(t);
+  const auto c = cases()[1];  // the 20-digit integer and INT64_MIN
+  babelqueue::make_options mo;
+  mo.trace_id = c.trace_id;
+  const std::string body = babelqueue::encode(babelqueue::make(c.urn, c.data, mo).value()).value();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*t)->publish_delayed("cppdelay", body, {}, 2s));
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "ZCARD queues:cppdelay:delayed"), ":1");
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "LLEN queues:cppdelay"), ":0");
+  auto seen = bqtest::interop::run_peer(python_, "laravel_python_peer.py",
+                                        {"consume", url_, "queues:", "cppdelay", "1"});
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  ASSERT_EQ(seen.size(), 1u) << "the Python runtime did not get the C++ delayed job";
+  EXPECT_EQ(seen[0]["urn"], c.urn);
+  EXPECT_EQ(seen[0]["trace_id"], c.trace_id);
+  EXPECT_EQ(seen[0]["data"], c.data);
+  EXPECT_EQ(seen[0]["attempts"], 0);
+  EXPECT_GE(took, 2s) << "consumed before its delay";
+  std::printf("[ delay ] C++ 2 s delay: the Python runtime had it after %lld ms\n",
+              static_cast<long long>(took.count()));
+}
+
+TEST_F(RedisPythonInterop, CppDelaysOnTheOwnedLayoutAPythonListReaderGetsTheExactBytes) {
+  babelqueue::redis::options ro;
+  ro.port = static_cast<std::uint16_t>(server_->port());
+  auto t = babelqueue::redis::redis_transport::open(ro);
+  ASSERT_TRUE(t);
+  const std::string first =
+      babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 1}}).value()).value();
+  const std::string later =
+      babelqueue::encode(babelqueue::make("urn:babel:interop:big", json{{"n", 2}}).value()).value();
+  const babelqueue::headers hdrs{
+      {"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}};
+  ASSERT_TRUE((*t)->publish("owned", first));
+  ASSERT_TRUE((*t)->publish_delayed("owned", later, hdrs, 500ms));
+  // Python's pop reads the list only: nothing there but `first` until a C++ consumer moves it.
+  std::this_thread::sleep_for(700ms);
+  auto mine = (*t)->receive("owned", 1s);  // takes `first`, moves `later` to the list
+  ASSERT_TRUE(mine && mine->has_value());
+  EXPECT_EQ((*mine)->body, first);
+  auto py = run_peer(python_, {"pop", url_, "owned"});
+  ASSERT_EQ(py.size(), 1u);
+  EXPECT_EQ(py[0]["body"], later) << "the Python reader got other bytes than publish() pushes";
+  EXPECT_EQ(py[0]["headers"]["traceparent"], hdrs.at("traceparent"));
+  EXPECT_EQ(bqtest::raw_command(server_->port(), "EXISTS owned:scheduled"), ":0");
+}
+
 #if BABELQUEUE_HAVE_REDRIVE
 // Redrive across SDKs: a DLQ written by the Python SDK's runtime is redriven by this SDK with
 // the replay marker, and a Python consumer receives the reset message with is_replay() true

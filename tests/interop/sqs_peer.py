@@ -26,6 +26,12 @@ interpreter start, which is slow on a loaded machine) when separated by `--then`
                                                    and each delivery's ApproximateReceiveCount - 1 ("native")
     sqs_peer.py fail        URL QUEUE N            handle N deliveries with an always-failing handler (max_attempts 3,
                                                    dead-lettering on); prints the same
+    sqs_peer.py consume-timed URL QUEUE N          the runtime consumes N from QUEUE; prints {"polling_ms"} (Unix ms
+                                                   of its first poll), then per message the raw body and
+                                                   {"handled_ms"} (when its handler ran)
+    sqs_peer.py publish-delayed URL QUEUE SECONDS  SqsTransport.publish(queue, body, delay_seconds=SECONDS) of one
+                                                   envelope; prints the body, {"before_ms"} and {"sent_ms"}
+                                                   (Unix ms around SendMessage), or the error the SDK raised (FIFO, over 900 s)
     sqs_peer.py dlq-names   QUEUES SUFFIX          SqsTransport.dead_letter_queue_name of each queue ("-" = no suffix)
     sqs_peer.py url-options URL                    what SqsTransport read from URL
 """
@@ -228,6 +234,56 @@ def fail(url, queue, n):
     out({"seen": seen, "native": native})
 
 
+def _now_ms():
+    return int(time.time() * 1000)
+
+
+def consume_timed(url, queue, n):
+    """When a delayed message reached the Python runtime: the test compares handled_ms with
+    the time the C++ side published it, and polling_ms with its due time."""
+    app = BabelQueue(url, queue=queue)
+    pop = app.transport.pop
+    polling, raw = [], []
+
+    def recording_pop(q, timeout=1.0):
+        if not polling:
+            polling.append(_now_ms())
+        m = pop(q, timeout=timeout)
+        if m is not None:
+            raw.append(m.body)
+        return m
+
+    app.transport.pop = recording_pop
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append({"handled_ms": _now_ms(), "urn": envelope.get("job"), "raw": raw[-1],
+                     "attempts": envelope.get("attempts")})
+
+    for urn in peer_common.URNS + (SEQ_URN,):
+        app.register(urn, handler)
+    _consume_n(app, queue, int(n))
+    peer_common.close(app)
+    out({"polling_ms": polling[0] if polling else None})
+    for s in seen:
+        out(s)
+
+
+def publish_delayed(url, queue, seconds):
+    """The Python SDK's own delayed publish (SqsTransport.publish's delay_seconds: DelaySeconds
+    on SendMessage). It refuses a delay on a FIFO queue and over 900 s: the error is printed."""
+    t = SqsTransport(url)
+    body = EnvelopeCodec.encode(EnvelopeCodec.make(SEQ_URN, {"n": 1}, queue=queue,
+                                                   trace_id="trace-py-delay"))
+    before = _now_ms()
+    try:
+        t.publish(queue, body, delay_seconds=int(seconds))
+    except Exception as exc:  # noqa: BLE001 - BabelQueueError, reported to the test
+        out({"error": type(exc).__name__, "message": str(exc)})
+        return
+    out({"before_ms": before, "sent_ms": _now_ms(), "body": body})
+
+
 def dlq_names(queues, suffix):
     t = SqsTransport("sqs://us-east-1", client=object())  # naming only: no client call
     for q in queues.split(","):
@@ -243,7 +299,8 @@ def url_options(url):
 
 COMMANDS = {"publish": publish, "publish-seq": publish_seq, "consume": consume, "inspect": inspect,
             "read-dlq": read_dlq, "failing": failing, "fail": fail, "dlq-names": dlq_names,
-            "url-options": url_options, "try-publish": try_publish}
+            "url-options": url_options, "try-publish": try_publish,
+            "consume-timed": consume_timed, "publish-delayed": publish_delayed}
 
 if __name__ == "__main__":
     log = logging.getLogger("babelqueue")

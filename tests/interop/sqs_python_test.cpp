@@ -22,153 +22,22 @@
 //  - FIFO needs `fifo=1` in its URL (a `.fifo` queue name alone does not make it send
 //    MessageGroupId); then MessageGroupId = the queue name, MessageDeduplicationId = meta.id,
 //    as in C++.
+//  - Its delayed publish: `DelaySeconds` alone (no attribute), refused on FIFO and over 900 s.
 //  - URL keys differ: Python reads `visibility_timeout` and `content_dedup` where C++ reads
 //    `visibility` and `content_based_dedup`; Python ignores keys it does not know, C++ refuses
 //    them.
-#include "interop/python_peer.hpp"
-#include "sqs/sqs_fixture.hpp"
+#include "interop/sqs_python_fixture.hpp"
 
-#include <babelqueue/codec.hpp>
-#include <babelqueue/runtime/app.hpp>
-
-#include <algorithm>
-#include <iostream>
-#include <map>
-#include <stdexcept>
+#include <chrono>
+#include <future>
+#include <thread>
 
 using namespace std::chrono_literals;
 using babelqueue::json;
 
 namespace {
 
-using bqtest::interop::cases;
-using bqtest::interop::cases_json;
-using bqtest::interop::seen_message;
-namespace bs = babelqueue::bindings::sqs;
-using string_map = std::map<std::string, std::string>;
-
-const std::string traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-
-/// The lines a command of the peer printed (each line is tagged with its command).
-std::vector<json> of(const std::vector<json>& lines, const std::string& cmd) {
-  std::vector<json> v;
-  for (const auto& l : lines) {
-    if (l.value("cmd", "") == cmd) v.push_back(l);
-  }
-  return v;
-}
-
-/// The MessageAttributes of a raw message by name: "<type>:<value>".
-std::map<std::string, std::string> typed_attributes(
-    const babelqueue::sqs::detail::wire_message& m) {
-  std::map<std::string, std::string> v;
-  for (const auto& a : m.attributes) v[a.name] = a.data_type + ":" + a.string_value;
-  return v;
-}
-
-/// The same, from bindings::sqs::project().
-std::map<std::string, std::string> typed_attributes(const std::vector<bs::attribute>& attributes) {
-  std::map<std::string, std::string> v;
-  for (const auto& a : attributes) v[a.name] = a.data_type + ":" + a.string_value;
-  return v;
-}
-
-/// The same, as the peer's `inspect` prints them.
-std::map<std::string, std::string> typed_attributes(const json& message_attributes) {
-  std::map<std::string, std::string> v;
-  for (const auto& [k, a] : message_attributes.items()) {
-    v[k] = a["type"].get<std::string>() + ":" + a["value"].get<std::string>();
-  }
-  return v;
-}
-
-class SqsPythonInterop : public bqtest::SqsTest {
- protected:
-  void SetUp() override {
-    bqtest::SqsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    BQ_REQUIRE_PYTHON_PEER(python_);
-    babelqueue::sqs::register_transport();
-    peer_url_ = bqtest::sqs_url();
-    url_ = peer_url_ + "&create_queues=true";
-  }
-
-  /// Runs sqs_peer.py (commands separated by "--then"); its log lines are echoed, not returned.
-  std::vector<json> run_peer(const std::vector<std::string>& args) {
-    std::vector<json> v;
-    for (auto& l : bqtest::interop::run_peer(python_, "sqs_peer.py", args)) {
-      if (l.value("cmd", "") == "log") {
-        std::cout << "[python] " << l.dump() << "\n";
-      } else {
-        v.push_back(std::move(l));
-      }
-    }
-    return v;
-  }
-
-  babelqueue::app_options opts(bool failing = false, const std::string& queue = "") {
-    babelqueue::app_options o;
-    o.queue = queue.empty() ? queue_ : queue;
-    // drain() below always names how many messages it expects, so it returns as soon as they
-    // were handled; the long poll only bounds a failure (SQS's longest).
-    o.poll_timeout = 20s;
-    if (failing) {
-      o.dead_letter = true;
-      o.max_attempts = 3;
-    }
-    return o;
-  }
-
-  /// What the C++ App makes of each case for `queue`: the envelope, and its exact bytes.
-  static std::vector<std::pair<babelqueue::envelope, std::string>> envelopes(
-      const std::string& queue) {
-    std::vector<std::pair<babelqueue::envelope, std::string>> v;
-    for (const auto& c : cases()) {
-      auto env = babelqueue::make(c.urn, c.data, {.queue = queue, .trace_id = c.trace_id}).value();
-      auto bytes = babelqueue::encode(env).value();
-      v.emplace_back(std::move(env), std::move(bytes));
-    }
-    return v;
-  }
-
-  /// Messages still in `queue`, visible or not: a deleted message is gone, a released or
-  /// received-but-unsettled one is counted. -1 when the queue cannot be read.
-  int left_in(const std::string& queue) {
-    auto u = peer_->url(queue);
-    if (!u) return -1;
-    auto a = peer_->api().get_queue_attributes(*u, 10s);
-    if (!a) return -1;
-    int n = 0;
-    for (const char* k : {"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                          "ApproximateNumberOfMessagesDelayed"}) {
-      if (!a->contains(k)) return -1;
-      n += std::stoi((*a)[k].get<std::string>());
-    }
-    return n;
-  }
-
-  /// Drains `n` messages of `queue` with a C++ App whose catch-all handler records each.
-  std::vector<seen_message> consume(const std::string& queue, std::size_t n) {
-    babelqueue::app app(url_, opts(false, queue));
-    std::vector<seen_message> seen;
-    app.handle_unmatched([&](babelqueue::message& m) {
-      seen_message s;
-      s.urn = std::string(m.urn());
-      s.trace_id = std::string(m.trace_id());
-      s.data_text = std::string(m.data_text());
-      s.raw = std::string(m.raw());
-      s.data = m.data();
-      s.hdrs = m.hdrs();
-      s.attempts = m.attempts();
-      seen.push_back(std::move(s));
-    });
-    auto got = app.drain(queue, n);
-    EXPECT_TRUE(got) << got.error().message;
-    return seen;
-  }
-
-  std::string python_, url_, peer_url_;
-};
+using namespace bqtest::sqs_interop;
 
 }  // namespace
 
@@ -671,4 +540,70 @@ TEST_F(SqsPythonInterop, DeadLetterNamesAndUrlKeysAgree) {
       babelqueue::broker_url::parse(peer_url_ + "&visibility_timeout=7&content_dedup=1").value());
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().reason(), "invalid_argument") << refused.error().message;
+}
+
+// A C++ delayed publish (DelaySeconds 5) reaches the Python runtime, polling since before the
+// due time (it starts first), no earlier than 5 s after the publish began; byte for byte.
+TEST_F(SqsPythonInterop, ACppDelayedPublishReachesPythonAfterItsDelay) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  const std::string body = envelopes(queue_).front().second;
+  auto python = std::async(std::launch::async, [&] {
+    return run_peer({"consume-timed", peer_url_, queue_, "1"});
+  });
+  const auto published_ms = wall_ms();
+  auto r = t->publish_delayed(queue_, body, {}, 5s);
+  ASSERT_TRUE(r) << r.error().message;
+  auto lines = of(python.get(), "consume-timed");
+  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
+  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), published_ms + 5000)
+      << "Python was not polling before the due time: 'not before' is unproven";
+  EXPECT_GE(lines[1]["handled_ms"].get<std::int64_t>(), published_ms + 5000 - 100)
+      << "handed to Python before its delay";
+  EXPECT_EQ(lines[1]["raw"], body) << "byte for byte";
+  EXPECT_EQ(lines[1]["attempts"], 0);
+  EXPECT_EQ(left_in(queue_), 0);
+}
+
+// The Python SDK's delayed publish reaches a C++ consumer polling all along only after its
+// delay, byte for byte; both SDKs refuse a per-message delay on a FIFO queue.
+TEST_F(SqsPythonInterop, APythonDelayedPublishReachesCppAfterItsDelay) {
+  const std::string fifo_queue = queue_ + ".fifo";
+  peer_->create(fifo_queue);
+  auto t = open();
+  ASSERT_TRUE(t);
+  std::optional<babelqueue::received_message> got;
+  std::int64_t received_ms = 0;
+  std::thread consumer([&] {
+    const auto until = steady::now() + 40s;
+    while (!got && steady::now() < until) {
+      auto r = t->receive(queue_, 5s);
+      if (!r) {
+        ADD_FAILURE() << r.error().message;
+        return;
+      }
+      if (r->has_value()) {
+        received_ms = wall_ms();
+        got = std::move(**r);
+      }
+    }
+  });
+  auto lines = run_peer({"publish-delayed", peer_url_, queue_, "4", "--then", "publish-delayed",
+                         peer_url_ + "&fifo=1", fifo_queue, "1"});
+  consumer.join();
+  auto sent = of(lines, "publish-delayed");
+  ASSERT_EQ(sent.size(), 2u);
+  ASSERT_TRUE(sent[0].contains("before_ms")) << sent[0].dump();
+  ASSERT_TRUE(got) << "never delivered";
+  EXPECT_GE(received_ms, sent[0]["before_ms"].get<std::int64_t>() + 4000 - 100)
+      << "delivered before its DelaySeconds";
+  EXPECT_EQ(got->body, sent[0]["body"].get<std::string>()) << "byte for byte";
+  EXPECT_EQ(got->delivery_count, 1);
+  ASSERT_TRUE(t->ack(*got));
+  EXPECT_EQ(sent[1].value("error", ""), "BabelQueueError") << sent[1].dump();
+  EXPECT_NE(sent[1].value("message", "").find("FIFO"), std::string::npos);
+  auto cpp = t->publish_delayed(fifo_queue, sent[0]["body"].get<std::string>(), {}, 1s);
+  ASSERT_FALSE(cpp);
+  EXPECT_EQ(cpp.code(), babelqueue::transport_errc::not_supported);
 }

@@ -207,3 +207,35 @@ TEST(PulsarBinding, TheReadSideSplitsHeadersAndGates) {
   props["bq-schema-version"] = " 1";
   EXPECT_TRUE(bp::read_properties(props).refused_schema_version) << "compared as-is";
 }
+
+// Exclusive and Failover subscriptions dispatch a delayed message at once, so a transport on
+// one refuses a delay before anything is sent (open made no connection: port 1 answers
+// nothing, and a send would fail with unavailable, not not_supported).
+TEST(PulsarOptions, ADelayIsRefusedOnExclusiveAndFailoverSubscriptions) {
+  using namespace std::chrono_literals;
+  bpl::options o;
+  o.host = "127.0.0.1";
+  o.port = 1;
+  for (auto kind : {bpl::subscription_kind::shared, bpl::subscription_kind::key_shared,
+                    bpl::subscription_kind::failover, bpl::subscription_kind::exclusive}) {
+    o.subscription_type = kind;
+    auto t = bpl::pulsar_transport::open(o);
+    ASSERT_TRUE(t) << t.error().message;
+    const bool delays =
+        kind == bpl::subscription_kind::shared || kind == bpl::subscription_kind::key_shared;
+    const auto caps = (*t)->capabilities();
+    EXPECT_EQ(caps.delayed_publish, delays);
+    EXPECT_EQ(caps.max_delay, 0ms) << "no cap of the binding's own";
+    EXPECT_EQ(caps.delay_granularity, 0ms);
+    EXPECT_EQ((*t)->publish_delayed("orders", "{}", {}, -1ms).code(),
+              transport_errc::invalid_argument);
+    if (!delays) {
+      EXPECT_EQ((*t)->publish_delayed("orders", "{}", {}, 1s).code(),
+                transport_errc::not_supported);
+      EXPECT_EQ((*t)->publish_after("orders", "{}", 1s).code(), transport_errc::not_supported);
+    }
+    ASSERT_TRUE((*t)->close(std::chrono::steady_clock::now() + 5s));
+    EXPECT_EQ((*t)->publish_delayed("orders", "{}", {}, 1s).code(), transport_errc::closed);
+    EXPECT_EQ((*t)->publish_after("orders", "{}", 1s).code(), transport_errc::closed);
+  }
+}

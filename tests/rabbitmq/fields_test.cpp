@@ -76,3 +76,30 @@ TEST(RabbitmqFields, NoTableReadsAsEmpty) {
   EXPECT_TRUE(r.out_of_band.empty());
   EXPECT_FALSE(r.attempts.has_value());
 }
+
+TEST(RabbitmqFields, TheBrokersDeadLetterAnnotationsAreNotHeaders) {
+  // What RabbitMQ adds when a wait queue dead-letters a delayed publish onto its queue
+  // (3.13+ also writes x-last-death-*): none of it was sent, so none of it is handed out.
+  amqp_field_value_t text{};
+  text.kind = AMQP_FIELD_KIND_UTF8;
+  text.value.bytes = amqp_cstring_bytes("bq.delay.1000ms.orders");
+  amqp_field_value_t array{};
+  array.kind = AMQP_FIELD_KIND_ARRAY;
+  amqp_field_value_t sent{};
+  sent.kind = AMQP_FIELD_KIND_UTF8;
+  sent.value.bytes = amqp_cstring_bytes("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  std::vector<amqp_table_entry_t> entries = {
+      entry("x-death", array),
+      entry("x-first-death-queue", text),
+      entry("x-first-death-reason", text),
+      entry("x-first-death-exchange", text),
+      entry("x-last-death-queue", text),
+      entry("x-last-death-reason", text),
+      entry("x-last-death-exchange", text),
+      entry("traceparent", sent),
+      entry("x-deathly", text),  // a header someone sent: kept
+  };
+  EXPECT_EQ(read(entries).out_of_band,
+            (babelqueue::headers{{"traceparent", std::string(rd::view_of(sent.value.bytes))},
+                                 {"x-deathly", "bq.delay.1000ms.orders"}}));
+}

@@ -40,8 +40,9 @@ std::string bulk(const std::string& s) {
 }
 
 // Script SHAs as a connection would hold them.
-const std::vector<std::string> shas = {"sha-settle", "sha-release", "sha-release-u", "sha-recover",
-                                       "sha-unreserve"};
+const std::vector<std::string> shas = {"sha-settle",  "sha-release",   "sha-release-u",
+                                       "sha-recover", "sha-unreserve", "sha-migrate",
+                                       "sha-schedule"};
 
 d::reservation_ptr reserved(const std::string& queue, const std::string& raw,
                             const std::string& token) {
@@ -127,7 +128,8 @@ TEST(RedisEngineCore, ReceiveMergesItsQueuesAcksIntoTheReservingScript) {
   // The settle of `other` found its reservation gone; the script settled m1 and reserved m3.
   d::round_outcome out;
   d::interpret(op, req.meta(0), *parse("*1\r\n:0\r\n"), out);
-  d::interpret(op, req.meta(1), *parse("*3\r\n:1\r\n" + bulk("m3") + bulk(token_a)), out);
+  // {settled, next due (-1: something was reserved), value, token}
+  d::interpret(op, req.meta(1), *parse("*4\r\n:1\r\n:-1\r\n" + bulk("m3") + bulk(token_a)), out);
   EXPECT_FALSE(out.error);
   EXPECT_EQ(st.stale_acks, 1);
   EXPECT_EQ(op.finish(out.error), d::next_step::done);
@@ -211,4 +213,47 @@ TEST(RedisFailureMapping, ErrorRepliesMapOntoTransportCodes) {
             transport_errc::invalid_argument);
   EXPECT_EQ(d::redis_error(fault::tls, "TLS handshake", "certificate verify failed").native->source,
             "openssl");
+}
+
+// Delayed publish (redis_transport.hpp, "Delayed publish"): a receive that found nothing waits
+// at most until the earliest scheduled message is due (the script's hint), and never more than
+// a 1 s slice; untracked, the move script rides in front of the plain LMOVE.
+TEST(RedisEngineCore, AReceiveWaitIsCappedAtTheNextDueTimeAndASlice) {
+  babelqueue::redis::options o;
+  d::transport_state st(o);
+  d::reserve_op op(st, "q", d::clock::now() + 10s);
+  EXPECT_EQ(op.begin_attempt(10000ms), o.command_timeout);  // first try does not block
+  d::request req;
+  op.compose(req, shas);
+  ASSERT_EQ(req.size(), 1u);
+  EXPECT_NE(std::string(req.payload()).find(bulk("q:scheduled")), std::string::npos);
+  d::round_outcome out;
+  d::interpret(op, req.meta(0), *parse("*2\r\n:0\r\n:300\r\n"), out);  // due in 300 ms
+  ASSERT_EQ(op.finish(out.error), d::next_step::again);
+  const auto capped = op.begin_attempt(9990ms) - o.command_timeout;
+  EXPECT_LE(capped, 300ms);
+  EXPECT_GE(capped, 250ms);
+  req.clear();
+  op.compose(req, shas);
+  ASSERT_EQ(req.size(), 2u);
+  EXPECT_EQ(req.meta(0).kind, d::k_wait);  // BLMOVE q q LEFT LEFT <0.3>
+  out = {};
+  d::interpret(op, req.meta(0), *parse("*-1\r\n"), out);
+  d::interpret(op, req.meta(1), *parse("*2\r\n:0\r\n:-1\r\n"), out);  // none scheduled
+  ASSERT_EQ(op.finish(out.error), d::next_step::again);
+  EXPECT_EQ(op.begin_attempt(9000ms), o.command_timeout + 1000ms);  // the slice
+
+  babelqueue::redis::options u;
+  u.track_reservations = false;
+  d::transport_state su(u);
+  d::reserve_op untracked(su, "q", d::clock::now() + 10s);
+  EXPECT_EQ(untracked.begin_attempt(10000ms), u.command_timeout);
+  req.clear();
+  untracked.compose(req, shas);
+  ASSERT_EQ(req.size(), 2u);
+  EXPECT_EQ(req.meta(0).kind, d::k_move_due);
+  EXPECT_EQ(req.meta(1).kind, d::k_reserve_untracked);
+  const std::string payload(req.payload());
+  EXPECT_LT(payload.find(bulk("sha-migrate")), payload.find(bulk("LMOVE")));
+  EXPECT_FALSE(untracked.resend_after_noscript);  // the LMOVE ran: keep what it took
 }

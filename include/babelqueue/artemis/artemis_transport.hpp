@@ -30,6 +30,20 @@
 /// transport_errc::unavailable "unconfirmed", never silently resent). publish_batch() keeps
 /// up to the link credit in flight and returns once every message is accepted.
 ///
+/// ## Delayed publish
+/// publish_delayed() (transport.hpp) sends one message with the publish projection plus the
+/// message annotation `x-opt-delivery-time` = the absolute due time in Unix epoch ms (now +
+/// delay, this host's clock) as an AMQP **long**, mirrored on the string application property
+/// `bq_delay` = the delay in ms (wire-brokers §4.1/§4.6; what the .NET and Node peers send).
+/// A long, not an AMQP timestamp: Artemis schedules only on a numeric annotation and delivers
+/// a timestamp-typed one at once (pinned live by tests/artemis/delay_test.cpp). The broker
+/// holds the message (its scheduled-delivery queue) and nothing is kept here: the call returns
+/// once the broker accepted it, like publish(). Millisecond granularity, no cap of this
+/// binding (capabilities(): delayed_publish, max_delay 0, delay_granularity 0). A durable
+/// message (the default) is journaled with its due time, so a broker restart keeps the
+/// schedule; a `durable=false` one is lost with the restart, as any non-durable message.
+/// The Python peer 1.24 never delays on Artemis (it consumes delayed messages as any other).
+///
 /// ## Consume and settlement
 /// receive() attaches one receiver per queue with `prefetch` credit; credit is given back as
 /// messages are settled, so at most `prefetch` unsettled messages per queue are held.
@@ -162,11 +176,21 @@ class BABELQUEUE_ARTEMIS_EXPORT artemis_transport final : public transport {
     return opts_.tls ? "artemis+ssl" : "artemis";
   }
   transport_capabilities capabilities() const noexcept override {
-    return {.native_delay = true, .headers = true, .delivery_count = true, .ordered = true};
+    // Delays are the broker's own, in ms, with no limit of their own (see "Delayed publish").
+    return {.native_delay = true,
+            .headers = true,
+            .delivery_count = true,
+            .ordered = true,
+            .delayed_publish = true};
   }
 
   const options& config() const noexcept { return opts_; }
   transport_stats stats() const noexcept;
+
+ protected:
+  /// One send scheduled by `x-opt-delivery-time` (see "Delayed publish").
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   struct impl;

@@ -14,6 +14,21 @@
 /// timestamp). Out-of-band headers ride as string application properties. The pure
 /// projection is include/babelqueue/bindings/asb.hpp.
 ///
+/// ## Delayed publish (ScheduledEnqueueTime)
+/// publish_delayed() (transport.hpp) sets ScheduledEnqueueTime to now + delay as the .NET SDK
+/// does, in one send: the message annotation `x-opt-scheduled-enqueue-time` = the due time as
+/// an AMQP **timestamp** (Unix epoch ms, this host's clock), plus the application property
+/// `bq-delay` = the delay in ms as an AMQP long (.NET/Java/Node; wire-brokers §2.1/§2.5). No
+/// `$management` schedule-message call, so there is no sequence number to cancel it by. The
+/// service holds the message; nothing is kept here: the call returns once it was accepted,
+/// like publish(). Millisecond granularity, no cap of this binding (capabilities():
+/// delayed_publish, max_delay 0, delay_granularity 0). Service Bus stores scheduled messages
+/// durably, so a restart of the service does not lose them. The Python peer 1.24 never delays
+/// on Service Bus. release(delay > 0) republishes with the same annotation and property.
+/// On the test stand-in (Artemis, which ignores this annotation) a scheduling front in the
+/// tests checks the annotation's type and value and makes the broker hold the message
+/// (tests/asb/scheduling_front.hpp) — not a Service Bus.
+///
 /// ## Consume (PeekLock)
 /// Each queue gets a receiver with `prefetch` credit (default 1: prefetched messages hold
 /// locks that expire); settlement: complete = `accepted`, abandon (release()) =
@@ -150,11 +165,17 @@ class BABELQUEUE_ASB_EXPORT asb_transport final : public transport {
   std::string_view scheme() const noexcept override { return "sb"; }
   transport_capabilities capabilities() const noexcept override {
     // No .ordered: Service Bus orders only within sessions, which this binding does not use.
-    return {.native_delay = true, .headers = true, .delivery_count = true};
+    // Delays are the service's own, in ms, with no limit of their own.
+    return {.native_delay = true, .headers = true, .delivery_count = true, .delayed_publish = true};
   }
 
   const options& config() const noexcept { return opts_; }
   transport_stats stats() const noexcept;
+
+ protected:
+  /// One send with ScheduledEnqueueTime = now + delay (see "Delayed publish").
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   struct impl;

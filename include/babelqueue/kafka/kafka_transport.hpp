@@ -54,6 +54,28 @@
 /// (`bq-delay` = the requested delay); with no tier that large, or no tiers,
 /// transport_errc::not_supported — never a silent drop.
 ///
+/// ## Delayed publish (`publish_delayed`; needs retry tiers and a re-injector)
+/// Kafka has no delay of its own (spec §6.4). With tiers, publish_delayed(topic, body, hdrs,
+/// d) writes the record — the same value and `bq-` projection publish() writes, plus the
+/// caller's headers — to the smallest tier `<topic>.retry.<n>` whose delay is >= d, with
+/// `bq-delay` = d in ms (decimal; the delay asked for, not the tier's) and
+/// `bq-original-topic` = `<topic>`, stamped now (publish() stamps `meta.created_at`; the
+/// re-injector counts the delay from the timestamp, so an envelope made earlier must not come
+/// due early; the Python SDK 1.24.0 stamps its delayed record with `meta.created_at`). The
+/// tier choice and both headers are Python's (`KafkaTransport.publish_delayed`) and, per
+/// wire-core §9.3, Java/Node/.NET's. The record reaches `<topic>` only through a
+/// re-injector (reinjector.hpp, `babelqueue kafka reinject`, or another SDK's, e.g. Python's
+/// RetryReinjector) running for that topic: due at its timestamp + `bq-delay` (ours; Python's
+/// waits the tier's delay), never before, and late by up to the time a record ahead of it in
+/// the same tier partition still waits (at most the tier's delay − d), plus the re-injector's
+/// poll. max_delay = the longest tier: a longer delay is invalid_argument, nothing sent.
+/// Without tiers delayed_publish is false and a delay is not_supported (the spec: "raises").
+/// A parked record is an ordinary record of the tier topic, committed past only once
+/// re-injected: a broker restart keeps it as it keeps any record, and a re-injector that was
+/// down re-injects what came due meanwhile as soon as it is back. It can come early only by
+/// as much as the producer's clock is behind the re-injector's (CreateTime;
+/// `message.timestamp.type=LogAppendTime` on the tier topics removes that).
+///
 /// ## URL
 /// `kafka://host:port[,host:port...]?key=value&…` — the hosts are `bootstrap.servers`. Keys
 /// = the `options` fields (durations `250ms`/`5s`/`1m`, bare = ms). Any other librdkafka
@@ -186,14 +208,26 @@ class BABELQUEUE_KAFKA_EXPORT kafka_transport final : public transport {
                           std::int64_t delivered_attempts) const override;
 
   std::string_view scheme() const noexcept override { return "kafka"; }
+  /// native_delay and delayed_publish only with retry tiers; max_delay = the longest tier.
   transport_capabilities capabilities() const noexcept override {
     // No .ordered: a null-key record goes to any partition of the topic. No max_body_bytes:
     // the limits are librdkafka's and the broker's `message.max.bytes` (configuration).
-    return {.native_delay = !opts_.retry_topics.empty(), .headers = true, .delivery_count = true};
+    const bool tiers = !opts_.retry_topics.empty();
+    return {.native_delay = tiers,
+            .headers = true,
+            .delivery_count = true,
+            .delayed_publish = tiers,
+            .max_delay = tiers ? opts_.retry_topics.back() : std::chrono::milliseconds(0)};
   }
 
   const options& config() const noexcept { return opts_; }
   transport_stats stats() const noexcept;
+
+ protected:
+  /// The record parked on the smallest tier >= `delay` (see "Delayed publish");
+  /// not_supported without tiers, closed after close().
+  result<void> publish_later(std::string_view topic, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   struct impl;

@@ -3,6 +3,10 @@
 /// @brief The Kafka retry-tier re-injector: consumes `<topic>.retry.<n>` and republishes
 /// each record to its work topic when it is due (spec §6.4; wire-core §9.4).
 ///
+/// The tiers hold retry copies, delayed releases and delayed publishes
+/// (kafka_transport::publish_delayed) alike: none of them reaches its work topic unless a
+/// re-injector (this one, or another SDK's: the tiers are one protocol) runs for that topic.
+///
 /// A record is due at its timestamp (the retry copy is stamped when it entered the tier)
 /// plus its `bq-delay` (Java's stated rule; PHP's re-injector waits from when it received
 /// the record, which double-waits after a backlog). A record not yet due pauses only its own

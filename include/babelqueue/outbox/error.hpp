@@ -6,7 +6,8 @@
 /// (SQLite, libpq SQLSTATE) stay in `error_info::native`. A publish failure seen by the relay
 /// is not an outbox error: it is recorded on the row (mark_failed) and counted.
 /// `e.code() == babelqueue::condition::unavailable` holds for `unavailable`, and
-/// `condition::invalid_argument` for `invalid_argument`.
+/// `condition::invalid_argument` for `invalid_argument`, `condition::not_supported` for
+/// `not_supported`.
 /// @note Thread-safety: value types; no shared state.
 
 #include <babelqueue/error.hpp>
@@ -28,6 +29,8 @@ enum class errc : int {
   unavailable = 2,  ///< the database could not be reached, or the connection was lost (transient)
   backend = 3,      ///< the database answered with an error
   not_found = 4,    ///< a row id the call names does not exist
+  not_supported = 5,  ///< the store cannot keep a delivery time (store::save_at's default, or
+                      ///< a SQL table without the deliver_at column on an adopted connection)
 };
 
 }  // namespace outbox

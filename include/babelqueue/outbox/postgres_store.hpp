@@ -9,9 +9,22 @@
 ///   status TEXT NOT NULL DEFAULT 'pending' (pending | published | parked),
 ///   attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT (at most 500 bytes, cut on a
 ///   UTF-8 boundary), created_at TIMESTAMPTZ NOT NULL DEFAULT now(), published_at /
-///   failed_at TIMESTAMPTZ; partial index `<table>_pending_idx` on (id) WHERE status =
-///   'pending'. migrate() creates them IF NOT EXISTS, and issues no DDL at all when both
-///   exist (CREATE INDEX would wait for every open transaction that writes the table).
+///   failed_at TIMESTAMPTZ, deliver_at BIGINT (the row's delivery time in Unix epoch
+///   milliseconds, NULL = at once; store.hpp); partial index `<table>_pending_idx` on (id)
+///   WHERE status = 'pending'. migrate() creates them IF NOT EXISTS, and issues no DDL at all
+///   when they exist (CREATE INDEX would wait for every open transaction that writes the
+///   table).
+///
+/// A table made by an older version of this SDK (no deliver_at) is upgraded with
+/// `ALTER TABLE … ADD COLUMN IF NOT EXISTS deliver_at BIGINT NULL` (catalog only, no row
+/// rewritten; its rows stay due at once) by migrate(), and by open() on the store's own
+/// connection. Its ACCESS EXCLUSIVE lock waits at most 3 s (lock_timeout), so it never
+/// holds up the writers behind a long transaction; a failure in open() is not fatal (the
+/// store goes on as before and save_at() answers errc::not_supported until migrate()
+/// succeeds). adopt() issues no DDL on the caller's connection; until the column exists its
+/// store reads every row as due at once and refuses save_at() (not_supported). Relays of an
+/// older version read every pending row as due: upgrade the relays before writers save
+/// rows with a time.
 ///
 /// Two ways to hold the connection:
 ///  - open(url): the store owns its connection — for a relay. Found broken (server
@@ -77,7 +90,10 @@ class BABELQUEUE_OUTBOX_POSTGRES_EXPORT postgres_store final : public store {
   result<void> migrate();
 
   result<std::string> save(std::string_view body, std::string_view queue) override;
+  result<std::string> save_at(std::string_view body, std::string_view queue,
+                              due_time deliver_at) override;
   result<std::vector<record>> fetch_unpublished(std::size_t limit) override;
+  result<std::vector<record>> fetch_due(std::size_t limit, due_time until) override;
   result<void> mark_published(std::span<const std::string> ids) override;
   result<void> mark_failed(std::string_view id, std::string_view reason) override;
   result<std::vector<record>> list(const list_options& options) override;

@@ -11,6 +11,24 @@
 /// `meta.id`). drain() repeats flush() until a pass publishes nothing (at most max_passes).
 /// Rows that reach the store's park threshold stop coming back, so a poison row no longer
 /// blocks newer rows (the peers' head-of-line blocking, §2.5).
+///
+/// Delivery times (issue #37, writer.hpp): a pass fetches the rows that are due, plus the
+/// not-yet-due rows its transport can hold until their time — every such row when the
+/// transport declares capabilities().delayed_publish with no max_delay, those due within
+/// max_delay when it has one, none when it cannot delay. A row is published with
+/// `transport::publish_delayed(queue, body, {}, deliver_at - now)` (now read just before the
+/// publish, rounded up to the millisecond; the binding rounds up to its delay_granularity),
+/// so the broker holds it for the time LEFT: a relay that ran late does not delay it twice,
+/// and a row whose time has passed is a plain publish, at once. Rows the transport cannot
+/// hold stay pending in the outbox, untouched (no attempt counted), and go out with a plain
+/// publish from the first pass after they are due — or, on a transport with a max_delay,
+/// from the first pass once they are within it. So a message is never published early, on
+/// any transport; a row held in the outbox is late by at most the relay's poll interval.
+/// A transport that declared delayed_publish but refuses the delayed publish (e.g.
+/// transport_errc::not_supported) is a failed publish like any other: mark_failed with
+/// that reason, back-off, parked after park_after failures — never a plain publish before
+/// the row is due. Once marked published, a delayed message is the broker's to keep (its
+/// durability across a broker restart is the binding's, docs of each transport).
 /// @note Thread-safety: one relay is used by one thread; run several relays (each with its
 /// own transport) only on a store that claims rows (PostgreSQL: FOR UPDATE SKIP LOCKED).
 
@@ -38,6 +56,9 @@ struct BABELQUEUE_OUTBOX_EXPORT relay_options {
   /// Sleeps the back-off; default std::this_thread::sleep_for. Injectable for tests and for
   /// a relay that must stay responsive to shutdown.
   std::function<void(std::chrono::milliseconds)> sleeper;
+  /// The wall clock rows' delivery times are compared with; default
+  /// std::chrono::system_clock::now. Injectable for tests.
+  std::function<std::chrono::system_clock::time_point()> clock;
 };
 
 /// What one pass (or a drain) did.
@@ -61,6 +82,9 @@ class BABELQUEUE_OUTBOX_EXPORT relay {
   std::chrono::milliseconds backoff(std::int64_t attempts) const noexcept;
 
  private:
+  // Publishes one row: plain when due, else with the delay left.
+  result<void> send(const record& row);
+
   std::shared_ptr<store> rows_;
   transport& broker_;
   relay_options options_;

@@ -6,8 +6,16 @@
 ///   id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body BLOB NOT NULL (the
 ///   exact bytes), status TEXT NOT NULL DEFAULT 'pending' (pending | published | parked),
 ///   attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT (first 500 bytes),
-///   created_at / published_at / failed_at TEXT (RFC 3339 UTC), index `<table>_pending_idx`
-///   on (status, id). migrate() creates them IF NOT EXISTS.
+///   created_at / published_at / failed_at TEXT (RFC 3339 UTC), deliver_at INTEGER (the row's
+///   delivery time in Unix epoch milliseconds, NULL = at once; store.hpp), index
+///   `<table>_pending_idx` on (status, id). migrate() creates them IF NOT EXISTS.
+///
+/// A table made by an older version of this SDK (no deliver_at) is upgraded with
+/// `ALTER TABLE … ADD COLUMN deliver_at INTEGER` (no row rewritten; its rows stay due at
+/// once) by migrate(), and by open() on the store's own connection (a failure there is not
+/// fatal: the store goes on as before and save_at() answers errc::not_supported until
+/// migrate() succeeds). adopt() issues no DDL on the caller's connection; until the column
+/// exists its store reads every row as due at once and refuses save_at() (not_supported).
 ///
 /// Two ways to hold the connection:
 ///  - open(path): the store owns its connection (WAL, busy timeout) — for the relay;
@@ -26,6 +34,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 struct sqlite3;
@@ -59,7 +68,10 @@ class BABELQUEUE_OUTBOX_SQLITE_EXPORT sqlite_store final : public store {
   result<void> migrate();
 
   result<std::string> save(std::string_view body, std::string_view queue) override;
+  result<std::string> save_at(std::string_view body, std::string_view queue,
+                              due_time deliver_at) override;
   result<std::vector<record>> fetch_unpublished(std::size_t limit) override;
+  result<std::vector<record>> fetch_due(std::size_t limit, due_time until) override;
   result<void> mark_published(std::span<const std::string> ids) override;
   result<void> mark_failed(std::string_view id, std::string_view reason) override;
   result<std::vector<record>> list(const list_options& options) override;
@@ -68,6 +80,8 @@ class BABELQUEUE_OUTBOX_SQLITE_EXPORT sqlite_store final : public store {
  private:
   struct impl;
   explicit sqlite_store(std::unique_ptr<impl> state);
+  result<std::string> insert(std::string_view body, std::string_view queue,
+                             std::optional<due_time> deliver_at);
   std::unique_ptr<impl> impl_;
 };
 

@@ -15,16 +15,34 @@
 /// (the default) only packs publish_batch(): publish() flushes at once, so a single publish
 /// never waits for a batch to fill. publish_batch() hands every message to the client, which
 /// packs them into batches (`batch_max_messages`, `batch_delay`), and returns when all are
-/// persisted; the first failure (by position) is the error. publish_after() delivers after a
-/// delay (`deliverAfter`, mirrored on `bq-delay`). Producers are made per topic on first use
-/// and kept. A broker that is unreachable is retried by the client (reconnects with backoff)
-/// until `operation_timeout`: then the call fails with unavailable (not connected) or timeout.
+/// persisted; the first failure (by position) is the error. Producers are made per topic on
+/// first use and kept. A broker that is unreachable is retried by the client (reconnects with
+/// backoff) until `operation_timeout`: then the call fails with unavailable (not connected) or
+/// timeout.
 ///
 /// A message published to a topic no subscription exists on yet is kept for nobody: Pulsar
 /// without retention discards it. So on the first publish to each topic the transport makes
 /// sure the durable subscription (`subscription`, default `babelqueue`) exists — it
 /// subscribes once and closes — and the queue behaves like a queue even before the first
 /// worker starts (`ensure_subscription=false` turns this off).
+///
+/// ## Delayed publish
+/// publish_delayed() (and publish_after(), its older name) sends the message at once with the
+/// native `deliverAt` = the wall clock when the call began + the delay, in Unix ms (computed
+/// once: a producer made on first use or a resend does not move it), and mirrors the requested
+/// delay on the property `bq-delay` (decimal ms, the Node/.NET mirror; the Python SDK 1.24.0
+/// has no Pulsar delay). The broker holds it: the subscription's consumers get it once
+/// deliverAt has passed, with the same bytes and properties (`bq-delay` is not surfaced in
+/// received_message::hdrs). No cap of the binding's own (a namespace's
+/// `delayedDeliveryMaxDelayInMillis` refuses a longer one at the broker), millisecond
+/// granularity. Pulsar delays only on Shared and Key_Shared subscriptions — Exclusive and
+/// Failover dispatch a delayed message at once — so with `subscription_type=exclusive` or
+/// `failover` capabilities().delayed_publish is false and a delay is not_supported, nothing
+/// sent. Never early needs two things of the deployment: the producer's clock not behind the
+/// broker's (deliverAt is absolute), and a broker with
+/// `isDelayedDeliveryDeliverAtTimeStrict=true` (Pulsar's default, false, may dispatch up to
+/// `delayedDeliveryTickTimeMillis`, 1 s, early). deliverAt is part of the persisted message's
+/// metadata, so the due time does not depend on the producer or a consumer staying up.
 ///
 /// ## Consume and settlement
 /// receive() reads from a consumer on `subscription` (type `subscription_type`, default
@@ -35,7 +53,7 @@
 /// refused_schema_version set and never decoded (the App dead-letters its bytes unchanged).
 /// ack() = acknowledge. release(0) = negativeAcknowledge: the broker delivers it again after
 /// `negative_ack_delay` (default 1 s, not the client's 60 s) with the redelivery count + 1.
-/// release(delay > 0) republishes the same bytes and properties with `deliverAfter` and
+/// release(delay > 0) republishes the same bytes and properties with `deliverAt` and
 /// `bq-delay`, then acknowledges the original (the redelivery count restarts at 0; the
 /// body's `attempts` carries the history). The App retries by republishing with
 /// attempts + 1 (D4), as the Go and Python SDKs do; its dead-letter copy goes to the topic
@@ -169,8 +187,9 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
   /// One result per message, in order (publish_batch's sends).
   std::vector<result<void>> publish_each(std::string_view queue,
                                          std::span<const outgoing_message> messages);
-  /// Publishes for delivery after `delay` (native deliverAfter; `bq-delay` = the delay in ms).
-  /// Pulsar delays only on Shared and Key_Shared subscriptions.
+  /// publish_delayed() under the name this transport had first: deliverable after `delay`
+  /// (native deliverAt; `bq-delay` = the delay in ms). 0 = publish(). Pulsar delays only on
+  /// Shared and Key_Shared subscriptions: not_supported on the others.
   result<void> publish_after(std::string_view queue, std::string_view body,
                              std::chrono::milliseconds delay, const headers& hdrs = {});
   result<std::optional<received_message>> receive(std::string_view queue,
@@ -188,7 +207,8 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
                                   const received_message& message) const override;
 
   std::string_view scheme() const noexcept override { return opts_.tls ? "pulsar+ssl" : "pulsar"; }
-  /// native_delay only on shared and key_shared subscriptions (Pulsar delays only there).
+  /// native_delay and delayed_publish only on shared and key_shared subscriptions (Pulsar
+  /// delays only there); no max_delay, millisecond granularity.
   transport_capabilities capabilities() const noexcept override {
     const bool delays = opts_.subscription_type == subscription_kind::shared ||
                         opts_.subscription_type == subscription_kind::key_shared;
@@ -197,7 +217,8 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
             .headers = true,
             .delivery_count = true,
             .ordered = !delays,
-            .max_batch_messages = static_cast<std::size_t>(opts_.batch_max_messages)};
+            .max_batch_messages = static_cast<std::size_t>(opts_.batch_max_messages),
+            .delayed_publish = delays};
   }
 
   /// The topic a queue name stands for (bindings::pulsar::topic_name with this tenant and
@@ -206,6 +227,12 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
 
   const options& config() const noexcept { return opts_; }
   transport_stats stats() const noexcept;
+
+ protected:
+  /// deliverAt = now + `delay` and `bq-delay` (see "Delayed publish"); not_supported on an
+  /// exclusive or failover subscription, closed after close().
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   struct impl;

@@ -39,6 +39,40 @@
 /// (reserved by a peer SDK, or with tracking off) get a member stamped on the first
 /// recover() that sees them; their age counts from that moment.
 ///
+/// ## Delayed publish (publish_delayed(); capabilities().delayed_publish in both layouts)
+/// Redis has no delayed delivery of its own. Owned layout: this SDK's extension (no peer SDK
+/// writes it, and a peer that only reads the list needs nothing new to read its messages):
+/// - the message waits in the sorted set `<queue>:scheduled` (a hash-tagged queue name puts it
+///   in the slot of the list), member `<16 hex: publish time in µs><16 hex random>:<stored
+///   value>`, score = the due time in epoch milliseconds. Both times are the SERVER's clock
+///   (`TIME` inside the scheduling script): a client whose clock is off schedules exactly as
+///   one whose clock is right. The stored value is what publish() would push (the envelope,
+///   or the header frame when headers travel). The prefix keeps two identical values two
+///   members (a sorted set would merge them) and orders members of one due time by publish
+///   time;
+/// - every receive() of this SDK on the queue (any instance, tracked or not) first moves the
+///   due members to the END of the ready list in one Lua script — atomic: a message is in
+///   the set or on the list, never both, never neither — prefix stripped, so the list gets
+///   exactly the bytes publish() would have pushed, in due order then publish order, up to
+///   `migration_batch` per receive. A peer SDK consuming the same list (Go, Python, Node, …)
+///   gets the message once a C++ consumer of the queue moved it: a fleet with no C++
+///   consumer on the queue never sees it;
+/// - a blocking receive waits in slices of at most 1 s, each capped at the earliest due
+///   time: it returns a message within milliseconds of its due time, including one another
+///   producer scheduled during the wait (an idle consumer costs one round trip a second);
+/// - granularity: 1 ms (due = ceil(server now in ms) + delay: never early); no cap of its
+///   own (max_delay 0);
+/// - the set is an ordinary key: it survives a restart as far as the server's persistence
+///   (RDB/AOF) keeps it, like the list; a delay that passed while the server was down is due
+///   on the first receive after it is back.
+/// laravel=1: Laravel's own later(): `ZADD <prefix><queue>:delayed <due> <job>`, the job
+/// exactly as publish() pushes it, due = ceil(server now + delay) in whole epoch seconds
+/// (delay_granularity 1 s, rounded up: never early; Laravel and the Python SDK compute
+/// floor(now) + delay on their own clocks). Every pop — a Laravel worker's, the Python SDK's,
+/// this SDK's — migrates due jobs to the ready list with a notify token. A job identical to
+/// one already waiting there is not added again (ZADD NX: the set holds a job once; the
+/// waiting one keeps its due time). Headers: transport_errc::not_supported, as publish().
+///
 /// ## Consume cost: one round trip per message
 /// With `pipeline_acks` (default on) ack() does not wait: the settle travels in the same
 /// round trip as the next receive's reservation (one EVALSHA that settles message N and
@@ -77,9 +111,9 @@
 /// transport_errc::unavailable. A node that is gone is transport_errc::unavailable within the
 /// call's deadline, as in single-node mode.
 ///
-/// A queue's three keys (`<q>`, `<q>:processing`, `<q>:processing:deadlines`) must share one
-/// slot — name it with a hash tag, `{orders}`. An untagged name fails every call on it with
-/// errc::invalid_argument naming the slots and the fix, before anything is sent. With
+/// A queue's four keys (`<q>`, `<q>:processing`, `<q>:processing:deadlines`, `<q>:scheduled`)
+/// must share one slot — name it with a hash tag, `{orders}`. An untagged name fails every call
+/// on it with errc::invalid_argument naming the slots and the fix, before anything is sent. With
 /// laravel=1 the same holds for its four keys (`queues:{orders}`, `…:reserved`, `…:delayed`,
 /// `…:notify`), which a hash tag in the queue name or in the prefix puts in one slot; a
 /// receive merges every deferred ack of its queue into its script.
@@ -110,9 +144,10 @@
 /// `…:notify`; no other key. receive() is one script (migrate due delayed and lapsed reserved
 /// jobs, pop, reserve, take a notify token, plus this queue's deferred acks); the handler gets
 /// the job as popped; ack() is `ZREM :reserved`; release(m, delay) is gated and honours the
-/// delay (`:delayed`, whole seconds). Headers are refused (transport_errc::not_supported): a
-/// Laravel job has no header channel. docs/transports/redis.md says which bytes Laravel's
-/// scripts rewrite and how this differs from Laravel's scripts.
+/// delay (`:delayed`, due ceil(server now + delay) in whole seconds: never early). Headers are
+/// refused (transport_errc::not_supported): a Laravel job has no header channel.
+/// docs/transports/redis.md says which bytes Laravel's scripts rewrite and how this differs from
+/// Laravel's scripts.
 ///
 /// ## Sentinel
 /// `redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/<master-name>[/db]?…`:
@@ -212,8 +247,9 @@ struct BABELQUEUE_REDIS_EXPORT options {
   /// `queues:`). A Laravel app puts its Redis connection prefix in front of `queues:` (by
   /// default `<app>_database_`): name the whole thing, e.g. `laravel_database_queues:`.
   std::string prefix = "queues:";
-  /// laravel=1: jobs moved back per migration (due `:delayed` ones, expired `:reserved`
-  /// ones) before each reservation; -1 = all of them (Laravel's and Python's default).
+  /// Messages moved per migration before each reservation; -1 = all of them (Laravel's and
+  /// Python's default). laravel=1: due `:delayed` jobs, expired `:reserved` ones; owned
+  /// layout: due `<queue>:scheduled` messages (see "Delayed publish").
   std::int64_t migration_batch = -1;
 
   /// TLS (set by the `rediss://` scheme, not a query key). See "TLS" above.
@@ -301,8 +337,9 @@ class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
   /// delay 0: moves the stored value (same bytes, same frame) from `:processing` back to the
   /// END of the ready list (RPUSH) in one script — the end, so that a message nobody can
   /// handle (unknown-URN `release`) does not starve the rest of the queue by coming straight
-  /// back to the consumer that just gave it up. delay > 0: transport_errc::not_supported (plain
-  /// Redis lists have no delay; no peer reads a delayed set in this layout).
+  /// back to the consumer that just gave it up. delay > 0: transport_errc::not_supported in
+  /// the owned layout (capabilities().native_delay is false; publish_delayed() of a copy is the
+  /// way to retry later). laravel=1 honours the delay (`:delayed`, whole seconds).
   result<void> release(const received_message& message,
                        std::chrono::milliseconds delay = {}) override;
   /// Flushes deferred acks (bounded by `deadline` and command_timeout), then disconnects.
@@ -310,7 +347,8 @@ class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
   result<void> close(std::chrono::steady_clock::time_point deadline) override;
 
   /// LRANGE on the ready list (one round trip, read-only): the next messages a receive()
-  /// would take, frames removed. Messages in `:processing` are not listed.
+  /// would take, frames removed. Messages in `:processing` and delayed ones (not yet moved to
+  /// the list) are not listed.
   result<std::vector<peeked_message>> peek(std::string_view queue, std::size_t offset,
                                            std::size_t limit) override;
 
@@ -320,13 +358,19 @@ class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
     if (!opts_.sentinels.empty()) return opts_.tls ? "rediss+sentinel" : "redis+sentinel";
     return opts_.tls ? "rediss" : "redis";
   }
-  /// Owned layout: headers, no delay. laravel=1: delay (the `:delayed` set), no headers.
+  /// Owned layout: headers, delayed publish (`<queue>:scheduled`, 1 ms), no release delay.
+  /// laravel=1: delayed publish and release delay (the `:delayed` set, whole seconds), no
+  /// headers. No cap on a delay in either.
   transport_capabilities capabilities() const noexcept override {
     return {.native_delay = opts_.laravel,
             .headers = !opts_.laravel,
             .delivery_count = false,
             .peek = true,
-            .ordered = true};
+            .ordered = true,
+            .delayed_publish = true,
+            .max_delay = std::chrono::milliseconds(0),
+            .delay_granularity =
+                opts_.laravel ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0)};
   }
 
   /// Sends the deferred acks now and waits for their replies.
@@ -346,6 +390,12 @@ class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
   /// Sentinels: the primary they reported), for operators and tests.
   std::string endpoint() const;
   transport_stats stats() const noexcept;
+
+ protected:
+  /// See "Delayed publish" above: one round trip (deferred acks ride along), the server's
+  /// clock, WAIT with wait_replicas as a publish. Closed: transport_errc::closed.
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
 
  private:
   struct impl;

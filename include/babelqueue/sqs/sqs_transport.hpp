@@ -22,6 +22,29 @@
 /// control characters other than TAB/LF/CR), fails before any call: too_large /
 /// invalid_argument.
 ///
+/// ## Delayed publish (DelaySeconds)
+/// publish_delayed() (transport.hpp) is one SendMessage with `DelaySeconds` = the delay in
+/// whole seconds, rounded UP (1500 ms → 2 s: never early; capabilities().delay_granularity =
+/// 1 s); publish_each(queue, messages, delay) puts the same `DelaySeconds` on every
+/// SendMessageBatch entry. Nothing else changes on the wire: no message attribute mirrors the
+/// delay (the Python peer 1.24 sends `DelaySeconds` alone, and a mirror would take one of
+/// SQS's 10 attribute slots from the headers). SQS holds the message (it counts in
+/// ApproximateNumberOfMessagesDelayed); nothing is kept here.
+///  - Cap: SQS's own 900 s (capabilities().max_delay). A longer delay is refused by the seam
+///    with transport_errc::invalid_argument and nothing is sent — a typed error rather than a
+///    re-park (receive at 900 s and send again with the rest): a re-park needs a running
+///    consumer of this SDK to carry the delay, turns one message into several (new
+///    MessageId, ApproximateReceiveCount restarting) and shows a message that is not due yet
+///    to every other SDK reading the queue. The Python peer refuses over 900 s too. Longer
+///    waits belong in a scheduler, or in release() (ChangeMessageVisibility, up to 12 h).
+///  - FIFO queues (`fifo=true`, or any `.fifo` name): SQS (and ElasticMQ) refuse a
+///    per-message `DelaySeconds` there (InvalidParameterValue: only the queue's own delay
+///    applies), and dropping it would deliver early, so a delay on a FIFO queue is
+///    transport_errc::not_supported before anything is sent (as the Python peer raises);
+///    with `fifo=true` capabilities().delayed_publish is false.
+///  - A restart of SQS keeps delayed messages (AWS stores them); ElasticMQ without persistence
+///    loses every message on restart, delayed or not.
+///
 /// ## Consume and settlement
 /// receive() long-polls ReceiveMessage for up to `batch` messages (WaitTimeSeconds =
 /// the receive timeout rounded up to whole seconds, at most `wait_time`) and hands them out
@@ -166,8 +189,11 @@ class BABELQUEUE_SQS_EXPORT sqs_transport final : public transport {
   result<void> publish_batch(std::string_view queue,
                              std::span<const outgoing_message> messages) override;
   /// One result per message (SendMessageBatch, failed entries retried as publish_batch does).
+  /// With `delay` > 0, every entry carries its DelaySeconds (see "Delayed publish"); a delay
+  /// publish_delayed() would refuse fails every message the same way, nothing sent.
   std::vector<result<void>> publish_each(std::string_view queue,
-                                         std::span<const outgoing_message> messages);
+                                         std::span<const outgoing_message> messages,
+                                         std::chrono::milliseconds delay = {});
   result<std::optional<received_message>> receive(std::string_view queue,
                                                   std::chrono::milliseconds timeout) override;
   /// DeleteMessage.
@@ -195,14 +221,22 @@ class BABELQUEUE_SQS_EXPORT sqs_transport final : public transport {
   transport_capabilities capabilities() const noexcept override {
     // Order only on FIFO queues (per message group; the group is the queue name unless
     // `group_id` is set). The size check counts the body and its attributes.
+    // Delays: DelaySeconds, whole seconds up to 900, never on a FIFO queue.
     return {.native_delay = true,
             .headers = true,
             .delivery_count = true,
             .ordered = opts_.fifo,
             .max_body_bytes = static_cast<std::size_t>(opts_.max_message_bytes),
             .max_batch_messages = 10,
-            .max_header_name_bytes = 256};
+            .max_header_name_bytes = 256,
+            .delayed_publish = !opts_.fifo,
+            .max_delay = opts_.fifo ? std::chrono::milliseconds(0) : max_publish_delay,
+            .delay_granularity = opts_.fifo ? std::chrono::milliseconds(0)
+                                            : std::chrono::milliseconds(std::chrono::seconds(1))};
   }
+
+  /// SQS's longest DelaySeconds.
+  static constexpr std::chrono::milliseconds max_publish_delay{std::chrono::seconds(900)};
 
   /// The queue URL of a logical queue name (after the dead-letter mapping), resolving it
   /// (and creating it with create_queues) when not cached.
@@ -213,9 +247,19 @@ class BABELQUEUE_SQS_EXPORT sqs_transport final : public transport {
   const options& config() const noexcept { return opts_; }
   transport_stats stats() const noexcept;
 
+ protected:
+  /// SendMessage with DelaySeconds (see "Delayed publish"); not_supported on a FIFO queue.
+  result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
+                             std::chrono::milliseconds delay) override;
+
  private:
   struct impl;
   explicit sqs_transport(options opts);
+  /// SendMessage of one message, with `delay_seconds` (0 = none).
+  result<void> send_one(std::string_view queue, std::string_view body, const headers& hdrs,
+                        int delay_seconds);
+  /// The DelaySeconds of `delay` on `queue` (0 for none), or why it cannot be sent.
+  result<int> delay_seconds_of(std::string_view queue, std::chrono::milliseconds delay) const;
   options opts_;
   std::unique_ptr<impl> impl_;
 };
