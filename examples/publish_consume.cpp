@@ -32,7 +32,7 @@ int main() {
     std::cout << "order " << msg.data().at("order_id") << " (trace " << msg.trace_id() << ")\n";
     // Same trace_id, fresh meta.id; throws nothing, returns the new id or an error.
     auto id = msg.publish("urn:babel:shipping:requested", {{"order_id", msg.data().at("order_id")}},
-                          {.queue = "shipping", .hdrs = {}, .delay = {}, .deliver_at = {}});
+                          {.queue = "shipping", .hdrs = {}});
     if (!id) throw babelqueue::error(id.error());  // a throw = a failed delivery (retried)
   });
   app.handle("urn:babel:shipping:requested", [&shipped](babelqueue::message& msg) {

@@ -38,7 +38,7 @@ int main() {
     shipping.address = {.line = "1 Main St", .city = "Springfield", .postcode = std::nullopt};
     shipping.express = order.priority.value_or(0) > 5;
     // Continues the trace; the URN is ShippingRequested::urn.
-    msg.publish(shipping, {.queue = "shipping", .hdrs = {}, .delay = {}, .deliver_at = {}}).value();
+    msg.publish(shipping, {.queue = "shipping", .hdrs = {}}).value();
   });
   app.handle<ShippingRequested>([&shipped](const ShippingRequested& s) {
     std::cout << "shipping order " << s.order_id << " to " << s.address.city

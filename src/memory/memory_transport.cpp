@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <ranges>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -128,10 +127,9 @@ result<void> memory_transport::close(std::chrono::steady_clock::time_point /*dea
   closed_ = true;
   // Unsettled messages go back to the head of their queue, newest first, so the original
   // order is restored (like a broker connection dropping).
-  for (auto& entry : std::ranges::reverse_view(inflight_)) {
-    auto& record = *entry;
-    broker_->settle(record.queue, &record.message, broker::requeue::head, {});
-  }
+  std::for_each(inflight_.rbegin(), inflight_.rend(), [this](const auto& entry) {
+    broker_->settle(entry->queue, &entry->message, broker::requeue::head, {});
+  });
   inflight_.clear();
   return {};
 }

@@ -72,7 +72,7 @@ app::~app() {
   }
 }
 
-void app::handle(std::string urn, handler fn) {
+void app::handle(const std::string& urn, handler fn) {
   // Producer side (D3a): the programmer's string is trimmed of ASCII white space; a received
   // URN never is, so a padded one on the wire matches no route.
   std::string key(trim_ascii(urn));

@@ -12,7 +12,7 @@ namespace babelqueue::inline v1 {
 std::chrono::milliseconds retry_policy::delay_for(std::int64_t retry, double unit) const noexcept {
   if (initial.count() <= 0) return std::chrono::milliseconds(0);
   const double n = static_cast<double>(std::max<std::int64_t>(retry, 1) - 1);
-  const double cap = static_cast<double>(std::max(max, initial).count());
+  const auto cap = static_cast<double>(std::max(max, initial).count());
   const double nominal =
       std::min(static_cast<double>(initial.count()) * std::pow(std::max(multiplier, 1.0), n), cap);
   const double share = std::clamp(jitter, 0.0, 1.0) * std::clamp(unit, 0.0, 1.0);

@@ -43,10 +43,10 @@ std::string in_quotes(std::string_view queue) { return "'" + std::string(queue) 
 // A message the binding's header gate refused (received_message::refused_schema_version):
 // never decoded, so it takes the same path as a body whose schema_version is not 1.
 error_info refused_by_header(std::string_view version) {
-  return error_info(errc::unsupported_schema_version,
-                    "the message's schema-version header is \"" + std::string(version) +
-                        "\" (routed on babelqueue:unsupported-schema-version:" +
-                        std::string(version) + "); not decoded");
+  return {errc::unsupported_schema_version,
+          "the message's schema-version header is \"" + std::string(version) +
+              "\" (routed on babelqueue:unsupported-schema-version:" + std::string(version) +
+              "); not decoded"};
 }
 
 }  // namespace

@@ -49,9 +49,8 @@ TEST_F(ArtemisApp, RetriesSeeZeroOneTwoAndTheDlqCarriesThreeInBodyAndProperty) {
     seen.push_back(m.attempts());
     throw std::runtime_error("Payment gateway timeout");
   });
-  auto id = app.publish(
-      "urn:babel:orders:created", json{{"order_id", 1}},
-      {.queue = "", .trace_id = "trace-artemis-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
+  auto id = app.publish("urn:babel:orders:created", json{{"order_id", 1}},
+                        {.queue = "", .trace_id = "trace-artemis-1", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   auto n = app.drain();
   ASSERT_TRUE(n) << n.error().message;
@@ -145,9 +144,8 @@ TEST_F(ArtemisApp, OutOfBandHeadersSurviveARetry) {
     seen.push_back(it == m.hdrs().end() ? "<none>" : it->second);
     if (++calls == 1) throw std::runtime_error("once");
   });
-  ASSERT_TRUE(app.publish(
-      "urn:babel:test:item", json{{"n", 1}},
-      {.queue = "", .trace_id = "", .hdrs = {{"tenant", "acme"}}, .delay = {}, .deliver_at = {}}));
+  ASSERT_TRUE(app.publish("urn:babel:test:item", json{{"n", 1}},
+                          {.queue = "", .trace_id = "", .hdrs = {{"tenant", "acme"}}}));
   ASSERT_TRUE(app.drain());
   EXPECT_EQ(seen, (std::vector<std::string>{"acme", "acme"}));
 }

@@ -150,9 +150,8 @@ TEST_F(AsbTransport, TheAppRetriesAndDeadLettersOverServiceBus) {
     seen.push_back(m.attempts());
     throw std::runtime_error("boom");
   });
-  auto id = app.publish(
-      "urn:babel:orders:created", babelqueue::json{{"order_id", 1}},
-      {.queue = "", .trace_id = "trace-asb-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
+  auto id = app.publish("urn:babel:orders:created", babelqueue::json{{"order_id", 1}},
+                        {.queue = "", .trace_id = "trace-asb-1", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   auto n = app.drain();
   ASSERT_TRUE(n) << n.error().message;

@@ -146,8 +146,7 @@ TEST_F(ArtemisPythonInterop, CppPublishesPythonConsumes) {
     babelqueue::app app(url_, opts());
     for (std::size_t i = 0; i < expected.size(); ++i) {
       for (const auto* e : {&work[i], &inspected[i]}) {
-        auto id = app.publish(
-            e->first, {.queue = "", .hdrs = expected[i].hdrs, .delay = {}, .deliver_at = {}});
+        auto id = app.publish(e->first, {.queue = "", .hdrs = expected[i].hdrs});
         ASSERT_TRUE(id) << id.error().message;
         EXPECT_EQ(*id, e->first.id());
       }
@@ -266,9 +265,8 @@ TEST_F(ArtemisPythonInterop, CppDeadLetterIsReadableByPython) {
     attempts_seen.push_back(m.attempts());
     throw std::runtime_error("payment gateway timeout");
   });
-  auto id = app.publish(
-      "urn:babel:interop:fails", json{{"n", 1}},
-      {.queue = "", .trace_id = "trace-cpp-fails", .hdrs = {}, .delay = {}, .deliver_at = {}});
+  auto id = app.publish("urn:babel:interop:fails", json{{"n", 1}},
+                        {.queue = "", .trace_id = "trace-cpp-fails", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   ASSERT_TRUE(app.drain(queue_));
   EXPECT_EQ(attempts_seen, (std::vector<std::int64_t>{0, 1, 2}));
@@ -339,9 +337,8 @@ TEST_F(ArtemisPythonInterop, PythonDeadLetterIsReadableByCpp) {
 TEST_F(ArtemisPythonInterop, RetryHandsOverFromPythonToCpp) {
   {
     babelqueue::app app(url_, opts());
-    ASSERT_TRUE(app.publish(
-        "urn:babel:interop:fails", json{{"n", 7}},
-        {.queue = "", .trace_id = "trace-handover", .hdrs = {}, .delay = {}, .deliver_at = {}}));
+    ASSERT_TRUE(app.publish("urn:babel:interop:fails", json{{"n", 7}},
+                            {.queue = "", .trace_id = "trace-handover", .hdrs = {}}));
   }
   auto py = run_peer(python_, {"fail", peer_url_, queue_, "1"});
   ASSERT_EQ(py.size(), 1u);
@@ -387,9 +384,8 @@ TEST_F(ArtemisPythonInterop, RetryHandsOverFromCppToPython) {
       seen.push_back(m.attempts());
       throw std::runtime_error("fails in C++");
     });
-    ASSERT_TRUE(app.publish(
-        "urn:babel:interop:fails", json{{"n", 8}},
-        {.queue = "", .trace_id = "trace-handover-2", .hdrs = {}, .delay = {}, .deliver_at = {}}));
+    ASSERT_TRUE(app.publish("urn:babel:interop:fails", json{{"n", 8}},
+                            {.queue = "", .trace_id = "trace-handover-2", .hdrs = {}}));
     ASSERT_TRUE(app.drain(queue_, 1));
     EXPECT_EQ(seen, (std::vector<std::int64_t>{0}));
   }
@@ -454,9 +450,7 @@ TEST_F(ArtemisPythonInterop, PythonReleasesByRepublishing) {
   const std::string bytes = babelqueue::encode(e).value();
   ASSERT_TRUE(app.publish(
       e, {.queue = "",
-          .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
-          .delay = {},
-          .deliver_at = {}}));
+          .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}));
 
   auto py = run_peer(python_, {"release-unknown", peer_url_, queue_});
   ASSERT_EQ(py.size(), 1u);

@@ -72,7 +72,7 @@ TEST_F(AsbPythonInterop, ACppPublishIsReceivedByTheAzureServiceBusSdk) {
     babelqueue::app app(url_, o);
     for (const auto& c : expected) {
       auto env = babelqueue::make(c.urn, c.data, {.queue = queue_, .trace_id = c.trace_id}).value();
-      auto id = app.publish(env, {.queue = "", .hdrs = c.hdrs, .delay = {}, .deliver_at = {}});
+      auto id = app.publish(env, {.queue = "", .hdrs = c.hdrs});
       ASSERT_TRUE(id) << id.error().message;
       sent.emplace_back(env, babelqueue::encode(env).value());
     }

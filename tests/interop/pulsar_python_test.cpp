@@ -72,8 +72,7 @@ TEST_F(PulsarPythonInterop, CppPublishesPythonConsumes) {
   {
     babelqueue::app app(url_, opts());
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      auto id = app.publish(by_app[i].first,
-                            {.queue = "", .hdrs = expected[i].hdrs, .delay = {}, .deliver_at = {}});
+      auto id = app.publish(by_app[i].first, {.queue = "", .hdrs = expected[i].hdrs});
       ASSERT_TRUE(id) << id.error().message;
     }
     auto t = open();
@@ -214,12 +213,9 @@ TEST_F(PulsarPythonInterop, CppRetriesArePythonAttempts) {
       seen.push_back(m.attempts());
       throw std::runtime_error("fails in C++");
     });
-    auto published = app.publish(fails_urn, json{{"n", 8}},
-                                 {.queue = "",
-                                  .trace_id = "trace-handover",
-                                  .hdrs = {{"traceparent", traceparent}},
-                                  .delay = {},
-                                  .deliver_at = {}});
+    auto published = app.publish(
+        fails_urn, json{{"n", 8}},
+        {.queue = "", .trace_id = "trace-handover", .hdrs = {{"traceparent", traceparent}}});
     ASSERT_TRUE(published) << published.error().message;
     id = *published;
     ASSERT_TRUE(app.drain(queue_, 1));
@@ -413,12 +409,9 @@ TEST_F(PulsarPythonInterop, CppDeadLetterIsReadableByPython) {
     attempts_seen.push_back(m.attempts());
     throw std::runtime_error("payment gateway timeout");
   });
-  auto id = app.publish(fails_urn, json{{"n", 1}},
-                        {.queue = "",
-                         .trace_id = "trace-cpp-fails",
-                         .hdrs = {{"traceparent", traceparent}},
-                         .delay = {},
-                         .deliver_at = {}});
+  auto id = app.publish(
+      fails_urn, json{{"n", 1}},
+      {.queue = "", .trace_id = "trace-cpp-fails", .hdrs = {{"traceparent", traceparent}}});
   ASSERT_TRUE(id) << id.error().message;
   ASSERT_TRUE(app.drain(queue_, 3));
   EXPECT_EQ(attempts_seen, (std::vector<std::int64_t>{0, 1, 2}));

@@ -54,8 +54,7 @@ TEST_F(SqsPythonInterop, CppPublishesPythonConsumes) {
   {
     babelqueue::app app(url_, opts());
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      auto id = app.publish(by_app[i].first,
-                            {.queue = "", .hdrs = expected[i].hdrs, .delay = {}, .deliver_at = {}});
+      auto id = app.publish(by_app[i].first, {.queue = "", .hdrs = expected[i].hdrs});
       ASSERT_TRUE(id) << id.error().message;
     }
     auto t = open();
@@ -114,8 +113,7 @@ TEST_F(SqsPythonInterop, Boto3ReadsTheCppMessageAttributes) {
   {
     babelqueue::app app(url_, opts());
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_TRUE(app.publish(
-          sent[i].first, {.queue = "", .hdrs = expected[i].hdrs, .delay = {}, .deliver_at = {}}));
+      ASSERT_TRUE(app.publish(sent[i].first, {.queue = "", .hdrs = expected[i].hdrs}));
     }
   }
   auto got =
@@ -214,12 +212,9 @@ TEST_F(SqsPythonInterop, CppDeadLetterIsReadableByPython) {
     attempts_seen.push_back(m.attempts());
     throw std::runtime_error("payment gateway timeout");
   });
-  auto id = app.publish("urn:babel:interop:fails", json{{"n", 1}},
-                        {.queue = "",
-                         .trace_id = "trace-cpp-fails",
-                         .hdrs = {{"traceparent", traceparent}},
-                         .delay = {},
-                         .deliver_at = {}});
+  auto id = app.publish(
+      "urn:babel:interop:fails", json{{"n", 1}},
+      {.queue = "", .trace_id = "trace-cpp-fails", .hdrs = {{"traceparent", traceparent}}});
   ASSERT_TRUE(id) << id.error().message;
   ASSERT_TRUE(app.drain(queue_, 3));
   EXPECT_EQ(attempts_seen, (std::vector<std::int64_t>{0, 1, 2}));
@@ -388,9 +383,8 @@ TEST_F(SqsPythonInterop, RetryHandsOverFromCppToPython) {
       seen.push_back(m.attempts());
       throw std::runtime_error("fails in C++");
     });
-    ASSERT_TRUE(app.publish(
-        "urn:babel:interop:fails", json{{"n", 8}},
-        {.queue = "", .trace_id = "trace-handover", .hdrs = {}, .delay = {}, .deliver_at = {}}));
+    ASSERT_TRUE(app.publish("urn:babel:interop:fails", json{{"n", 8}},
+                            {.queue = "", .trace_id = "trace-handover", .hdrs = {}}));
     ASSERT_TRUE(app.drain(queue_, 1));
     EXPECT_EQ(seen, (std::vector<std::int64_t>{0}));
   }
@@ -426,12 +420,9 @@ TEST_F(SqsPythonInterop, FifoOrderCppToPython) {
   {
     babelqueue::app app(url_, opts(false, fq));
     for (int i = 0; i < 6; ++i) {
-      auto id = app.publish("urn:babel:interop:seq", json{{"n", i}},
-                            {.queue = "",
-                             .trace_id = "trace-seq-" + std::to_string(i),
-                             .hdrs = {},
-                             .delay = {},
-                             .deliver_at = {}});
+      auto id =
+          app.publish("urn:babel:interop:seq", json{{"n", i}},
+                      {.queue = "", .trace_id = "trace-seq-" + std::to_string(i), .hdrs = {}});
       ASSERT_TRUE(id) << id.error().message;
       ids.push_back(*id);
     }

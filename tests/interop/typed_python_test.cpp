@@ -54,8 +54,7 @@ TEST_F(TypedPythonInterop, PythonPublishesTypedCppConsumesAndReEmitsLosslessly) 
   app.handle<OrdersPlaced>([&](const OrdersPlaced& order, babelqueue::message& msg) {
     seen.push_back(order);
     EXPECT_EQ(msg.trace_id(), "trace-typed");
-    msg.publish(order, {.queue = "typed-back", .hdrs = {}, .delay = {}, .deliver_at = {}})
-        .value();  // the same type, re-emitted
+    msg.publish(order, {.queue = "typed-back", .hdrs = {}}).value();  // the same type, re-emitted
   });
   ASSERT_EQ(app.drain("typed").value(), 2u);
 

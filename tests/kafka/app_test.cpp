@@ -37,9 +37,8 @@ TEST_F(KafkaApp, WithoutTiersRetriesGoBackToTheTopicAndTheDlqCarriesThree) {
     seen.push_back(m.attempts());
     throw std::runtime_error("Payment gateway timeout");
   });
-  auto id = app.publish(
-      "urn:babel:orders:created", json{{"order_id", 1}},
-      {.queue = "", .trace_id = "trace-kafka-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
+  auto id = app.publish("urn:babel:orders:created", json{{"order_id", 1}},
+                        {.queue = "", .trace_id = "trace-kafka-1", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   auto n = app.drain(topic_, 3);
   ASSERT_TRUE(n) << n.error().message;
@@ -74,9 +73,7 @@ TEST_F(KafkaApp, TheTierPathFailsTwiceAndSucceedsFromRetryTwoAfterItsDelay) {
       "urn:babel:orders:created", json{{"order_id", 2}},
       {.queue = "",
        .trace_id = "trace-tier",
-       .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
-       .delay = {},
-       .deliver_at = {}});
+       .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}});
   ASSERT_TRUE(id);
   auto o = app_opts();
   auto n = app.drain(topic_, 3);
@@ -172,9 +169,7 @@ TEST_F(KafkaApp, AnUnknownUrnIsReleasedUnchangedToTheTail) {
   ASSERT_TRUE(app.publish(
       babelqueue::decode(stranger).value(),
       {.queue = topic_,
-       .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},
-       .delay = {},
-       .deliver_at = {}}));
+       .hdrs = {{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}));
   ASSERT_TRUE(app.drain(topic_, 2));
   auto recs = raw_->read_all(topic_, 2);
   ASSERT_EQ(recs.size(), 2u);
@@ -193,9 +188,8 @@ TEST_F(KafkaApp, OutOfBandHeadersSurviveARetry) {
     seen.push_back(it == m.hdrs().end() ? "<none>" : it->second);
     if (++calls == 1) throw std::runtime_error("once");
   });
-  ASSERT_TRUE(app.publish(
-      "urn:babel:test:item", json{{"n", 1}},
-      {.queue = "", .trace_id = "", .hdrs = {{"tenant", "acme"}}, .delay = {}, .deliver_at = {}}));
+  ASSERT_TRUE(app.publish("urn:babel:test:item", json{{"n", 1}},
+                          {.queue = "", .trace_id = "", .hdrs = {{"tenant", "acme"}}}));
   ASSERT_TRUE(app.drain(topic_, 2));
   EXPECT_EQ(seen, (std::vector<std::string>{"acme", "acme"}));
 }

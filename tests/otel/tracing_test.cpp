@@ -108,9 +108,7 @@ TEST_F(Tracing, AnExplicitTraceIdIsKeptAndThePublishSpanJoinsIt) {
   app a(url(), options());
   std::string seen;
   a.handle("urn:a:b:c", [&](message& m) { seen = std::string(m.trace_id()); });
-  (void)a
-      .publish("urn:a:b:c", json::object(),
-               {.queue = "", .trace_id = "ORDER-42", .hdrs = {}, .delay = {}, .deliver_at = {}})
+  (void)a.publish("urn:a:b:c", json::object(), {.queue = "", .trace_id = "ORDER-42", .hdrs = {}})
       .value();
   ASSERT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, "ORDER-42");
@@ -166,10 +164,7 @@ TEST_F(Tracing, AForeignTraceparentIsTheParentAndTracestateIsKept) {
   app a(url(), options());
   std::string downstream_state;
   a.handle("urn:a:b:c", [&](message& m) {
-    (void)m
-        .publish("urn:a:b:next", json::object(),
-                 {.queue = "next", .hdrs = {}, .delay = {}, .deliver_at = {}})
-        .value();
+    (void)m.publish("urn:a:b:next", json::object(), {.queue = "next", .hdrs = {}}).value();
   });
   auto env = make("urn:a:b:c", json::object(), {"default", "not-a-uuid"}).value();
   bqtest::put_raw(broker, "default", encode(env).value(),

@@ -119,10 +119,8 @@ TEST_F(Concurrency, ConsumesSeveralQueuesAndRefusesASecondConcurrentConsume) {
     b_count.fetch_add(1);
   });
   for (int i = 0; i < 50; ++i) {
-    (void)a.publish("urn:t:q:a", json::object(),
-                    {.queue = "qa", .trace_id = {}, .hdrs = {}, .delay = {}, .deliver_at = {}});
-    (void)a.publish("urn:t:q:b", json::object(),
-                    {.queue = "qb", .trace_id = {}, .hdrs = {}, .delay = {}, .deliver_at = {}});
+    (void)a.publish("urn:t:q:a", json::object(), {.queue = "qa", .trace_id = {}, .hdrs = {}});
+    (void)a.publish("urn:t:q:b", json::object(), {.queue = "qb", .trace_id = {}, .hdrs = {}});
   }
   std::thread consumer([&] { EXPECT_TRUE(a.consume({"qa", "qb"})); });
   ASSERT_TRUE(wait_for([&] { return a_count.load() == 50 && b_count.load() == 50; }, 30s));

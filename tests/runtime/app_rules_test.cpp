@@ -42,9 +42,8 @@ TEST_F(AppRules, SuccessfulHandlerSeesTheEnvelopeAndTheMessageIsAcked) {
     EXPECT_FALSE(m.is_replay());
     EXPECT_EQ(m.raw(), m.delivery().body);
   });
-  auto id =
-      a.publish("urn:babel:orders:created", json{{"order_id", 1042}},
-                {.queue = "", .trace_id = "trace-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
+  auto id = a.publish("urn:babel:orders:created", json{{"order_id", 1042}},
+                      {.queue = "", .trace_id = "trace-1", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(id->size(), 36u);
   auto n = a.drain();
@@ -182,8 +181,7 @@ TEST_F(AppRules, DeadLetterQueueNameExplicitOrSuffixAndOriginalQueueFallback) {
     o.dead_letter_queue = "graveyard";
     app a(url(), o);
     a.handle("urn:a:b:c", [](message&) { throw std::runtime_error("x"); });
-    (void)a.publish("urn:a:b:c", json::object(),
-                    {.queue = "work2", .trace_id = {}, .hdrs = {}, .delay = {}, .deliver_at = {}});
+    (void)a.publish("urn:a:b:c", json::object(), {.queue = "work2", .trace_id = {}, .hdrs = {}});
     EXPECT_EQ(a.drain("work2").value(), 1u);
     EXPECT_EQ(bqtest::take_all(broker, "graveyard").size(), 1u);
   }
@@ -238,9 +236,7 @@ TEST_F(AppRules, HeadersReachTheHandlerAndSurviveARetry) {
       .publish("urn:a:b:c", json::object(),
                {.queue = {},
                 .trace_id = {},
-                .hdrs = {{"bq-replay-bypass", "1"}, {"traceparent", "00-abc-def-01"}},
-                .delay = {},
-                .deliver_at = {}})
+                .hdrs = {{"bq-replay-bypass", "1"}, {"traceparent", "00-abc-def-01"}}})
       .value();
   EXPECT_EQ(a.drain().value(), 2u);
   EXPECT_EQ(replay, (std::vector<bool>{true, true}));
@@ -326,7 +322,7 @@ TEST_F(AppRules, PublishingJsonTextKeepsEveryNumberExactly) {
   std::string seen;
   a.handle("urn:babel:t:numbers", [&](message& m) { seen = m.data_text(); });
   auto id = a.publish("urn:babel:t:numbers", json_text(data),
-                      {.queue = {}, .trace_id = "t-1", .hdrs = {}, .delay = {}, .deliver_at = {}});
+                      {.queue = {}, .trace_id = "t-1", .hdrs = {}});
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(seen, data);

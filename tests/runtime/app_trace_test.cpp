@@ -66,7 +66,7 @@ TEST_F(Trace, PublishingFromAHandlerContinuesTheTraceWithAFreshId) {
     inbound_trace = m.trace_id();
     inbound_id = m.id();
     child_id = m.publish("urn:babel:shipping:requested", json{{"order_id", 7}},
-                         {.queue = "shipping", .hdrs = {}, .delay = {}, .deliver_at = {}})
+                         {.queue = "shipping", .hdrs = {}})
                    .value();
   });
   a.handle("urn:babel:shipping:requested", [&](message& m) {
@@ -89,8 +89,7 @@ TEST_F(Trace, PublishMintsOrContinuesTraceAndReturnsMetaId) {
   app a(url(), bqtest::fast_options());
   auto id1 = a.publish("urn:a:b:c", json{{"n", 1}}).value();
   auto id2 =
-      a.publish("urn:a:b:c", json{{"n", 2}},
-                {.queue = {}, .trace_id = " given ", .hdrs = {}, .delay = {}, .deliver_at = {}})
+      a.publish("urn:a:b:c", json{{"n", 2}}, {.queue = {}, .trace_id = " given ", .hdrs = {}})
           .value();
   EXPECT_NE(id1, id2);
   auto all = bqtest::take_all(broker, "default");

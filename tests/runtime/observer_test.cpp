@@ -415,7 +415,7 @@ TEST_F(Observer, PublishSpansInjectHeadersTheConsumerSees) {
     seen_order = m.header("traceparent").value_or("");
     (void)m
         .publish("urn:babel:shipping:requested", json::object(),
-                 {.queue = "shipping", .hdrs = {{"x-user", "kept"}}, .delay = {}, .deliver_at = {}})
+                 {.queue = "shipping", .hdrs = {{"x-user", "kept"}}})
         .value();
   });
   a.handle("urn:babel:shipping:requested", [&](message& m) {
@@ -491,8 +491,7 @@ TEST_F(Observer, AddedHeadersAreDroppedWhereTheTransportCarriesNone) {
   EXPECT_EQ(inj->skipped.load(), 2);
   // Headers the CALLER gives still fail as documented.
   EXPECT_EQ(
-      a.publish("urn:a:b:c", json::object(),
-                {.queue = {}, .trace_id = {}, .hdrs = {{"k", "v"}}, .delay = {}, .deliver_at = {}})
+      a.publish("urn:a:b:c", json::object(), {.queue = {}, .trace_id = {}, .hdrs = {{"k", "v"}}})
           .code(),
       transport_errc::not_supported);
 }
@@ -572,10 +571,8 @@ TEST_F(Observer, LogRecordsCarryStructuredContext) {
   o.max_attempts = 1;  // dropped at once: a warn record
   app a(url(), o);
   a.handle("urn:a:b:c", [](message&) { throw std::runtime_error("x"); });
-  auto id =
-      a.publish("urn:a:b:c", json::object(),
-                {.queue = {}, .trace_id = "trace-1", .hdrs = {}, .delay = {}, .deliver_at = {}})
-          .value();
+  auto id = a.publish("urn:a:b:c", json::object(), {.queue = {}, .trace_id = "trace-1", .hdrs = {}})
+                .value();
   EXPECT_EQ(a.drain().value(), 1u);
   EXPECT_EQ(c->queue, "default");
   EXPECT_EQ(c->urn, "urn:a:b:c");

@@ -58,7 +58,7 @@ TEST_F(TypedApp, TypedHandlerGetsTheStructAndTypedPublishesTakeTheUrnFromTheType
     s.order_id = order.order_id;
     s.address.line = "1 Main St";
     s.address.city = "Izmir";
-    msg.publish(s, {.queue = "shipping", .hdrs = {}, .delay = {}, .deliver_at = {}}).value();
+    msg.publish(s, {.queue = "shipping", .hdrs = {}}).value();
   });
   app.handle<ShippingRequested>([&](const ShippingRequested& s) { shipped.push_back(s.order_id); });
 
@@ -130,7 +130,7 @@ TEST_F(TypedApp, UnknownMembersSurviveATypedReEmit) {
   app.handle<OrdersPlaced>([&](const OrdersPlaced& order, bq::message& msg) {
     OrdersPlaced next = order;
     next.note = "checked";
-    msg.publish(next, {.queue = "audit", .hdrs = {}, .delay = {}, .deliver_at = {}}).value();
+    msg.publish(next, {.queue = "audit", .hdrs = {}}).value();
   });
   json in = order_data();
   in["channel"] = "web";                        // a newer producer's field

@@ -85,7 +85,7 @@ int run_demo(const std::string& given_broker) {
               << " attempts=" << m.attempts() << "\n"
               << "     trace_id=" << m.trace_id() << "\n     meta.id =" << m.id() << "\n";
     auto child = m.publish("urn:babel:shipping:requested", {{"order_id", m.data().at("order_id")}},
-                           {.queue = "shipping", .hdrs = {}, .delay = {}, .deliver_at = {}});
+                           {.queue = "shipping", .hdrs = {}});
     std::cout << "   handler published urn:babel:shipping:requested to 'shipping': meta.id="
               << child.value() << " (same trace_id, new id)\n";
   });

@@ -39,16 +39,17 @@ std::optional<std::chrono::milliseconds> parse_delay(std::string_view text, std:
   }
   const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
   std::int64_t factor = 0;
-  if (unit == "ms")
+  if (unit == "ms") {
     factor = 1;
-  else if (unit == "s")
+  } else if (unit == "s") {
     factor = 1000;
-  else if (unit == "m")
+  } else if (unit == "m") {
     factor = 60'000;
-  else if (unit == "h")
+  } else if (unit == "h") {
     factor = 3'600'000;
-  else if (unit == "d")
+  } else if (unit == "d") {
     factor = 86'400'000;
+  }
   if (factor == 0) {
     why = unit.empty() ? "give a unit (ms, s, m, h or d): a bare number is ambiguous"
                        : "unknown unit '" + std::string(unit) + "' (use ms, s, m, h or d)";
@@ -61,9 +62,10 @@ std::optional<std::chrono::milliseconds> parse_delay(std::string_view text, std:
   return std::chrono::milliseconds(n * factor);
 }
 
-std::optional<std::chrono::system_clock::time_point> parse_instant(std::string_view s,
+std::optional<std::chrono::system_clock::time_point> parse_instant(std::string_view text,
                                                                    std::string& why) {
   using namespace std::chrono;
+  const std::string_view s = text;
   why = "expected an RFC 3339 time such as 2026-12-24T09:00:00Z (with Z or a ±hh:mm offset)";
   std::size_t pos = 0;
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0;

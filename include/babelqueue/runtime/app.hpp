@@ -143,7 +143,7 @@ class BABELQUEUE_RUNTIME_EXPORT app {
   /// received URN is matched exactly as it arrived, untrimmed: `"  urn:a:b:c "` on the wire
   /// reaches no handler and takes the unknown-URN path.
   /// @throws babelqueue::error (errc::empty_urn) when `urn` is blank.
-  void handle(std::string urn, handler fn);
+  void handle(const std::string& urn, handler fn);
 
   /// Typed form (runtime/typed.hpp, docs/typed.md): registers T::urn with a handler that
   /// runs `check` (e.g. schema::check_with(provider)), converts `data` to T and calls

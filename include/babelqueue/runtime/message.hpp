@@ -48,7 +48,7 @@ struct BABELQUEUE_RUNTIME_EXPORT publish_options {
   /// Deliverable no earlier than this wall-clock instant; not together with `delay`. Up to
   /// 1 s in the past (the time it took to get here) publishes at once; further back is
   /// runtime_errc::invalid_argument — almost always a time-zone or unit mistake.
-  std::optional<std::chrono::system_clock::time_point> deliver_at;
+  std::optional<std::chrono::system_clock::time_point> deliver_at{};
 };
 
 /// Options of message::publish() (a downstream message continuing the handled one). There
@@ -62,7 +62,7 @@ struct BABELQUEUE_RUNTIME_EXPORT continue_publish_options {
   /// As publish_options::delay.
   std::chrono::milliseconds delay{0};
   /// As publish_options::deliver_at.
-  std::optional<std::chrono::system_clock::time_point> deliver_at;
+  std::optional<std::chrono::system_clock::time_point> deliver_at{};
 };
 
 /// Options of app::publish(const envelope&): the envelope already carries its trace_id and
@@ -75,7 +75,7 @@ struct BABELQUEUE_RUNTIME_EXPORT envelope_publish_options {
   /// As publish_options::delay.
   std::chrono::milliseconds delay{0};
   /// As publish_options::deliver_at.
-  std::optional<std::chrono::system_clock::time_point> deliver_at;
+  std::optional<std::chrono::system_clock::time_point> deliver_at{};
 };
 
 class message;
