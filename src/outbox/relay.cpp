@@ -52,8 +52,8 @@ result<void> relay::send(const record& row) {
   if (row.deliver_at) {
     // The time left now, rounded up (never early); read per row, so a long pass does not
     // add its own duration to the rows at its end.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*row.deliver_at -
-                                                                   options_.clock());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(*row.deliver_at - options_.clock());
     if (left.count() > 0) return broker_.publish_delayed(row.queue, row.body, {}, left);
   }
   return broker_.publish(row.queue, row.body);

@@ -52,8 +52,7 @@ result<std::optional<due_time>> due_of(const write_options& when) {
   }
   if (when.delay.count() == 0) return std::optional<due_time>();
   if (when.delay > latest_due - now) {
-    return fail(errc::invalid_argument, "outbox: a delay of " +
-                                            std::to_string(when.delay.count()) +
+    return fail(errc::invalid_argument, "outbox: a delay of " + std::to_string(when.delay.count()) +
                                             " ms ends after year 9999; nothing was saved");
   }
   return std::optional<due_time>(now + when.delay);

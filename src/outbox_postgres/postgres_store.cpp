@@ -6,8 +6,8 @@
 #include <babelqueue/outbox/error.hpp>
 #include <babelqueue/outbox/postgres_store.hpp>
 
-#include <mutex>
 #include <chrono>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -99,8 +99,9 @@ struct postgres_store::impl {
   ~impl() { (void)end_pass(false); }
 
   std::string columns() const {
-    return std::string("SELECT id, queue, body, status, attempts, coalesce(last_error, ''),"
-                       " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ") +
+    return std::string(
+               "SELECT id, queue, body, status, attempts, coalesce(last_error, ''),"
+               " to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ") +
            (has_due ? "deliver_at" : "NULL::bigint") + " FROM " + options.table;
   }
 
@@ -141,9 +142,9 @@ struct postgres_store::impl {
       BABELQUEUE_TRY_LET(r, s.exec(ddl, {}, "add the deliver_at column", false));
     } else {
       BABELQUEUE_TRY_LET(scope, postgres::scope::begin(s, "add the deliver_at column"));
-      BABELQUEUE_TRY_LET(t, s.exec(std::string("SET LOCAL lock_timeout = '") +
-                                       add_column_lock_timeout + "'",
-                                   {}, "add the deliver_at column", false));
+      BABELQUEUE_TRY_LET(
+          t, s.exec(std::string("SET LOCAL lock_timeout = '") + add_column_lock_timeout + "'", {},
+                    "add the deliver_at column", false));
       BABELQUEUE_TRY_LET(r, s.exec(ddl, {}, "add the deliver_at column", false));
       BABELQUEUE_TRY((*scope)->commit());
     }

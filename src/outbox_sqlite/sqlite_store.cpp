@@ -118,8 +118,7 @@ struct sqlite_store::impl {
       return {};
     }
     const std::string ddl = "ALTER TABLE " + options.table + " ADD COLUMN deliver_at INTEGER";
-    if (const int rc = sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, nullptr);
-        rc != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, nullptr); rc != SQLITE_OK) {
       auto failed = db_error(db, rc, "add the deliver_at column");
       // Another process added it first ("duplicate column name"): done all the same.
       if (auto again = probe(); again && *again == due_column::present) {
@@ -138,8 +137,9 @@ struct sqlite_store::impl {
                                           const char* status, std::optional<due_time> until) {
     BABELQUEUE_TRY_LET(due, due_ready());
     stmt st;
-    const std::string sql = std::string("SELECT id, queue, body, status, attempts,"
-                                        " coalesce(last_error, ''), created_at, ") +
+    const std::string sql = std::string(
+                                "SELECT id, queue, body, status, attempts,"
+                                " coalesce(last_error, ''), created_at, ") +
                             (*due ? "deliver_at" : "NULL") + " FROM " + options.table + where +
                             (until && *due ? " AND (deliver_at IS NULL OR deliver_at <= ?3)" : "") +
                             " ORDER BY id ASC LIMIT ?1";
@@ -281,10 +281,11 @@ result<std::string> sqlite_store::insert(std::string_view body, std::string_view
   }
   stmt st;
   // A plain row names no deliver_at, so it saves into a table an older version made too.
-  if (auto r = impl_->prepare(st, "INSERT INTO " + impl_->options.table +
-                                      (deliver_at ? " (queue, body, created_at, deliver_at)"
-                                                    " VALUES (?1, ?2, ?3, ?4)"
-                                                  : " (queue, body, created_at) VALUES (?1, ?2, ?3)"));
+  if (auto r =
+          impl_->prepare(st, "INSERT INTO " + impl_->options.table +
+                                 (deliver_at ? " (queue, body, created_at, deliver_at)"
+                                               " VALUES (?1, ?2, ?3, ?4)"
+                                             : " (queue, body, created_at) VALUES (?1, ?2, ?3)"));
       !r) {
     return failure{r.error()};
   }

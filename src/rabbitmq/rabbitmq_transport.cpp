@@ -148,8 +148,7 @@ result<void> rabbitmq_transport::impl::prepare(std::string_view queue,
 
 template <class MessageAt>
 result<void> rabbitmq_transport::impl::publish_many(std::string_view queue, std::size_t count,
-                                                    MessageAt at,
-                                                    const detail::wait_queue* wait) {
+                                                    MessageAt at, const detail::wait_queue* wait) {
   if (closed) return fail(transport_errc::closed, "amqp transport is closed");
   if (auto r = check_queue(queue); !r) return r;
   if (count == 0) return {};

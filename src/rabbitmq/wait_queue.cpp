@@ -35,8 +35,7 @@ std::string short_digest(std::string_view s) {
 /// The start of the window holding `now`, in whole Unix seconds (windows are whole seconds:
 /// the TTL is, and the minimum window is an hour).
 std::int64_t window_start_s(milliseconds window, std::chrono::system_clock::time_point now) {
-  const auto since_epoch =
-      std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
+  const auto since_epoch = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count();
   const auto w = window.count();
   const auto start = (since_epoch >= 0 ? since_epoch / w : (since_epoch - w + 1) / w) * w;
   return start / 1000;

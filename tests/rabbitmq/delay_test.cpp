@@ -149,11 +149,12 @@ TEST_F(RabbitDelay, TheWaitQueueIsNamedAndDeclaredAsDocumented) {
   EXPECT_EQ(caps.delay_granularity, 1000ms);
   const std::string wait = wait_queue(queue_, 1500ms);
   const auto hour = std::chrono::floor<std::chrono::hours>(std::chrono::system_clock::now());
-  EXPECT_EQ(wait, "bq.delay.2000ms." +
-                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                         hour.time_since_epoch())
-                                         .count()) +
-                      "." + queue_)
+  EXPECT_EQ(
+      wait,
+      "bq.delay.2000ms." +
+          std::to_string(
+              std::chrono::duration_cast<std::chrono::seconds>(hour.time_since_epoch()).count()) +
+          "." + queue_)
       << "1.5 s rounds up to 2 s; the window is this hour";
   const auto sent_at = clock::now();
   ASSERT_TRUE(t->publish_delayed(queue_, envelope_text(1), {}, 1500ms));
@@ -218,8 +219,9 @@ TEST_F(RabbitDelay, ReceiveHandsBackExactlyTheHeadersThatWereSent) {
   auto t = open();
   ASSERT_TRUE(t);
   const std::string body = envelope_text(8);
-  const babelqueue::headers hdrs{{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                                 {"x-custom", "v"}};
+  const babelqueue::headers hdrs{
+      {"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+      {"x-custom", "v"}};
   (void)wait_queue(queue_, 1s);
   ASSERT_TRUE(t->publish_delayed(queue_, body, hdrs, 1s));
   auto got = t->receive(queue_, 20s);

@@ -157,9 +157,9 @@ TEST_F(RabbitRestart, ABrokerRestartDuringADelayLosesNothing) {
   const auto published = clock::now();
   for (long n = 0; n < 2 * per_delay; ++n) {
     const auto delay = n < per_delay ? 2s : 12s;  // due during the outage / after it
-    const auto before = clock::now();  // the broker starts the TTL after this
+    const auto before = clock::now();             // the broker starts the TTL after this
     ASSERT_TRUE(t->publish_delayed(queue_, bqtest::envelope_text(n), {}, delay));
-    due[n] = before + delay - 100ms;   // (slack: the broker's clock is not ours)
+    due[n] = before + delay - 100ms;  // (slack: the broker's clock is not ours)
   }
   const auto publish_time = clock::now() - published;
   ASSERT_EQ(ctl("stop_app"), 0);

@@ -42,8 +42,7 @@ TEST(RabbitmqWaitQueue, OneWindowTakesPublishesForAnHourAndLivesPastItsLastDueMe
   EXPECT_EQ(w.expires_ms, 3600000 + 3000 + 1800000) << "window + TTL + grace";
   EXPECT_EQ(w.window_left, 3600000ms - 3477500ms) << "until 07:00:00Z";
   // The next window is another queue; the one before it too.
-  EXPECT_EQ(wait_queue_name("orders", 3s, at + w.window_left),
-            "bq.delay.3000ms.1796626800.orders");
+  EXPECT_EQ(wait_queue_name("orders", 3s, at + w.window_left), "bq.delay.3000ms.1796626800.orders");
   EXPECT_EQ(wait_queue_name("orders", 3s, at + w.window_left - 1ms), w.name);
   const auto longest = rd::wait_queue_for("orders", babelqueue::rabbitmq::max_publish_delay, at);
   EXPECT_EQ(longest.expires_ms, 2 * 2073600000LL + 1800000);
