@@ -21,6 +21,9 @@ class fault_injecting_transport final : public babelqueue::transport {
   int receives = 0;
   /// Answers capabilities().peek = false and refuses peek(): a broker that cannot browse.
   bool hide_peek = false;
+  /// Answers capabilities().delayed_publish = false: a broker that cannot hold a message
+  /// (publish_delayed() then answers transport_errc::not_supported, the seam's default).
+  bool hide_delay = false;
 
   babelqueue::result<void> publish(std::string_view queue, std::string_view body,
                                    const babelqueue::headers& hdrs = {}) override {
@@ -59,6 +62,10 @@ class fault_injecting_transport final : public babelqueue::transport {
   babelqueue::transport_capabilities capabilities() const noexcept override {
     auto c = real_.capabilities();
     if (hide_peek) c.peek = false;
+    if (hide_delay) {
+      c.delayed_publish = false;
+      c.max_delay = {};
+    }
     return c;
   }
 

@@ -5,6 +5,7 @@
 // two threads publishing every row exactly once. Each test uses a table of its own (CTest
 // runs the tests as parallel processes on one database).
 #include "outbox/fault_injecting_transport.hpp"
+#include "outbox/store_delay_cases.hpp"
 #include "runtime/test_util.hpp"
 #include "support/postgres.hpp"
 
@@ -302,6 +303,30 @@ TEST(OutboxPostgresOffline, AnUnreachableServerIsUnavailable) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, outbox::errc::unavailable);
   EXPECT_EQ(r.error().code, condition::unavailable);
+}
+
+// Delivery times (issue #37): the store contract, and a table made by a version without the
+// deliver_at column (its rows stay due at once) gains it on migrate().
+TEST_F(OutboxPostgres, KeepsDeliveryTimes) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  bqtest::expect_store_keeps_delivery_times(*s);
+}
+
+TEST_F(OutboxPostgres, ATableWithoutDeliveryTimesGainsTheColumnAndKeepsItsRows) {
+  raw->exec("CREATE TABLE " + table +
+            " (id BIGSERIAL PRIMARY KEY, queue TEXT NOT NULL, body BYTEA NOT NULL, status TEXT "
+            "NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT "
+            "NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), published_at TIMESTAMPTZ NULL, "
+            "failed_at TIMESTAMPTZ NULL)");
+  raw->exec("INSERT INTO " + table + " (queue, body) VALUES ('q', 'old')");
+  auto s = open();
+  ASSERT_TRUE(s);
+  auto rows = s->fetch_unpublished(10).value();
+  ASSERT_EQ(bqtest::bodies_of(rows), (std::vector<std::string>{"old"}));
+  EXPECT_FALSE(rows[0].deliver_at.has_value());
+  ASSERT_TRUE(s->save_at("new", "q", outbox::due_now() + std::chrono::hours(1)));
+  EXPECT_EQ(s->fetch_unpublished(10).value().size(), 1u);  // "new" is not due
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // directory: the contract, exact bytes, persistence across reopen, the caller's transaction
 // (save rolled back with the business change), parking and retry, and the relay over it.
 #include "outbox/fault_injecting_transport.hpp"
+#include "outbox/store_delay_cases.hpp"
 #include "runtime/test_util.hpp"
 #include "support/services.hpp"
 
@@ -158,6 +159,32 @@ TEST_F(OutboxSqlite, AnUnopenableFileIsATypedError) {
   EXPECT_EQ(r.error().code, outbox::errc::unavailable);
   ASSERT_TRUE(r.error().native);
   EXPECT_EQ(r.error().native->source, "sqlite");
+}
+
+// Delivery times (issue #37): the store contract, and a table made by a version without the
+// deliver_at column (its rows stay due at once) gains it on open() / migrate().
+TEST_F(OutboxSqlite, KeepsDeliveryTimes) { bqtest::expect_store_keeps_delivery_times(*open()); }
+
+TEST_F(OutboxSqlite, ATableWithoutDeliveryTimesGainsTheColumnAndKeepsItsRows) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* old_table =
+        "CREATE TABLE babelqueue_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT "
+        "NULL, body BLOB NOT NULL, status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT "
+        "NULL DEFAULT 0, last_error TEXT, created_at TEXT NOT NULL, published_at TEXT, failed_at "
+        "TEXT);"
+        "INSERT INTO babelqueue_outbox (queue, body, created_at) VALUES ('q', 'old', "
+        "'2026-12-01T00:00:00Z');";
+    ASSERT_EQ(sqlite3_exec(db, old_table, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = open();
+  auto rows = s->fetch_unpublished(10).value();
+  ASSERT_EQ(bqtest::bodies_of(rows), (std::vector<std::string>{"old"}));
+  EXPECT_FALSE(rows[0].deliver_at.has_value());
+  ASSERT_TRUE(s->save_at("new", "q", outbox::due_now() + std::chrono::hours(1)));
+  EXPECT_EQ(s->fetch_unpublished(10).value().size(), 1u);  // "new" is not due
 }
 
 }  // namespace

@@ -84,6 +84,17 @@ class raw_amqp {
   raw_amqp& operator=(const raw_amqp&) = delete;
 
   bool ok() const { return ok_; }
+  /// After a channel error (404 of a passive declare, 406...): acknowledges the broker's
+  /// channel.close and opens channel 1 again.
+  void reopen_channel() {
+    const amqp_rpc_reply_t why = amqp_get_rpc_reply(conn_);
+    if (why.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+        why.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+      amqp_channel_close_ok_t close_ok{};
+      amqp_send_method(conn_, 1, AMQP_CHANNEL_CLOSE_OK_METHOD, &close_ok);
+    }
+    ok_ = ok_ && amqp_channel_open(conn_, 1) != nullptr;
+  }
   amqp_connection_state_t native() { return conn_; }
 
   /// Declares `queue` durable with no arguments (as every peer does); message count.
@@ -92,10 +103,16 @@ class raw_amqp {
                                  amqp_empty_table);
     return r == nullptr ? -1 : static_cast<long>(r->message_count);
   }
+  /// Message count of an existing queue (passive declare); -1 when it does not exist (the
+  /// broker then closes channel 1, which is opened again so the client stays usable).
   long count(const std::string& queue) {
     auto* r = amqp_queue_declare(conn_, 1, amqp_cstring_bytes(queue.c_str()), 1, 0, 0, 0,
                                  amqp_empty_table);
-    return r == nullptr ? -1 : static_cast<long>(r->message_count);
+    if (r == nullptr) {
+      reopen_channel();
+      return -1;
+    }
+    return static_cast<long>(r->message_count);
   }
   void remove(const std::string& queue) {
     amqp_queue_delete(conn_, 1, amqp_cstring_bytes(queue.c_str()), 0, 0);

@@ -44,7 +44,7 @@ struct BABELQUEUE_OUTBOX_EXPORT write_options {
   /// Not before write() time + delay; 0 = at once (a plain row, no delivery time stored).
   std::chrono::milliseconds delay{0};
   /// Not before this wall-clock instant.
-  std::optional<std::chrono::system_clock::time_point> deliver_at;
+  std::optional<std::chrono::system_clock::time_point> deliver_at{};
 };
 
 class BABELQUEUE_OUTBOX_EXPORT writer {
