@@ -3,6 +3,7 @@
 // is settled early, the transport reconnects on its own. These tests stop the shared
 // broker, so CTest runs them alone (RUN_SERIAL).
 #include "artemis/artemis_fixture.hpp"
+#include "support/delay_restart.hpp"
 
 #include <cstdlib>
 #include <set>
@@ -96,4 +97,24 @@ TEST_F(ArtemisRestart, ABrokerRestartMidPublishLosesNoAcceptedMessage) {
     ASSERT_TRUE(c->ack(**got));
   }
   for (long n : accepted) EXPECT_TRUE(found.count(n)) << "accepted message " << n << " lost";
+}
+
+// Delayed messages are journaled with their x-opt-delivery-time: a broker stop and start during
+// the delay loses nothing, delivers nothing twice, and keeps the due times (those due while it
+// was down arrive once it is back, the others still wait).
+TEST_F(ArtemisRestart, ABrokerRestartDuringADelayLosesNothing) {
+  auto t = open("reconnect_backoff_min=50ms&reconnect_backoff_max=500ms");
+  ASSERT_TRUE(t);
+  bqtest::delay_restart_plan plan;
+  plan.per_delay = 20;
+  plan.due_after = 30s;  // past the ~15 s the broker takes to come back
+  plan.collect_within = 90s;
+  bqtest::expect_delays_survive_a_restart(
+      *t, *t, queue_,
+      [this] {
+        if (ctl("stop") != 0) return false;
+        std::this_thread::sleep_for(3s);
+        return ctl("start") == 0;
+      },
+      plan);
 }

@@ -47,7 +47,7 @@ grep -q '"attempts":0,"dead_letter":{"reason":"unknown_urn","error":null' <<<"$d
 echo "-- retried, then dead-lettered with the bumped count"
 "$BQ" publish --broker "$B" --queue "$Q-jobs" urn:babel:jobs:run >/dev/null
 out=$("$BQ" consume --broker "$B" --queue "$Q-jobs" --timeout 1 -q --handle urn:none:x:y \
-      --max-attempts 2 --dead-letter)
+      --max-attempts 2 --dead-letter --retry-delay 0s)
 [ -z "$out" ] || fail "nothing should be handled: $out"
 dlq=$("$BQ" consume --broker "$B" --queue "$Q-jobs.dlq" --max 1 -q)
 grep -q '"attempts":2,"dead_letter":{"reason":"unknown_urn"' <<<"$dlq" || fail "bad retry DLQ: $dlq"

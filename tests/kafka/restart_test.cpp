@@ -2,6 +2,7 @@
 // mid-consume. Nothing acknowledged is lost, nothing is committed before it was settled.
 // This test stops the shared broker, so CTest runs it alone (RUN_SERIAL).
 #include "kafka/kafka_fixture.hpp"
+#include "support/delay_restart.hpp"
 
 #include <cstdlib>
 #include <set>
@@ -46,4 +47,24 @@ TEST_F(KafkaRestart, ABrokerRestartMidConsumeLosesNothing) {
   EXPECT_EQ(seen.size(), 40u) << "every record, before and after the restart";
   ASSERT_TRUE(t->close(std::chrono::steady_clock::now() + 20s));
   EXPECT_EQ(raw_->committed(group_, topic_), 40);
+}
+
+// A delayed record is an ordinary record of its tier topic, committed past by the re-injector
+// only once it is back on the work topic: a broker restart during the delay loses nothing and
+// brings nothing early or twice.
+TEST_F(KafkaRestart, ABrokerRestartDuringADelayLosesNothing) {
+  const std::string ctl = bqtest::env_or_empty("BABELQUEUE_KAFKA_CTL");
+  ASSERT_FALSE(ctl.empty()) << "services.sh exports BABELQUEUE_KAFKA_CTL";
+  const std::string tiers = "&retry_topics=5s,60s&operation_timeout=60s";
+  auto t = open(tiers);
+  ASSERT_TRUE(t);
+  bqtest::running_reinjector reinjector(bqtest::kafka_url(group_, tiers), topic_);
+  bqtest::delay_restart_plan plan;
+  plan.per_delay = 20;
+  plan.due_in_outage = 3s;
+  plan.due_after = 45s;
+  plan.collect_within = 120s;
+  bqtest::expect_delays_survive_a_restart(
+      *t, *t, topic_,
+      [&ctl] { return std::system((ctl + " restart >/dev/null 2>&1").c_str()) == 0; }, plan);
 }

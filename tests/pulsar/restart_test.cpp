@@ -4,6 +4,7 @@
 // waits for it within operation_timeout or fails with a transient error — never a hang, never
 // a loss. These tests stop the shared broker, so CTest runs them alone (RUN_SERIAL).
 #include "pulsar/pulsar_fixture.hpp"
+#include "support/delay_restart.hpp"
 
 #include <cstdlib>
 #include <set>
@@ -94,4 +95,18 @@ TEST_F(PulsarRestart, AKilledBrokerMidConsumeLosesNothingAndEveryCallIsBounded) 
   EXPECT_EQ(seen.size(), 40u) << "every message, before and after the outage";
   EXPECT_TRUE(seen.count(held)) << "the one in flight came back";
   EXPECT_FALSE(seen.count(99)) << "the failed publish was not persisted";
+}
+
+// deliverAt is part of the persisted message: a broker killed and started again during the
+// delay loses nothing and delivers nothing twice or early (the Shared subscription's delayed
+// delivery tracker is rebuilt from the backlog).
+TEST_F(PulsarRestart, AKilledBrokerDuringADelayLosesNothing) {
+  auto t = open("operation_timeout=60s");
+  ASSERT_TRUE(t);
+  bqtest::delay_restart_plan plan;
+  plan.per_delay = 20;
+  plan.due_after = 70s;  // past the ~40 s the broker takes to come back
+  plan.collect_within = 120s;
+  bqtest::expect_delays_survive_a_restart(
+      *t, *t, queue_, [this] { return ctl("kill-restart") == 0; }, plan);
 }

@@ -3,11 +3,11 @@
 // lost, nothing is acked early, redeliveries are not counted as attempts. These tests stop
 // the shared node, so CTest runs them alone (RUN_SERIAL).
 #include "rabbitmq/rabbitmq_fixture.hpp"
+#include "support/delay_restart.hpp"
 
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <set>
 #include <thread>
 
@@ -149,44 +149,13 @@ TEST_F(RabbitRestart, ABrokerRestartMidConsumeRedeliversWithoutCountingAttempts)
 // the broker is down arrive right after it is back (the TTL is a due time the broker keeps,
 // not a timer that restarts); those due later still wait for their delay.
 TEST_F(RabbitRestart, ABrokerRestartDuringADelayLosesNothing) {
-  using clock = std::chrono::steady_clock;
   auto t = open("operation_timeout=5s&reconnect_backoff_min=50ms&reconnect_backoff_max=500ms");
   ASSERT_TRUE(t);
-  constexpr long per_delay = 50;
-  std::map<long, clock::time_point> due;  // n -> earliest allowed arrival
-  const auto published = clock::now();
-  for (long n = 0; n < 2 * per_delay; ++n) {
-    const auto delay = n < per_delay ? 2s : 12s;  // due during the outage / after it
-    const auto before = clock::now();             // the broker starts the TTL after this
-    ASSERT_TRUE(t->publish_delayed(queue_, bqtest::envelope_text(n), {}, delay));
-    due[n] = before + delay - 100ms;  // (slack: the broker's clock is not ours)
-  }
-  const auto publish_time = clock::now() - published;
-  ASSERT_EQ(ctl("stop_app"), 0);
-  std::this_thread::sleep_for(3s);
-  ASSERT_EQ(ctl("start_app"), 0);
-  const auto back = clock::now();
-  std::map<long, int> seen;
-  long early = 0;
-  const auto give_up = clock::now() + 60s;
-  while (seen.size() < due.size() && clock::now() < give_up) {
-    auto got = t->receive(queue_, 1s);
-    if (!got || !got->has_value()) continue;  // reconnecting, or nothing due yet
-    const long n = n_of((*got)->body);
-    if (clock::now() < due[n]) ++early;
-    ++seen[n];
-    EXPECT_TRUE(t->ack(**got));
-  }
-  auto late = t->receive(queue_, 2s);  // a duplicate would show here
-  if (late && late->has_value()) ++seen[n_of((*late)->body)];
-  EXPECT_EQ(seen.size(), due.size()) << "every delayed message arrived";
-  for (const auto& [n, times] : seen) EXPECT_EQ(times, 1) << "message " << n << " twice";
-  EXPECT_EQ(early, 0) << "arrived before its delay";
-  std::cout << "published in "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(publish_time).count()
-            << " ms; the broker was back "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(back - published).count()
-            << " ms after the first publish\n";
+  bqtest::expect_delays_survive_a_restart(*t, *t, queue_, [this] {
+    if (ctl("stop_app") != 0) return false;
+    std::this_thread::sleep_for(3s);
+    return ctl("start_app") == 0;
+  });
   bqtest::raw_amqp raw;
   raw.remove(babelqueue::rabbitmq::wait_queue_name(queue_, 2s));
   raw.remove(babelqueue::rabbitmq::wait_queue_name(queue_, 12s));
