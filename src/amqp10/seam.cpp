@@ -21,7 +21,7 @@ result<void> seam::check_queue(std::string_view queue) const {
 }
 
 error_info seam::closed_error() const {
-  return error_info(transport_errc::closed, name_ + " transport is closed");
+  return {transport_errc::closed, name_ + " transport is closed"};
 }
 
 result<void> seam::publish(std::string_view queue, std::string_view body, const headers& hdrs,

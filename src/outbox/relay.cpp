@@ -76,10 +76,12 @@ result<flush_result> relay::flush() {
   flush_result out;
   std::vector<std::string> published;
   for (const auto& row : *rows) {
-    if (auto sent = send(row); sent) {
+    auto sent = send(row);
+    if (sent) {
       published.push_back(row.id);
       continue;
-    } else if (auto marked = rows_->mark_failed(row.id, reason_of(sent.error())); !marked) {
+    }
+    if (auto marked = rows_->mark_failed(row.id, reason_of(sent.error())); !marked) {
       // Rows published in this pass stay unmarked and go out again: at-least-once.
       return failure{marked.error()};
     }

@@ -478,7 +478,7 @@ result<void> connection::read_content(amqp_channel_t channel, delivery* into) {
 
 result<void> connection::catch_up() {
   if (state_ == nullptr) return {};
-  if (!amqp_frames_enqueued(state_) && !amqp_data_in_buffer(state_)) {
+  if (amqp_frames_enqueued(state_) == 0 && amqp_data_in_buffer(state_) == 0) {
     // Nothing buffered by rabbitmq-c: one poll() says whether the socket has anything, so an
     // idle ack costs one syscall instead of a failed read plus a poll.
     pollfd pfd{amqp_get_sockfd(state_), POLLIN, 0};

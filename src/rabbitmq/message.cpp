@@ -93,7 +93,7 @@ std::optional<std::string> text_of(const amqp_field_value_t& v) {
     case AMQP_FIELD_KIND_BYTES:
       return std::string(view_of(v.value.bytes));
     case AMQP_FIELD_KIND_BOOLEAN:
-      return std::string(v.value.boolean ? "true" : "false");
+      return std::string(v.value.boolean != 0 ? "true" : "false");
     case AMQP_FIELD_KIND_F32:
       return std::to_string(v.value.f32);
     case AMQP_FIELD_KIND_F64:

@@ -116,16 +116,16 @@ result<void> rabbitmq_transport::impl::ensure(clock::time_point deadline) {
       }
       std::this_thread::sleep_until(d.backoff.next_attempt());
     }
-    if (auto r = d.conn.connect(deadline); r) {
+    auto r = d.conn.connect(deadline);
+    if (r) {
       d.backoff.succeeded();
       d.last_connect_error.reset();
       return {};
-    } else {
-      d.last_connect_error = r.error();
-      d.backoff.failed();
-      if (detail::is_permanent(r.error())) return r;  // refused credentials, bad TLS files
-      if (clock::now() >= deadline) return r;
     }
+    d.last_connect_error = r.error();
+    d.backoff.failed();
+    if (detail::is_permanent(r.error())) return r;  // refused credentials, bad TLS files
+    if (clock::now() >= deadline) return r;
   }
   return {};
 }

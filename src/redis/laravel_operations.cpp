@@ -265,9 +265,10 @@ void laravel_schedule_op::on_reply(const command_meta& cmd, const redisReply& re
 // reservations expire and migrate back).
 next_step laravel_schedule_op::finish(std::optional<error_info>& error) {
   lc_.st.taken.clear();
-  if (!error && !ok_)
+  if (!error && !ok_) {
     error =
         redis_error(fault::unexpected_reply, "redis delayed publish failed", "unexpected reply");
+  }
   return next_step::done;
 }
 

@@ -165,7 +165,7 @@ std::string md5_hex(std::string_view bytes) {
   EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_md5(), nullptr);
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
+  out.reserve(static_cast<std::size_t>(len) * 2);
   for (unsigned int i = 0; i < len; ++i) {
     out.push_back(hex[digest[i] >> 4]);
     out.push_back(hex[digest[i] & 0xF]);
@@ -321,7 +321,7 @@ result<void> api::purge_queue(std::string_view queue_url, milliseconds timeout) 
 result<json> api::get_queue_attributes(std::string_view queue_url, milliseconds timeout) {
   std::string req = "{";
   string_field(req, "QueueUrl", queue_url);
-  req += ",\"AttributeNames\":[\"All\"]}";
+  req += R"(,"AttributeNames":["All"]})";
   BABELQUEUE_TRY_LET(r, call("GetQueueAttributes", req, timeout));
   const json* a = member(*r, "Attributes");
   return a != nullptr && a->is_object() ? *a : json::object();

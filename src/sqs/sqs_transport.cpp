@@ -247,7 +247,7 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
       auto r = impl_->api.send_message_batch(*url, chunk, std::max(left, milliseconds{1}));
       if (!r) {
         if (r.code() == transport_errc::not_found) impl_->urls.erase(std::string(queue));
-        for (std::size_t k = 0; k < index.size(); ++k) out[index[k]] = fail(r.error());
+        for (const std::size_t at : index) out[at] = fail(r.error());
         for (std::size_t k = start; k < pending.size(); ++k) {
           out[pending[k]] = fail(
               r.error().code, "not sent: an earlier SendMessageBatch failed: " + r.error().message);
@@ -312,9 +312,10 @@ result<std::optional<received_message>> sqs_transport::receive(std::string_view 
     }
     if (got->empty()) return std::optional<received_message>{};
     impl_->delivered += static_cast<std::int64_t>(got->size());
-    if (buffer == impl_->buffered.end())
+    if (buffer == impl_->buffered.end()) {
       buffer =
           impl_->buffered.emplace(std::string(queue), std::deque<detail::wire_message>{}).first;
+    }
     impl_->buffered_urls[std::string(queue)] = *url;
     for (auto& m : *got) buffer->second.push_back(std::move(m));
   }

@@ -42,6 +42,7 @@ TEST_F(ArtemisRestart, ABrokerRestartMidConsumeLosesNothingAndReconnects) {
   auto p = open();
   ASSERT_TRUE(p);
   std::vector<babelqueue::outgoing_message> batch;
+  batch.reserve(100);
   for (int i = 0; i < 100; ++i) batch.push_back({bqtest::envelope_text(i), {}});
   ASSERT_TRUE(p->publish_batch(queue_, batch));
   p.reset();

@@ -37,7 +37,7 @@ constexpr const char* k_connection_prefix = "laravel_database_";
 constexpr const char* k_prefix = "laravel_database_queues:";
 
 bool have_laravel() {
-  return std::string(BABELQUEUE_PHP).size() > 0 &&
+  return !std::string(BABELQUEUE_PHP).empty() &&
          std::filesystem::exists("/usr/share/php/Illuminate/Queue/RedisQueue.php") &&
          std::filesystem::exists("/usr/share/php/Illuminate/Redis/RedisManager.php");
 }
@@ -106,9 +106,10 @@ class LaravelPhpInterop : public LaravelInterop {
     LaravelInterop::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (!have_laravel()) {
-      if (bqtest::under_ci())
+      if (bqtest::under_ci()) {
         FAIL() << "CI=true but no php + Laravel (apt-get install php-cli php-redis "
                   "php-illuminate-queue php-illuminate-redis)";
+      }
       GTEST_SKIP() << "no php + Laravel queue (Debian php-illuminate-queue, php-redis)";
     }
   }
@@ -311,9 +312,10 @@ class LaravelPythonInterop : public LaravelInterop {
 
 std::string laravel_cases_json() {
   json spec = json::array();
-  for (const auto& c : laravel_cases())
+  for (const auto& c : laravel_cases()) {
     spec.push_back(
         {{"urn", c.urn}, {"data", c.data}, {"trace_id", c.trace_id}, {"headers", json::object()}});
+  }
   return babelqueue::to_canonical_json(spec).value();
 }
 

@@ -44,7 +44,7 @@ class OutboxPostgres : public ::testing::Test {
     EXPECT_TRUE(s) << (s ? "" : s.error().message);
     if (!s) return nullptr;
     EXPECT_TRUE((*s)->migrate());
-    return std::shared_ptr<outbox::postgres_store>(std::move(*s));
+    return {std::move(*s)};
   }
   std::string pending_count() {
     return raw->scalar("SELECT count(*) FROM " + table + " WHERE status = 'pending'");
@@ -56,9 +56,9 @@ class OutboxPostgres : public ::testing::Test {
 
 TEST_F(OutboxPostgres, RowsKeepTheirBytes) {
   // Any bytes at all: a NUL, a byte that is not UTF-8, U+2028, a number's exact text.
-  const std::string body =
-      std::string("{\"job\":\"urn:a:b:c\",\"data\":{\"t\":\"\xe2\x80\xa8 caf\xc3\xa9 ") +
-      std::string("\0\xff", 2) + "\",\"n\":1.10}}";
+  const std::string body = std::string(R"({"job":"urn:a:b:c","data":{"t":")") +
+                           "\xe2\x80\xa8 caf\xc3\xa9 " + std::string("\0\xff", 2) +
+                           R"(","n":1.10}})";
   auto s = open();
   ASSERT_TRUE(s);
   const std::string first = s->save(body, "orders").value();

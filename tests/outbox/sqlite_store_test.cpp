@@ -32,7 +32,7 @@ class OutboxSqlite : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
   std::unique_ptr<outbox::sqlite_store> open(outbox::sqlite_store_options o = {}) {
-    auto s = outbox::sqlite_store::open(path, o).value();
+    auto s = outbox::sqlite_store::open(path, std::move(o)).value();
     s->migrate().value();
     return s;
   }

@@ -80,6 +80,7 @@ TEST_F(SqsDelayedPublish, PublishEachPutsDelaySecondsOnEveryBatchEntry) {
   auto t = open();
   ASSERT_TRUE(t);
   std::vector<babelqueue::outgoing_message> batch;
+  batch.reserve(3);
   for (int i = 0; i < 3; ++i) batch.push_back({bqtest::envelope_text(10 + i), {}});
   const auto started = steady::now();
   auto results = t->publish_each(queue_, batch, 2s);

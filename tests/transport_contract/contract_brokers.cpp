@@ -81,10 +81,10 @@ namespace {
 // timestamp and makes the broker hold the message until then, as Service Bus would. Everything
 // else passes the front byte for byte.
 std::string sb_url(const std::string&) {
-  const std::string cs = bqtest::env_or_empty("BABELQUEUE_ASB_CONNECTION_STRING");
+  std::string cs = bqtest::env_or_empty("BABELQUEUE_ASB_CONNECTION_STRING");
   if (cs.empty()) return cs;
   auto u = babelqueue::asb::url_from_connection_string(cs);
-  if (!u) return std::string();
+  if (!u) return {};
   static std::unique_ptr<bqtest::scheduling_front> front;
   if (!front) {
     std::uint16_t upstream = 0;
@@ -174,15 +174,15 @@ class kafka_reinjector_for_case {
 std::string kafka_url(const std::string& id) {
   static std::unique_ptr<kafka_reinjector_for_case> running;
   running.reset();
-  const std::string b = bqtest::env_or_empty("BABELQUEUE_KAFKA_BOOTSTRAP");
+  std::string b = bqtest::env_or_empty("BABELQUEUE_KAFKA_BOOTSTRAP");
   if (b.empty()) return b;
   // One consumer group per case; short session timeouts so that a closed consumer's
   // partitions move within seconds. Tiers for the delays of the cases on time (1 s, 2 s,
   // 5 s): 2 s parks on the 5 s tier and still comes due at 2 s (bq-delay).
-  const std::string url = "kafka://" + b + "?group=" + id +
-                          "&rdkafka.session.timeout.ms=6000"
-                          "&rdkafka.heartbeat.interval.ms=500"
-                          "&retry_topics=1s,5s,10s";
+  std::string url = "kafka://" + b + "?group=" + id +
+                    "&rdkafka.session.timeout.ms=6000"
+                    "&rdkafka.heartbeat.interval.ms=500"
+                    "&retry_topics=1s,5s,10s";
   const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   const std::string on_time[] = {"ADelayedPublishIsNotSeenBeforeItsTime",
                                  "DelaysComeDueInTheirOwnOrder",

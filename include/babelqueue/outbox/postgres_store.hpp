@@ -60,7 +60,7 @@
 #include <memory>
 #include <string>
 
-typedef struct pg_conn PGconn;  // libpq-fe.h's handle
+using PGconn = struct pg_conn;  // libpq-fe.h's handle
 
 namespace babelqueue {
 inline namespace v1 {
