@@ -25,7 +25,6 @@ Every command prints one JSON object per line on stdout; the C++ test parses the
 """
 
 import sys
-import time
 
 from cproton import pn_message_get_content_type
 from proton.utils import BlockingConnection
@@ -82,43 +81,6 @@ def consume(url, queue, n):
         app.register(urn, handler)
     app.consume(queue, max_messages=int(n), timeout=peer_common.CONSUME_TIMEOUT, handle_signals=False)
     peer_common.close(app)
-    for s in seen:
-        out(s)
-
-
-def _now_ms():
-    return int(time.time() * 1000)
-
-
-def consume_timed(url, queue, n):
-    """When a delayed message reached the Python runtime: the test compares handled_ms with the
-    time the C++ side published it, and polling_ms with its due time."""
-    app = BabelQueue(url, queue=queue)
-    pop = app.transport.pop
-    polling, raw = [], []
-
-    def recording_pop(q, timeout=1.0):
-        if not polling:
-            polling.append(_now_ms())
-        m = pop(q, timeout=timeout)
-        if m is not None:
-            raw.append(m.body)
-        return m
-
-    app.transport.pop = recording_pop
-    seen = []
-
-    def handler(data, meta, envelope):
-        seen.append({"handled_ms": _now_ms(), "urn": envelope.get("job"), "raw": raw[-1],
-                     "attempts": envelope.get("attempts")})
-
-    for urn in peer_common.URNS:
-        app.register(urn, handler)
-    done, deadline = 0, time.time() + 30
-    while done < int(n) and time.time() < deadline:
-        done += app.consume(queue, max_messages=int(n) - done, timeout=1.0, handle_signals=False)
-    peer_common.close(app)
-    out({"polling_ms": polling[0] if polling else None})
     for s in seen:
         out(s)
 
@@ -204,4 +166,4 @@ if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"publish": publish, "consume": consume, "inspect": inspect, "read-dlq": read_dlq,
      "failing": failing, "fail": fail, "release-unknown": release_unknown,
-     "consume-timed": consume_timed}[cmd](*args)
+     "consume-timed": peer_common.consume_timed}[cmd](*args)

@@ -4,6 +4,7 @@ the Python runtime (`BabelQueue(url)`) picks its transport from the URL."""
 
 import json
 import sys
+import time
 
 from babelqueue import BabelQueue
 from babelqueue.headers import headers_from_context
@@ -72,3 +73,44 @@ def consume(url, queue, n, urns=None):
     close(app)
     for s in seen:
         out(s)
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+def consume_timed(url, queue, n, urns=URNS, within=30.0, emit=None):
+    """When a delayed message reached the Python runtime: prints {"polling_ms"} (when the
+    runtime first polled, Unix ms), then per message {"handled_ms", "urn", "raw", "attempts"}.
+    The test compares polling_ms with the due time ("not before" needs a poller before it) and
+    handled_ms with the time the C++ side published. Consumes N, polling up to WITHIN seconds;
+    EMIT prints a line (default out; a peer that tags its lines passes its own)."""
+    emit = emit or out
+    app = BabelQueue(url, queue=queue)
+    pop = app.transport.pop
+    polling, raw = [], []
+
+    def recording_pop(q, timeout=1.0):
+        if not polling:
+            polling.append(now_ms())
+        m = pop(q, timeout=timeout)
+        if m is not None:
+            raw.append(m.body)
+        return m
+
+    app.transport.pop = recording_pop
+    seen = []
+
+    def handler(data, meta, envelope):
+        seen.append({"handled_ms": now_ms(), "urn": envelope.get("job"), "raw": raw[-1],
+                     "attempts": envelope.get("attempts")})
+
+    for urn in urns:
+        app.register(urn, handler)
+    done, deadline = 0, time.time() + within
+    while done < int(n) and time.time() < deadline:
+        done += app.consume(queue, max_messages=int(n) - done, timeout=1.0, handle_signals=False)
+    close(app)
+    emit({"polling_ms": polling[0] if polling else None})
+    for s in seen:
+        emit(s)

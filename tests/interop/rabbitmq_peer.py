@@ -9,6 +9,8 @@ Every command prints one JSON object per line on stdout; the C++ test parses the
     rabbitmq_peer.py read-dlq  URL QUEUE             one PikaTransport pop + ack; prints the decoded envelope
     rabbitmq_peer.py failing   URL QUEUE             publish one message and fail it until the DLQ (left in
                                                      QUEUE.dlq); prints the attempts the handler saw
+    rabbitmq_peer.py consume-timed URL QUEUE N   the runtime consumes N (polling up to 30 s); prints
+                                                     {"polling_ms"}, then {"handled_ms", "raw", …} per message
     rabbitmq_peer.py fail-once URL QUEUE             consume one message with a failing handler (max_attempts 3,
                                                      dead-lettering on): the runtime republishes it with attempts+1
 """
@@ -21,6 +23,7 @@ from babelqueue import BabelQueue
 from babelqueue.codec import EnvelopeCodec
 from babelqueue.pika_transport import PikaTransport
 
+import peer_common
 from peer_common import consume, out, publish
 
 
@@ -101,4 +104,5 @@ def fail_once(url, queue):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"publish": publish, "consume": consume, "inspect": inspect, "read-dlq": read_dlq,
-     "failing": failing, "fail-once": fail_once}[cmd](*args)
+     "failing": failing, "fail-once": fail_once,
+     "consume-timed": peer_common.consume_timed}[cmd](*args)

@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <sstream>
 #include <stdexcept>
 
@@ -323,4 +325,33 @@ TEST_F(RabbitPythonInterop, RetryHandsOverFromPythonToCpp) {
   EXPECT_EQ(got[0]["envelope"]["dead_letter"]["lang"], "cpp");
   EXPECT_EQ(got[0]["envelope"]["dead_letter"]["attempts"], 3);
   EXPECT_EQ(got[0]["headers"]["x-attempts"], "3");
+}
+
+// A C++ delayed publish (this SDK's wait queue, dead-lettered onto the queue when due) reaches
+// the Python runtime after its delay, byte for byte, and not before: Python polls the queue
+// from before the due time. The Python SDK 1.24 has no RabbitMQ delay of its own, so this is
+// the one direction.
+TEST_F(RabbitPythonInterop, ACppDelayedPublishReachesPythonAfterItsDelay) {
+  auto t = open();
+  ASSERT_TRUE(t);
+  extra_.push_back(babelqueue::rabbitmq::wait_queue_name(queue_, 4s));
+  const std::string body = bqtest::envelope_text(1, "urn:babel:interop:unicode", queue_);
+  auto python = std::async(std::launch::async, [&] {
+    return run_peer(python_, {"consume-timed", url_, queue_, "1"});
+  });
+  const auto published_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  auto r = t->publish_delayed(queue_, body, {}, 4s);
+  ASSERT_TRUE(r) << r.error().message;
+  auto lines = python.get();
+  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
+  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), published_ms + 4000)
+      << "Python was not polling before the due time: 'not before' is unproven";
+  EXPECT_GE(lines[1]["handled_ms"].get<std::int64_t>(), published_ms + 4000 - 100)
+      << "handed to Python before its delay";
+  EXPECT_EQ(lines[1]["raw"], body) << "byte for byte";
+  EXPECT_EQ(lines[1]["attempts"], 0);
+  EXPECT_EQ(raw_->count(queue_), 0) << "consumed once";
 }

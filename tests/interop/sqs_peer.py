@@ -234,54 +234,19 @@ def fail(url, queue, n):
     out({"seen": seen, "native": native})
 
 
-def _now_ms():
-    return int(time.time() * 1000)
-
-
-def consume_timed(url, queue, n):
-    """When a delayed message reached the Python runtime: the test compares handled_ms with
-    the time the C++ side published it, and polling_ms with its due time."""
-    app = BabelQueue(url, queue=queue)
-    pop = app.transport.pop
-    polling, raw = [], []
-
-    def recording_pop(q, timeout=1.0):
-        if not polling:
-            polling.append(_now_ms())
-        m = pop(q, timeout=timeout)
-        if m is not None:
-            raw.append(m.body)
-        return m
-
-    app.transport.pop = recording_pop
-    seen = []
-
-    def handler(data, meta, envelope):
-        seen.append({"handled_ms": _now_ms(), "urn": envelope.get("job"), "raw": raw[-1],
-                     "attempts": envelope.get("attempts")})
-
-    for urn in peer_common.URNS + (SEQ_URN,):
-        app.register(urn, handler)
-    _consume_n(app, queue, int(n))
-    peer_common.close(app)
-    out({"polling_ms": polling[0] if polling else None})
-    for s in seen:
-        out(s)
-
-
 def publish_delayed(url, queue, seconds):
     """The Python SDK's own delayed publish (SqsTransport.publish's delay_seconds: DelaySeconds
     on SendMessage). It refuses a delay on a FIFO queue and over 900 s: the error is printed."""
     t = SqsTransport(url)
     body = EnvelopeCodec.encode(EnvelopeCodec.make(SEQ_URN, {"n": 1}, queue=queue,
                                                    trace_id="trace-py-delay"))
-    before = _now_ms()
+    before = peer_common.now_ms()
     try:
         t.publish(queue, body, delay_seconds=int(seconds))
     except Exception as exc:  # noqa: BLE001 - BabelQueueError, reported to the test
         out({"error": type(exc).__name__, "message": str(exc)})
         return
-    out({"before_ms": before, "sent_ms": _now_ms(), "body": body})
+    out({"before_ms": before, "sent_ms": peer_common.now_ms(), "body": body})
 
 
 def dlq_names(queues, suffix):
@@ -295,6 +260,12 @@ def url_options(url):
     out({"region": t._region, "endpoint": t._endpoint, "prefix": t._queue_url_prefix,
          "wait_time": t._wait_time, "visibility_timeout": t._visibility_timeout, "fifo": t._fifo,
          "group_id": t._message_group_id, "content_dedup": t._content_dedup})
+
+
+def consume_timed(url, queue, n):
+    """peer_common.consume_timed with this peer's URNs, deadline and tagged lines."""
+    peer_common.consume_timed(url, queue, n, urns=peer_common.URNS + (SEQ_URN,), within=DEADLINE,
+                              emit=out)
 
 
 COMMANDS = {"publish": publish, "publish-seq": publish_seq, "consume": consume, "inspect": inspect,

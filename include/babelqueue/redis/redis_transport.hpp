@@ -49,7 +49,8 @@
 ///   one whose clock is right. The stored value is what publish() would push (the envelope,
 ///   or the header frame when headers travel). The prefix keeps two identical values two
 ///   members (a sorted set would merge them) and orders members of one due time by publish
-///   time;
+///   time. Not named `:delayed`: a Laravel-layout consumer with an empty prefix on the same
+///   name (`orders:delayed`) would move these prefixed members onto its list as jobs;
 /// - every receive() of this SDK on the queue (any instance, tracked or not) first moves the
 ///   due members to the END of the ready list in one Lua script — atomic: a message is in
 ///   the set or on the list, never both, never neither — prefix stripped, so the list gets
