@@ -30,8 +30,7 @@ inline void expect_store_keeps_delivery_times(babelqueue::outbox::store& s) {
   ASSERT_TRUE(s.save_at("past", "q", now - 1s));
 
   // Due now: the plain row and the one whose time has passed, oldest first; never "later".
-  EXPECT_EQ(bodies_of(s.fetch_unpublished(10).value()),
-            (std::vector<std::string>{"now", "past"}));
+  EXPECT_EQ(bodies_of(s.fetch_unpublished(10).value()), (std::vector<std::string>{"now", "past"}));
   EXPECT_EQ(bodies_of(s.fetch_due(10, now).value()), (std::vector<std::string>{"now", "past"}));
   EXPECT_EQ(bodies_of(s.fetch_due(10, later - 1ms).value()),
             (std::vector<std::string>{"now", "past"}));
