@@ -98,7 +98,7 @@ TEST_F(KafkaApp, TheTierPathFailsTwiceAndSucceedsFromRetryTwoAfterItsDelay) {
   EXPECT_EQ(work[2].header("bq-trace-id"), "trace-tier");
   EXPECT_EQ(babelqueue::decode(work[2].value)->id(), *id);
   EXPECT_TRUE(raw_->read_all(topic_ + ".dlq", 0, 1s).empty());
-  EXPECT_EQ(reinjector.stats().reinjected, 2);
+  EXPECT_EQ(reinjector.stop().reinjected, 2);
 }
 
 TEST_F(KafkaApp, PastTheCapTheTierPathEndsOnTheDlq) {

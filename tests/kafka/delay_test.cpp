@@ -124,7 +124,7 @@ TEST_F(KafkaTest, TheReinjectorReturnsADelayedRecordNoEarlierThanItsDelay) {
       << "bq-delay and bq-original-topic are the tier's, dropped on the way back";
   EXPECT_EQ(m->delivery_count, 0);
   ASSERT_TRUE(t->ack(*m));
-  EXPECT_EQ(reinjector.stats().reinjected, 1);
+  EXPECT_EQ(reinjector.stop().reinjected, 1);
   auto work = raw_->read_all(topic_, 1);
   ASSERT_EQ(work.size(), 1u);
   EXPECT_FALSE(work[0].header("bq-delay"));

@@ -236,12 +236,20 @@ class running_reinjector {
     thread_ = std::thread([this] { result_ = reinjector_->run(); });
   }
   ~running_reinjector() {
-    reinjector_->stop();
-    thread_.join();
+    stop();
     EXPECT_TRUE(result_) << result_.error().message;
     (void)reinjector_->close();
   }
-  babelqueue::kafka::reinjector_stats stats() const { return reinjector_->stats(); }
+  /// Stops it (its thread ends after the record in hand is produced and committed) and returns
+  /// its counters, which its thread writes while it runs: read them only here. A record reaches
+  /// the work topic before the re-injector has committed and counted it.
+  babelqueue::kafka::reinjector_stats stop() {
+    if (thread_.joinable()) {
+      reinjector_->stop();
+      thread_.join();
+    }
+    return reinjector_->stats();
+  }
 
  private:
   std::unique_ptr<babelqueue::kafka::reinjector> reinjector_;
