@@ -48,7 +48,9 @@ namespace {
 
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
+using bqtest::interop::envelopes;
 using bqtest::interop::seen_message;
+using bqtest::interop::seen_of;
 
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
   return bqtest::interop::run_peer(python, "artemis_peer.py", args);
@@ -91,17 +93,6 @@ class ArtemisPythonInterop : public bqtest::ArtemisTest {
     }
     return o;
   }
-  /// What the C++ App makes of each case for `queue`: the envelope, and its exact bytes.
-  static std::vector<std::pair<babelqueue::envelope, std::string>> envelopes(
-      const std::string& queue) {
-    std::vector<std::pair<babelqueue::envelope, std::string>> v;
-    for (const auto& c : cases()) {
-      auto env = babelqueue::make(c.urn, c.data, {.queue = queue, .trace_id = c.trace_id}).value();
-      auto bytes = babelqueue::encode(env).value();
-      v.emplace_back(std::move(env), std::move(bytes));
-    }
-    return v;
-  }
   /// The next message of `queue` as a bare peer sees it, left on the queue: settled
   /// `released` (which Artemis does not count) on a link of its own, closed before returning
   /// so the message cannot stay in that link's prefetch.
@@ -113,16 +104,7 @@ class ArtemisPythonInterop : public bqtest::ArtemisTest {
   std::vector<seen_message> consume_all(const std::string& queue) {
     babelqueue::app app(url_, opts());
     std::vector<seen_message> seen;
-    app.handle_unmatched([&](babelqueue::message& m) {
-      seen_message s;
-      s.urn = std::string(m.urn());
-      s.trace_id = std::string(m.trace_id());
-      s.data_text = std::string(m.data_text());
-      s.data = m.data();
-      s.hdrs = m.hdrs();
-      s.attempts = m.attempts();
-      seen.push_back(std::move(s));
-    });
+    app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
     auto n = app.drain(queue);
     EXPECT_TRUE(n) << n.error().message;
     return seen;
@@ -479,19 +461,10 @@ TEST_F(ArtemisPythonInterop, ACppDelayedPublishReachesPythonAfterItsDelay) {
   auto python = std::async(std::launch::async, [&] {
     return run_peer(python_, {"consume-timed", peer_url_, queue_, "1"});
   });
-  const auto published_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
+  const auto published_ms = bqtest::interop::wall_ms();
   auto r = t->publish_delayed(queue_, body, {}, 4s);
   ASSERT_TRUE(r) << r.error().message;
-  auto lines = python.get();
-  ASSERT_EQ(lines.size(), 2u);
-  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
-  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), published_ms + 4000)
-      << "Python was not polling before the due time: 'not before' is unproven";
-  EXPECT_GE(lines[1]["handled_ms"].get<std::int64_t>(), published_ms + 4000 - 100)
-      << "handed to Python before its delay";
-  EXPECT_EQ(lines[1]["raw"], body) << "byte for byte";
-  EXPECT_EQ(lines[1]["attempts"], 0);
+  ASSERT_NO_FATAL_FAILURE(
+      bqtest::interop::expect_consumed_after_delay(python.get(), published_ms, 4s, body));
   EXPECT_FALSE(peer_->get(queue_, 500ms)) << "consumed once";
 }

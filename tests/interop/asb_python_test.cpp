@@ -28,6 +28,7 @@ namespace {
 
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
+using bqtest::interop::wall_ms;
 
 class AsbPythonInterop : public bqtest::AsbTest {
  protected:
@@ -51,11 +52,6 @@ class AsbPythonInterop : public bqtest::AsbTest {
     ASSERT_TRUE(front_) << why;
     front_conn_ = *bqtest::scheduling_front::through(conn_, front_->port());
     front_url_ = *bqtest::scheduling_front::through(url_, front_->port());
-  }
-  static std::int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
   }
   std::string python_, conn_, url_, front_conn_, front_url_;
   std::unique_ptr<bqtest::scheduling_front> front_;
@@ -144,7 +140,7 @@ TEST_F(AsbPythonInterop, ACppScheduledPublishReachesTheAzureSdkAtItsTime) {
   auto python = std::async(std::launch::async, [&] {
     return run_peer({"receive-timed", conn_, queue_, "1"});
   });
-  const auto published_ms = now_ms();
+  const auto published_ms = wall_ms();
   auto r = (*t)->publish_delayed(queue_, body, {}, 4s);
   ASSERT_TRUE(r) << r.error().message;
   auto lines = python.get();
@@ -182,7 +178,7 @@ TEST_F(AsbPythonInterop, TheAzureSdkScheduledSendReachesCppAtItsTime) {
         return;
       }
       if (r->has_value()) {
-        received_ms = now_ms();
+        received_ms = wall_ms();
         got = std::move(**r);
       }
     }

@@ -23,14 +23,10 @@ using babelqueue::test::peer_python;
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
 using bqtest::interop::seen_message;
+using bqtest::interop::seen_of;
+using bqtest::interop::wall_ms;
 
 const std::string later_urn = "urn:babel:interop:later";
-
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
   return bqtest::interop::run_peer(python, "kafka_peer.py", args);
@@ -130,16 +126,7 @@ TEST_F(KafkaPythonInterop, PythonPublishesCppConsumes) {
   ASSERT_EQ(ids.size(), cases().size());
   babelqueue::app app(url_, opts());
   std::vector<seen_message> seen;
-  app.handle_unmatched([&](babelqueue::message& m) {
-    seen_message s;
-    s.urn = std::string(m.urn());
-    s.trace_id = std::string(m.trace_id());
-    s.data_text = std::string(m.data_text());
-    s.data = m.data();
-    s.hdrs = m.hdrs();
-    s.attempts = m.attempts();
-    seen.push_back(std::move(s));
-  });
+  app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
   const auto expected = cases();
   auto n = app.drain(topic_, expected.size());
   ASSERT_TRUE(n) << n.error().message;

@@ -31,6 +31,8 @@ namespace {
 namespace bqr = babelqueue::redis;
 using bqtest::interop::cases;
 using bqtest::interop::run_peer;
+using bqtest::interop::seen_message;
+using bqtest::interop::seen_of;
 
 // Laravel's default connection prefix for an app named "laravel", and its `queues:`.
 constexpr const char* k_connection_prefix = "laravel_database_";
@@ -171,16 +173,15 @@ TEST_F(LaravelPhpInterop, LaravelPushesCppConsumesWithTheRuntime) {
   ao.queue = "orders";
   ao.poll_timeout = 300ms;
   babelqueue::app app(app_url(), ao);
-  std::vector<std::string> raw;
-  std::vector<std::int64_t> attempts;
-  app.handle_unmatched([&](babelqueue::message& m) {
-    raw.emplace_back(m.raw());
-    attempts.push_back(m.attempts());
-  });
+  std::vector<seen_message> seen;
+  app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
   auto n = app.drain("orders");
   ASSERT_TRUE(n) << n.error().message;
-  EXPECT_EQ(raw, sent);
-  EXPECT_EQ(attempts, std::vector<std::int64_t>(sent.size(), 0));
+  ASSERT_EQ(seen.size(), sent.size());
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    EXPECT_EQ(seen[i].raw, sent[i]);
+    EXPECT_EQ(seen[i].attempts, 0);
+  }
   EXPECT_EQ(keys_count(), 0);
 }
 
@@ -327,21 +328,15 @@ TEST_F(LaravelPythonInterop, PythonPublishesCppConsumes) {
   ao.queue = "orders";
   ao.poll_timeout = 300ms;
   babelqueue::app app(app_url(), ao);
-  std::vector<json> data;
-  std::vector<std::string> traces;
-  std::vector<std::int64_t> attempts;
-  app.handle_unmatched([&](babelqueue::message& m) {
-    data.push_back(m.data());
-    traces.emplace_back(m.trace_id());
-    attempts.push_back(m.attempts());
-  });
+  std::vector<seen_message> seen;
+  app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
   auto n = app.drain("orders");
   ASSERT_TRUE(n) << n.error().message;
-  ASSERT_EQ(data.size(), expected.size());
+  ASSERT_EQ(seen.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(data[i], expected[i].data);
-    EXPECT_EQ(traces[i], expected[i].trace_id);
-    EXPECT_EQ(attempts[i], 0);
+    EXPECT_EQ(seen[i].data, expected[i].data);
+    EXPECT_EQ(seen[i].trace_id, expected[i].trace_id);
+    EXPECT_EQ(seen[i].attempts, 0);
   }
   EXPECT_EQ(keys_count(), 0);
 }

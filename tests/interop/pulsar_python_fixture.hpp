@@ -10,10 +10,8 @@
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
 
-#include <iostream>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace bqtest::pulsar_interop {
@@ -23,20 +21,12 @@ using babelqueue::json;
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
 using bqtest::interop::seen_message;
+using bqtest::interop::seen_of;
 namespace bp = babelqueue::bindings::pulsar;
 using string_map = std::map<std::string, std::string>;
 
 inline const std::string traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 inline const std::string fails_urn = "urn:babel:interop:fails";
-
-/// The lines a command of the peer printed (each line is tagged with its command).
-inline std::vector<json> of(const std::vector<json>& lines, const std::string& cmd) {
-  std::vector<json> v;
-  for (const auto& l : lines) {
-    if (l.value("cmd", "") == cmd) v.push_back(l);
-  }
-  return v;
-}
 
 /// The properties C++ would put on a message with payload `body` and headers `hdrs`.
 inline string_map projection(const std::string& body, const babelqueue::headers& hdrs = {}) {
@@ -89,15 +79,7 @@ class PulsarPythonInterop : public bqtest::PulsarTest {
   /// Runs pulsar_peer.py (commands separated by "--then"); its log lines are echoed, not
   /// returned.
   std::vector<json> run_peer(const std::vector<std::string>& args) {
-    std::vector<json> v;
-    for (auto& l : bqtest::interop::run_peer(python_, "pulsar_peer.py", args)) {
-      if (l.value("cmd", "") == "log") {
-        std::cout << "[python] " << l.dump() << "\n";
-      } else {
-        v.push_back(std::move(l));
-      }
-    }
-    return v;
+    return bqtest::interop::run_peer_echoing_logs(python_, "pulsar_peer.py", args);
   }
 
   /// Creates `subscription` on `topic` (from the earliest message) and leaves no consumer on
@@ -119,33 +101,11 @@ class PulsarPythonInterop : public bqtest::PulsarTest {
     return o;
   }
 
-  /// What the C++ App makes of each case for `queue`: the envelope, and its exact bytes.
-  static std::vector<std::pair<babelqueue::envelope, std::string>> envelopes(
-      const std::string& queue) {
-    std::vector<std::pair<babelqueue::envelope, std::string>> v;
-    for (const auto& c : cases()) {
-      auto env = babelqueue::make(c.urn, c.data, {.queue = queue, .trace_id = c.trace_id}).value();
-      auto bytes = babelqueue::encode(env).value();
-      v.emplace_back(std::move(env), std::move(bytes));
-    }
-    return v;
-  }
-
   /// Drains `n` messages of `queue` with a C++ App whose catch-all handler records each.
   std::vector<seen_message> consume(const std::string& queue, std::size_t n) {
     babelqueue::app app(url_, opts(false, queue));
     std::vector<seen_message> seen;
-    app.handle_unmatched([&](babelqueue::message& m) {
-      seen_message s;
-      s.urn = std::string(m.urn());
-      s.trace_id = std::string(m.trace_id());
-      s.data_text = std::string(m.data_text());
-      s.raw = std::string(m.raw());
-      s.data = m.data();
-      s.hdrs = m.hdrs();
-      s.attempts = m.attempts();
-      seen.push_back(std::move(s));
-    });
+    app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
     auto got = app.drain(queue, n);
     EXPECT_TRUE(got) << got.error().message;
     return seen;

@@ -47,10 +47,12 @@ using namespace std::chrono_literals;
 using babelqueue::json;
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
+using bqtest::interop::envelopes;
+using bqtest::interop::of;
 using bqtest::interop::seen_message;
+using bqtest::interop::wall_ms;
 using bqtest::pulsar_interop::fails_urn;
 using bqtest::pulsar_interop::idle_consumer;
-using bqtest::pulsar_interop::of;
 using bqtest::pulsar_interop::projection;
 using bqtest::pulsar_interop::PulsarPythonInterop;
 using bqtest::pulsar_interop::string_map;
@@ -579,9 +581,7 @@ TEST_F(PulsarPythonInterop, ACppDelayedPublishReachesPythonNoEarlierThanItsDelay
       babelqueue::make(later_urn, json{{"n", 4}}, {.queue = queue_, .trace_id = "trace-later"})
           .value();
   const std::string body = babelqueue::encode(env).value();
-  const auto published_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
+  const auto published_ms = wall_ms();
   ASSERT_TRUE(t->publish_delayed(queue_, body, {{"traceparent", traceparent}}, 4s));
   auto seen = of(run_peer({"later", peer_url_, queue_, "1"}), "later");
   ASSERT_EQ(seen.size(), 1u);

@@ -1,20 +1,26 @@
 #pragma once
 // What every live interop test against the Python SDK shares: running a peer script and
-// parsing its JSON lines, the payload set both directions exchange, and what a C++ handler
-// records of a message. Header-only, for tests/interop/*_python_test.cpp.
+// parsing its JSON lines, the payload set both directions exchange (and the C++ envelopes of
+// it), what a C++ handler records of a message, the wall clock the peers print, and the checks
+// of a C++ delayed publish a Python consumer timed. Header-only, for tests/interop/*_test.cpp.
 #include "support/files.hpp"
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/envelope.hpp>
 #include <babelqueue/headers.hpp>
 #include <babelqueue/json.hpp>
+#include <babelqueue/runtime/message.hpp>
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bqtest::interop {
@@ -43,6 +49,37 @@ inline std::vector<json> run_peer(const std::string& python, const std::string& 
   }
   EXPECT_EQ(rc, 0) << out;
   return lines;
+}
+
+/// run_peer() for the peers that also print `{"cmd":"log"}` lines (what the Python SDK logged):
+/// those are echoed as "[python] …", for a failure's context, and not returned.
+inline std::vector<json> run_peer_echoing_logs(const std::string& python, const std::string& script,
+                                               const std::vector<std::string>& args) {
+  std::vector<json> v;
+  for (auto& l : run_peer(python, script, args)) {
+    if (l.value("cmd", "") == "log") {
+      std::cout << "[python] " << l.dump() << "\n";
+    } else {
+      v.push_back(std::move(l));
+    }
+  }
+  return v;
+}
+
+/// The lines a command of the peer printed (each line is tagged with its command).
+inline std::vector<json> of(const std::vector<json>& lines, const std::string& cmd) {
+  std::vector<json> v;
+  for (const auto& l : lines) {
+    if (l.value("cmd", "") == cmd) v.push_back(l);
+  }
+  return v;
+}
+
+/// Unix ms now: the clock the peers print their times in.
+inline std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 /// One message of the payload set.
@@ -88,6 +125,18 @@ inline std::string cases_json() {
   return babelqueue::to_canonical_json(spec).value();
 }
 
+/// What the C++ App makes of each case for `queue`: the envelope, and its exact bytes.
+inline std::vector<std::pair<babelqueue::envelope, std::string>> envelopes(
+    const std::string& queue) {
+  std::vector<std::pair<babelqueue::envelope, std::string>> v;
+  for (const auto& c : cases()) {
+    auto env = babelqueue::make(c.urn, c.data, {.queue = queue, .trace_id = c.trace_id}).value();
+    auto bytes = babelqueue::encode(env).value();
+    v.emplace_back(std::move(env), std::move(bytes));
+  }
+  return v;
+}
+
 /// What a C++ handler saw of one message.
 struct seen_message {
   std::string urn, trace_id, data_text, raw;
@@ -95,5 +144,36 @@ struct seen_message {
   babelqueue::headers hdrs;
   std::int64_t attempts = -1;
 };
+
+/// A copy of what a handler sees of `m`, kept past the handler (the message's views are not).
+inline seen_message seen_of(const babelqueue::message& m) {
+  seen_message s;
+  s.urn = std::string(m.urn());
+  s.trace_id = std::string(m.trace_id());
+  s.data_text = std::string(m.data_text());
+  s.raw = std::string(m.raw());
+  s.data = m.data();
+  s.hdrs = m.hdrs();
+  s.attempts = m.attempts();
+  return s;
+}
+
+/// The checks of a C++ delayed publish of `body` (begun at `published_ms`, wall_ms()) that a
+/// peer's `consume-timed` received: its first line says when it began polling, its second what
+/// it handled and when. Polling must have begun before the due time, or "not before" would be
+/// unproven. Fatal failures return from here: wrap the call in ASSERT_NO_FATAL_FAILURE. `lines`
+/// is taken by value: a missing key must read as null, not hit a const operator[]'s assertion.
+inline void expect_consumed_after_delay(std::vector<json> lines, std::int64_t published_ms,
+                                        std::chrono::milliseconds delay, const std::string& body) {
+  const std::int64_t due_ms = published_ms + delay.count();
+  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
+  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), due_ms)
+      << "Python was not polling before the due time: 'not before' is unproven";
+  EXPECT_GE(lines[1]["handled_ms"].get<std::int64_t>(), due_ms - 100)
+      << "handed to Python before its delay";
+  EXPECT_EQ(lines[1]["raw"], body) << "byte for byte";
+  EXPECT_EQ(lines[1]["attempts"], 0);
+}
 
 }  // namespace bqtest::interop

@@ -32,6 +32,7 @@ using babelqueue::test::shell_quote;
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
 using bqtest::interop::seen_message;
+using bqtest::interop::seen_of;
 
 // Runs rabbitmq_peer.py (the Python side of these tests).
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
@@ -153,16 +154,7 @@ TEST_F(RabbitPythonInterop, PythonPublishesCppConsumes) {
   o.poll_timeout = 500ms;
   babelqueue::app app(url_, o);
   std::vector<seen_message> seen;
-  app.handle_unmatched([&](babelqueue::message& m) {
-    seen_message s;
-    s.urn = std::string(m.urn());
-    s.trace_id = std::string(m.trace_id());
-    s.data_text = std::string(m.data_text());
-    s.data = m.data();
-    s.hdrs = m.hdrs();
-    s.attempts = m.attempts();
-    seen.push_back(std::move(s));
-  });
+  app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
   auto n = app.drain(queue_);
   ASSERT_TRUE(n) << n.error().message;
   auto expected = cases();
@@ -339,19 +331,10 @@ TEST_F(RabbitPythonInterop, ACppDelayedPublishReachesPythonAfterItsDelay) {
   auto python = std::async(std::launch::async, [&] {
     return run_peer(python_, {"consume-timed", url_, queue_, "1"});
   });
-  const auto published_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count();
+  const auto published_ms = bqtest::interop::wall_ms();
   auto r = t->publish_delayed(queue_, body, {}, 4s);
   ASSERT_TRUE(r) << r.error().message;
-  auto lines = python.get();
-  ASSERT_EQ(lines.size(), 2u);
-  ASSERT_TRUE(lines[0]["polling_ms"].is_number()) << lines[0].dump();
-  EXPECT_LT(lines[0]["polling_ms"].get<std::int64_t>(), published_ms + 4000)
-      << "Python was not polling before the due time: 'not before' is unproven";
-  EXPECT_GE(lines[1]["handled_ms"].get<std::int64_t>(), published_ms + 4000 - 100)
-      << "handed to Python before its delay";
-  EXPECT_EQ(lines[1]["raw"], body) << "byte for byte";
-  EXPECT_EQ(lines[1]["attempts"], 0);
+  ASSERT_NO_FATAL_FAILURE(
+      bqtest::interop::expect_consumed_after_delay(python.get(), published_ms, 4s, body));
   EXPECT_EQ(raw_->count(queue_), 0) << "consumed once";
 }

@@ -36,6 +36,7 @@ using babelqueue::test::shell_quote;
 using bqtest::interop::cases;
 using bqtest::interop::cases_json;
 using bqtest::interop::seen_message;
+using bqtest::interop::seen_of;
 
 // Runs peer.py (the Python side of these tests).
 std::vector<json> run_peer(const std::string& python, const std::vector<std::string>& args) {
@@ -55,17 +56,7 @@ TEST_F(RedisPythonInterop, PythonPublishesCppConsumes) {
   o.poll_timeout = 500ms;
   babelqueue::app app(url_, o);
   std::vector<seen_message> seen;
-  app.handle_unmatched([&](babelqueue::message& m) {
-    seen_message s;
-    s.urn = std::string(m.urn());
-    s.trace_id = std::string(m.trace_id());
-    s.data_text = std::string(m.data_text());
-    s.raw = std::string(m.raw());
-    s.data = m.data();
-    s.hdrs = m.hdrs();
-    s.attempts = m.attempts();
-    seen.push_back(std::move(s));
-  });
+  app.handle_unmatched([&](babelqueue::message& m) { seen.push_back(seen_of(m)); });
   auto n = app.drain("interop");
   ASSERT_TRUE(n) << n.error().message;
   auto expected = cases();
