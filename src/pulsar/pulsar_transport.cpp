@@ -40,6 +40,14 @@ using detail::set_delay;
 
 namespace {
 
+// Exclusive and Failover subscriptions dispatch a delayed message at once: on this
+// transport's own subscription a delay would not hold, so nothing is sent.
+error_info delays_need_shared() {
+  return {transport_errc::not_supported,
+          "pulsar delays delivery only on shared and key_shared subscriptions "
+          "(subscription_type)"};
+}
+
 // Grace of the destructor's close: long enough for the consumers' pending (grouped) acks to
 // reach a live broker, short enough not to hang on a dead one.
 constexpr auto destructor_grace = std::chrono::seconds(1);
@@ -364,13 +372,7 @@ result<void> pulsar_transport::publish_later(std::string_view queue, std::string
   // sure of) may push it later than the caller asked.
   const delivery_delay due = deliver_at_of(delay);
   if (impl_->closed) return fail(transport_errc::closed, "pulsar transport is closed");
-  if (!capabilities().delayed_publish) {
-    // Exclusive and Failover subscriptions dispatch a delayed message at once: on this
-    // transport's own subscription the delay would not hold, so nothing is sent.
-    return fail(transport_errc::not_supported,
-                "pulsar delays delivery only on shared and key_shared subscriptions "
-                "(subscription_type)");
-  }
+  if (!capabilities().delayed_publish) return fail(delays_need_shared());
   return impl_->send_one(opts_, queue, body, hdrs, due);
 }
 
@@ -386,34 +388,43 @@ result<void> pulsar_transport::impl::send_one(const options& o, std::string_view
                    }).front());
 }
 
-std::vector<result<void>> pulsar_transport::publish_each(
-    std::string_view queue, std::span<const outgoing_message> messages) {
+std::vector<result<void>> pulsar_transport::publish_each(std::string_view queue,
+                                                         std::span<const outgoing_message> messages,
+                                                         std::chrono::milliseconds delay) {
+  // One due time for the whole batch, taken first (as publish_later()).
+  const delivery_delay due = deliver_at_of(delay);
   const auto all_fail = [&](const error_info& e) {
     return std::vector<result<void>>(messages.size(), result<void>(fail(e)));
   };
   if (impl_->closed)
     return all_fail(error_info(transport_errc::closed, "pulsar transport is closed"));
+  if (delay.count() < 0) {
+    return all_fail(error_info(
+        transport_errc::invalid_argument,
+        "pulsar: a publish delay must be >= 0 (got " + std::to_string(delay.count()) + " ms)"));
+  }
+  if (delay.count() > 0 && !capabilities().delayed_publish) {
+    return all_fail(delays_need_shared());
+  }
   if (auto r = check_queue(queue); !r) return all_fail(r.error());
   if (messages.empty()) return {};
   queue_slot& slot = impl_->slot_of(opts_, queue);
   auto producer = impl_->producer_for(opts_, slot);
   if (!producer) return all_fail(producer.error());
   return impl_->send_all(opts_, **producer, slot.topic, messages.size(), [&](std::size_t i) {
-    return build_message(messages[i].body, messages[i].hdrs, {});
+    return build_message(messages[i].body, messages[i].hdrs, due);
   });
 }
 
 result<void> pulsar_transport::publish_batch(std::string_view queue,
                                              std::span<const outgoing_message> messages) {
-  auto results = publish_each(queue, messages);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!results[i]) {
-      error_info e = results[i].error();
-      e.message += " (message " + std::to_string(i) + " of " + std::to_string(results.size()) + ")";
-      return fail(std::move(e));
-    }
-  }
-  return {};
+  return first_failure(publish_each(queue, messages));
+}
+
+result<void> pulsar_transport::publish_batch_later(std::string_view queue,
+                                                   std::span<const outgoing_message> messages,
+                                                   std::chrono::milliseconds delay) {
+  return first_failure(publish_each(queue, messages, delay));
 }
 
 result<std::optional<received_message>> pulsar_transport::receive(

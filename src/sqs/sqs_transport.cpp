@@ -280,16 +280,13 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
 
 result<void> sqs_transport::publish_batch(std::string_view queue,
                                           std::span<const outgoing_message> messages) {
-  auto results = publish_each(queue, messages);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    if (!results[i]) {
-      auto e = results[i].error();
-      e.message = "message " + std::to_string(i) + " of " + std::to_string(results.size()) + ": " +
-                  e.message;
-      return fail(std::move(e));
-    }
-  }
-  return {};
+  return first_failure(publish_each(queue, messages));
+}
+
+result<void> sqs_transport::publish_batch_later(std::string_view queue,
+                                                std::span<const outgoing_message> messages,
+                                                milliseconds delay) {
+  return first_failure(publish_each(queue, messages, delay));
 }
 
 result<std::optional<received_message>> sqs_transport::receive(std::string_view queue,

@@ -184,9 +184,9 @@ std::string kafka_url(const std::string& id) {
                     "&rdkafka.heartbeat.interval.ms=500"
                     "&retry_topics=1s,5s,10s";
   const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  const std::string on_time[] = {"ADelayedPublishIsNotSeenBeforeItsTime",
-                                 "DelaysComeDueInTheirOwnOrder",
-                                 "ReleaseWithADelayIsNotSeenBeforeIt"};
+  const std::string on_time[] = {
+      "ADelayedPublishIsNotSeenBeforeItsTime", "DelaysComeDueInTheirOwnOrder",
+      "ADelayedBatchIsNotSeenBeforeItsTime", "ReleaseWithADelayIsNotSeenBeforeIt"};
   for (const auto& c : on_time) {
     if (name.starts_with(c + "/")) running = std::make_unique<kafka_reinjector_for_case>(url, id);
   }

@@ -1,11 +1,13 @@
 // Contract cases on time (issue #37): a delayed publish is not delivered before its delay and
 // is delivered after it, byte-exact; two delays come due in their own order, not in the order
-// they were published; a bad delay is refused by the seam the same way on every binding, and
-// nothing reaches the broker.
+// they were published; a delayed batch holds the same way; a bad delay is refused by the seam
+// the same way on every binding, for one message or a batch, and nothing reaches the broker.
 #include "transport_contract/contract_fixture.hpp"
 
 #include <iostream>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace bqcontract {
 namespace {
@@ -63,6 +65,31 @@ TEST_P(TransportContract, DelaysComeDueInTheirOwnOrder) {
   ASSERT_TRUE(t.ack(*second));
 }
 
+TEST_P(TransportContract, ADelayedBatchIsNotSeenBeforeItsTime) {
+  BQ_CONTRACT_REQUIRE(delayed_publish);
+  auto& t = transport();
+  std::vector<babelqueue::outgoing_message> batch;
+  for (long i = 0; i < 3; ++i) {
+    batch.push_back({bqtest::envelope_text(40 + i, "urn:babel:test:later", queue_), {}});
+  }
+  const auto published_at = clock::now();
+  auto sent = t.publish_batch_delayed(queue_, batch, 2s);
+  ASSERT_TRUE(sent) << sent.error().message;
+  EXPECT_TRUE(nothing_within(t, 1s)) << "a batch delayed by 2 s arrived within 1 s";
+  std::multiset<std::string> expected;
+  for (const auto& m : batch) expected.insert(m.body);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    auto m = next(t, 20s);
+    ASSERT_TRUE(m) << "got " << i << " of " << batch.size() << " delayed batch messages";
+    EXPECT_GE(ms_since(published_at), 1900) << "a batch message arrived before its delay";
+    auto it = expected.find(m->body);
+    ASSERT_NE(it, expected.end()) << "a delayed batch message arrived twice or was never sent";
+    expected.erase(it);
+    ASSERT_TRUE(t.ack(*m));
+  }
+  EXPECT_TRUE(nothing_within(t, 1s)) << "more messages than the delayed batch held";
+}
+
 TEST_P(TransportContract, AZeroDelayIsAPlainPublish) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(33, "urn:babel:test:later", queue_);
@@ -76,18 +103,22 @@ TEST_P(TransportContract, AZeroDelayIsAPlainPublish) {
 TEST_P(TransportContract, ABadDelayIsRefusedAndNothingIsSent) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(34, "urn:babel:test:later", queue_);
-  auto negative = t.publish_delayed(queue_, body, {}, -1ms);
-  ASSERT_FALSE(negative);
-  EXPECT_EQ(negative.code(), transport_errc::invalid_argument) << negative.error().message;
+  const babelqueue::outgoing_message batch[] = {{body, {}}, {body, {}}};
+  // The same refusal for one message (publish_delayed) and a batch (publish_batch_delayed).
+  const auto refused_with = [&](std::chrono::milliseconds delay, transport_errc expected) {
+    auto one = t.publish_delayed(queue_, body, {}, delay);
+    ASSERT_FALSE(one) << delay.count() << " ms";
+    EXPECT_EQ(one.code(), expected) << one.error().message;
+    auto many = t.publish_batch_delayed(queue_, batch, delay);
+    ASSERT_FALSE(many) << delay.count() << " ms, batch";
+    EXPECT_EQ(many.code(), expected) << many.error().message;
+  };
+  refused_with(-1ms, transport_errc::invalid_argument);
   const auto f = features();
   if (!f.delayed_publish) {
-    auto refused = t.publish_delayed(queue_, body, {}, 1s);
-    ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.code(), transport_errc::not_supported) << refused.error().message;
+    refused_with(1s, transport_errc::not_supported);
   } else if (f.max_delay.count() > 0) {
-    auto over = t.publish_delayed(queue_, body, {}, f.max_delay + 1ms);
-    ASSERT_FALSE(over);
-    EXPECT_EQ(over.code(), transport_errc::invalid_argument) << over.error().message;
+    refused_with(f.max_delay + 1ms, transport_errc::invalid_argument);
   }
   EXPECT_TRUE(nothing_within(t, 2s)) << "a refused delayed publish reached the broker";
 }
@@ -96,14 +127,17 @@ TEST_P(TransportContract, ADelayedPublishAfterCloseIsClosed) {
   auto* t = open();
   ASSERT_TRUE(t);
   ASSERT_TRUE(t->close(clock::now() + 10s));
-  auto r =
-      t->publish_delayed(queue_, bqtest::envelope_text(35, "urn:babel:test:later", queue_), {}, 1s);
-  ASSERT_FALSE(r);
-  if (features().delayed_publish) {
-    EXPECT_EQ(r.code(), transport_errc::closed) << r.error().message;
-  } else {
-    EXPECT_TRUE(r.code() == transport_errc::closed || r.code() == transport_errc::not_supported)
-        << r.error().message;
+  const std::string body = bqtest::envelope_text(35, "urn:babel:test:later", queue_);
+  const babelqueue::outgoing_message batch[] = {{body, {}}};
+  for (auto r :
+       {t->publish_delayed(queue_, body, {}, 1s), t->publish_batch_delayed(queue_, batch, 1s)}) {
+    ASSERT_FALSE(r);
+    if (features().delayed_publish) {
+      EXPECT_EQ(r.code(), transport_errc::closed) << r.error().message;
+    } else {
+      EXPECT_TRUE(r.code() == transport_errc::closed || r.code() == transport_errc::not_supported)
+          << r.error().message;
+    }
   }
 }
 

@@ -27,16 +27,16 @@
 /// worker starts (`ensure_subscription=false` turns this off).
 ///
 /// ## Delayed publish
-/// publish_delayed() (and publish_after(), its older name) sends the message at once with the
-/// native `deliverAt` = the wall clock when the call began + the delay, in Unix ms (computed
-/// once: a producer made on first use or a resend does not move it), and mirrors the requested
-/// delay on the property `bq-delay` (decimal ms, the Node/.NET mirror; the Python SDK 1.24.0
-/// has no Pulsar delay). The broker holds it: the subscription's consumers get it once
-/// deliverAt has passed, with the same bytes and properties (`bq-delay` is not surfaced in
-/// received_message::hdrs). No cap of the binding's own (a namespace's
-/// `delayedDeliveryMaxDelayInMillis` refuses a longer one at the broker), millisecond
-/// granularity. Pulsar delays only on Shared and Key_Shared subscriptions — Exclusive and
-/// Failover dispatch a delayed message at once — so with `subscription_type=exclusive` or
+/// publish_delayed() (and publish_after(), its older name; publish_batch_delayed() for a batch,
+/// one deliverAt for all of it) sends the message at once with the native `deliverAt` = the wall
+/// clock when the call began + the delay, in Unix ms (computed once: a producer made on first use
+/// or a resend does not move it), and mirrors the requested delay on the property `bq-delay`
+/// (decimal ms, the Node/.NET mirror; the Python SDK 1.24.0 has no Pulsar delay). The broker holds
+/// it: the subscription's consumers get it once deliverAt has passed, with the same bytes and
+/// properties (`bq-delay` is not surfaced in received_message::hdrs). No cap of the binding's own
+/// (a namespace's `delayedDeliveryMaxDelayInMillis` refuses a longer one at the broker),
+/// millisecond granularity. Pulsar delays only on Shared and Key_Shared subscriptions — Exclusive
+/// and Failover dispatch a delayed message at once — so with `subscription_type=exclusive` or
 /// `failover` capabilities().delayed_publish is false and a delay is not_supported, nothing
 /// sent. Never early needs two things of the deployment: the producer's clock not behind the
 /// broker's (deliverAt is absolute), and a broker with
@@ -184,9 +184,12 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
                        const headers& hdrs = {}) override;
   result<void> publish_batch(std::string_view queue,
                              std::span<const outgoing_message> messages) override;
-  /// One result per message, in order (publish_batch's sends).
+  /// One result per message, in order (publish_batch's sends). With `delay` > 0, every
+  /// message carries one deliverAt (now + `delay`, taken once) and `bq-delay`, with the
+  /// checks of publish_delayed() (see "Delayed publish").
   std::vector<result<void>> publish_each(std::string_view queue,
-                                         std::span<const outgoing_message> messages);
+                                         std::span<const outgoing_message> messages,
+                                         std::chrono::milliseconds delay = {});
   /// publish_delayed() under the name this transport had first: deliverable after `delay`
   /// (native deliverAt; `bq-delay` = the delay in ms). 0 = publish(). Pulsar delays only on
   /// Shared and Key_Shared subscriptions: not_supported on the others.
@@ -233,6 +236,10 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
   /// exclusive or failover subscription, closed after close().
   result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
                              std::chrono::milliseconds delay) override;
+  /// publish_each() with `delay`: one producer batch, every message with the same deliverAt.
+  result<void> publish_batch_later(std::string_view queue,
+                                   std::span<const outgoing_message> messages,
+                                   std::chrono::milliseconds delay) override;
 
  private:
   struct impl;

@@ -183,6 +183,16 @@ class BABELQUEUE_RUNTIME_EXPORT transport {
   result<void> publish_delayed(std::string_view queue, std::string_view body, const headers& hdrs,
                                std::chrono::milliseconds delay);
 
+  /// publish_batch() with a delay: every message of the batch deliverable no earlier than
+  /// `delay` from now (0 = publish_batch()). The same checks as publish_delayed(), once for the
+  /// batch and before anything is sent. Bindings whose broker takes a delay per batch entry
+  /// send one request per chunk (SQS SendMessageBatch with DelaySeconds, Pulsar's producer
+  /// batch with deliverAt); the others publish the messages one by one as publish_delayed()
+  /// does. Not atomic, as publish_batch(): on error, a prefix may have been accepted.
+  result<void> publish_batch_delayed(std::string_view queue,
+                                     std::span<const outgoing_message> messages,
+                                     std::chrono::milliseconds delay);
+
   /// Takes the next message from `queue`, waiting at most `timeout` (0 = do not wait;
   /// bindings may round up to their broker's granularity, e.g. whole seconds, but never
   /// wait unboundedly). nullopt when nothing arrived in time. The message stays owned by
@@ -252,6 +262,16 @@ class BABELQUEUE_RUNTIME_EXPORT transport {
   /// binding declared delayed_publish). The default answers transport_errc::not_supported.
   virtual result<void> publish_later(std::string_view queue, std::string_view body,
                                      const headers& hdrs, std::chrono::milliseconds delay);
+
+  /// publish_batch_delayed() once the seam has checked `delay` as publish_later()'s. The
+  /// default calls publish_later() for each message in order and stops at the first error.
+  virtual result<void> publish_batch_later(std::string_view queue,
+                                           std::span<const outgoing_message> messages,
+                                           std::chrono::milliseconds delay);
+
+  /// The first failure of a publish_each()-style result list, its message prefixed with the
+  /// message's position ("message 3 of 10: ..."); success when every message was accepted.
+  static result<void> first_failure(std::span<const result<void>> results);
 
   /// peek() of a binding that cannot browse: transport_errc::closed once `closed` (as every
   /// call after close()), else transport_errc::not_supported.

@@ -25,10 +25,10 @@
 /// ## Delayed publish (DelaySeconds)
 /// publish_delayed() (transport.hpp) is one SendMessage with `DelaySeconds` = the delay in
 /// whole seconds, rounded UP (1500 ms → 2 s: never early; capabilities().delay_granularity =
-/// 1 s); publish_each(queue, messages, delay) puts the same `DelaySeconds` on every
-/// SendMessageBatch entry. Nothing else changes on the wire: no message attribute mirrors the
-/// delay (the Python peer 1.24 sends `DelaySeconds` alone, and a mirror would take one of
-/// SQS's 10 attribute slots from the headers). SQS holds the message (it counts in
+/// 1 s); publish_batch_delayed() and publish_each(queue, messages, delay) put the same
+/// `DelaySeconds` on every SendMessageBatch entry. Nothing else changes on the wire: no message
+/// attribute mirrors the delay (the Python peer 1.24 sends `DelaySeconds` alone, and a mirror would
+/// take one of SQS's 10 attribute slots from the headers). SQS holds the message (it counts in
 /// ApproximateNumberOfMessagesDelayed); nothing is kept here.
 ///  - Cap: SQS's own 900 s (capabilities().max_delay). A longer delay is refused by the seam
 ///    with transport_errc::invalid_argument and nothing is sent — a typed error rather than a
@@ -251,6 +251,10 @@ class BABELQUEUE_SQS_EXPORT sqs_transport final : public transport {
   /// SendMessage with DelaySeconds (see "Delayed publish"); not_supported on a FIFO queue.
   result<void> publish_later(std::string_view queue, std::string_view body, const headers& hdrs,
                              std::chrono::milliseconds delay) override;
+  /// publish_each() with `delay`: SendMessageBatch entries each carrying the DelaySeconds.
+  result<void> publish_batch_later(std::string_view queue,
+                                   std::span<const outgoing_message> messages,
+                                   std::chrono::milliseconds delay) override;
 
  private:
   struct impl;
