@@ -8,6 +8,10 @@
 //  - parse_duration() and every query_options getter accept only what they document, never
 //    yield a negative duration or an out-of-range integer, and leave `out` unchanged on a
 //    refusal; finish() fails exactly when keys remain;
+//  - the input as a secret (a password, a token), raw inside a URL, whatever bytes it holds,
+//    never appears whole in redact_url(), broker_url::redacted(), a parse error or an
+//    unknown-option error (issue #38); it is wrapped in two control bytes that no message of
+//    the SDK contains, so a match can only be a copy of the input;
 //  - redis::options_from_url() / sqlite::options_from_url() (run on every parsed URL, with
 //    the scheme replaced by theirs) either refuse with condition::invalid_argument or return
 //    options that satisfy their documented ranges.
@@ -186,11 +190,34 @@ void check_sqlite(bq::broker_url u) {
 }
 #endif
 
+void check_secret_never_shown(std::string_view text) {
+  const std::string secret = '\x01' + std::string(text) + '\x02';
+  const auto hidden = [&](const std::string& shown, const char* where) {
+    FUZZ_CHECK(shown.find(secret) == std::string::npos, where);
+  };
+  for (const std::string& url :
+       {"amqp://user:" + secret + "@host:5672/v?x=1", "pulsar://h:1?token=" + secret + "&x=1",
+        "user:" + secret + "@h"}) {
+    hidden(bq::redact_url(url), "redact_url() showed a secret");
+    auto u = bq::broker_url::parse(url);
+    if (!u) {
+      hidden(u.error().message, "a URL parse error showed a secret");
+      continue;
+    }
+    hidden(u->redacted(), "redacted() showed a secret");
+    bq::query_options q(*u);
+    if (auto unknown = q.finish(u->scheme); !unknown) {
+      hidden(unknown.error().message, "an unknown-option error showed a secret");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(bytes), size);
   check_duration_text(text);
+  check_secret_never_shown(text);
 
   auto url = bq::broker_url::parse(text);
   if (!url) {

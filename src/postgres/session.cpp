@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,59 @@ babelqueue::failure client_failure(PGconn* conn, const error_codes& codes, std::
   const bool lost = conn == nullptr || PQstatus(conn) == CONNECTION_BAD;
   return babelqueue::failure{error_info{lost ? codes.unavailable : codes.backend,
                                         codes.prefix + ": " + std::string(what) + ": " + text,
+                                        {},
+                                        native_error{"libpq", 0, text}}};
+}
+
+// `text` with every double-quoted segment replaced by "…": libpq quotes pieces of a
+// connection string it cannot parse (`invalid percent-encoded token: "<password>"`), and any
+// piece may be the password.
+std::string without_quoted(std::string_view text) {
+  std::string out;
+  bool quoted = false;
+  for (const char c : text) {
+    if (c == '"') {
+      if (!quoted) out += "\"…\"";
+      quoted = !quoted;
+      continue;
+    }
+    if (!quoted) out += c;
+  }
+  return out;
+}
+
+// `text` with every occurrence of `secret` replaced by `***`.
+std::string without_secret(std::string text, const std::string& secret) {
+  if (secret.empty()) return text;
+  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
+    text.replace(at, secret.size(), "***");
+  }
+  return text;
+}
+
+// A failed connect, with no part of the password in its texts: every piece libpq quotes is
+// cut (a password with a raw `/` or `@` is read as a port or a host name, and quoted as one:
+// `invalid integer value "<half of it>" for connection option "port"`), and the password
+// itself wherever it stands. The caller names the server with a redacted URL.
+babelqueue::failure connect_failure(PGconn* conn, const std::string& conninfo,
+                                    const error_codes& codes) {
+  if (conn == nullptr) return client_failure(conn, codes, "connect");
+  std::string text = without_quoted(trimmed(PQerrorMessage(conn)));
+  bool parses = false;
+  char* parse_error = nullptr;
+  if (PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &parse_error)) {
+    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+      if (std::string_view(o->keyword) == "password" && o->val != nullptr) {
+        text = without_secret(std::move(text), o->val);
+      }
+    }
+    PQconninfoFree(options);
+    parses = true;
+  }
+  if (parse_error != nullptr) PQfreemem(parse_error);
+  // A connection string libpq cannot read is the caller's mistake, not an outage.
+  return babelqueue::failure{error_info{parses ? codes.unavailable : codes.invalid_argument,
+                                        codes.prefix + ": connect: " + text,
                                         {},
                                         native_error{"libpq", 0, text}}};
 }
@@ -137,7 +191,7 @@ result<std::unique_ptr<session>> session::open(const std::string& conninfo, erro
   // Owned from here (PQfinish is due even when the connection failed).
   std::unique_ptr<session> s(new session(conn, true, std::move(codes)));
   if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    return client_failure(conn, s->codes_, "connect");
+    return connect_failure(conn, conninfo, s->codes_);
   }
   PQsetNoticeProcessor(conn, quiet_notices, nullptr);
   return s;

@@ -76,8 +76,14 @@ result<std::pair<std::string, std::optional<std::uint16_t>>> parse_host_port(
     unsigned value = 0;
     auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535) {
+      // Quote the port only when it is digits: text that is not a number is most often a
+      // password whose raw `/`, `?`, `#` or `@` ended the userinfo early, and is never shown.
+      const bool digits = port.find_first_not_of("0123456789") == std::string_view::npos;
       return fail(runtime_errc::invalid_argument,
-                  "URL port must be 1..65535, got '" + std::string(port) + "'");
+                  digits ? "URL port must be 1..65535, got " + std::string(port)
+                         : std::string("URL port is not a number (if the URL carries a password, "
+                                       "percent-encode its reserved characters: / as %2F, "
+                                       "? as %3F, # as %23, @ as %40, : as %3A)"));
     }
     out.second = static_cast<std::uint16_t>(value);
   }
@@ -96,7 +102,7 @@ result<broker_url> broker_url::parse(std::string_view url) {
   }
   if (!valid_scheme(url.substr(0, sep))) {
     return fail(runtime_errc::invalid_argument,
-                "bad URL scheme '" + std::string(url.substr(0, sep)) + "'");
+                "bad URL scheme '" + redact_url(url.substr(0, sep)) + "'");
   }
   u.scheme = lower(url.substr(0, sep));
   std::string_view rest = url.substr(sep + 3);
@@ -148,6 +154,10 @@ result<broker_url> broker_url::parse(std::string_view url) {
   BABELQUEUE_TRY_LET(pa, percent_decode(path, "path"));
   u.path = std::move(*pa);
 
+  // A piece without `=` right after a secret option is part of that secret (a raw `&` inside
+  // a token or password): kept in its value, so that it is neither an unknown option quoted in
+  // an error nor shown by redact_url(), which reads it the same way.
+  std::string* secret_value = nullptr;
   while (!query.empty()) {
     std::string_view pair = query;
     if (auto amp = query.find('&'); amp != std::string_view::npos) {
@@ -156,6 +166,12 @@ result<broker_url> broker_url::parse(std::string_view url) {
     } else {
       query = {};
     }
+    if (secret_value != nullptr && pair.find('=') == std::string_view::npos) {
+      BABELQUEUE_TRY_LET(more, percent_decode(pair, "query value"));
+      *secret_value += '&' + *more;
+      continue;
+    }
+    secret_value = nullptr;
     if (pair.empty()) continue;
     std::string_view key = pair, value;
     if (auto eq = pair.find('='); eq != std::string_view::npos) {
@@ -166,10 +182,13 @@ result<broker_url> broker_url::parse(std::string_view url) {
     BABELQUEUE_TRY_LET(v, percent_decode(value, "query value"));
     if (k->empty())
       return fail(runtime_errc::invalid_argument, "empty option name in the URL query");
-    if (!u.query.emplace(std::move(*k), std::move(*v)).second) {
+    const bool secret = is_secret_option(*k);
+    auto [it, added] = u.query.emplace(std::move(*k), std::move(*v));
+    if (!added) {
       return fail(runtime_errc::invalid_argument,
                   "option '" + std::string(key) + "' given twice in the URL query");
     }
+    if (secret) secret_value = &it->second;
   }
   return u;
 }
@@ -221,54 +240,87 @@ bool is_secret_option(std::string_view key) {
   return k == "key" || ends_with("_key") || ends_with("-key") || ends_with("key_value");
 }
 
+namespace {
+
+// `text` (what follows a URL's userinfo, or a whole URL without one) with every secret query
+// value replaced by `***` and any `#fragment` dropped. Pairs are looked for after every `?`
+// and `&`, not only in a well-formed query: when a password's raw `@` moved the userinfo's
+// end, the query may start anywhere. A piece without `=` that follows a secret value is taken
+// as part of it (`token=ab&cd`: a raw `&` inside the secret).
+void append_redacted_rest(std::string& out, std::string_view text) {
+  constexpr auto npos = std::string_view::npos;
+  text = text.substr(0, text.find('#'));
+  auto end = text.find_first_of("?&");
+  out.append(text.substr(0, end));  // the host and path
+  bool in_secret = false;
+  while (end != npos) {
+    const char separator = text[end];
+    const auto start = end + 1;
+    end = text.find_first_of("?&", start);
+    const std::string_view piece = text.substr(start, end == npos ? npos : end - start);
+    const auto eq = piece.find('=');
+    if (in_secret && eq == npos) continue;  // still the secret's value
+    out += separator;
+    in_secret = false;
+    if (eq != npos) {
+      const std::string_view key = piece.substr(0, eq);
+      auto decoded = percent_decode(key, "query");
+      in_secret = is_secret_option(decoded ? *decoded : std::string(key));
+    }
+    if (in_secret) {
+      out.append(piece.substr(0, eq));
+      out += "=***";
+    } else {
+      out.append(piece);
+    }
+  }
+}
+
+}  // namespace
+
 std::string redact_url(std::string_view url) {
   std::string out;
   out.reserve(url.size());
-  std::size_t authority = 0;
-  if (const auto sep = url.find("://"); sep != std::string_view::npos) {
-    authority = sep + 3;
-  }
-  out.append(url.substr(0, authority));
-  std::string_view rest = url.substr(authority);
-  // Drop the fragment: nothing a broker URL needs, and a place secrets get pasted.
-  rest = rest.substr(0, rest.find('#'));
-  const auto query_at = rest.find('?');
-  std::string_view before_query = rest.substr(0, query_at);
-  const auto host_end = authority == 0 ? before_query.size() : before_query.find('/');
-  std::string_view auth = before_query.substr(0, host_end);
-  if (const auto at = auth.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = auth.substr(0, at);
-    const auto colon = userinfo.find(':');
-    if (authority == 0) {
-      out += "***";  // no scheme: cannot tell user from secret
+  const auto sep = url.find("://");
+  if (sep == std::string_view::npos || !valid_scheme(url.substr(0, sep))) {
+    // No scheme (a `://` after anything but a scheme may be inside a password): cannot tell
+    // a user from a secret, so everything before the last `@` goes.
+    if (const auto at = url.rfind('@'); at != std::string_view::npos) {
+      out += "***";
+      out += '@';
+      append_redacted_rest(out, url.substr(at + 1));
     } else {
+      append_redacted_rest(out, url);
+    }
+    return out;
+  }
+  out.append(url.substr(0, sep + 3));
+  std::string_view rest = url.substr(sep + 3);
+  // The userinfo ends at the LAST `@` of the whole text, not of the authority: a password
+  // that holds a raw `/`, `?` or `#` (a SAS key holds `/` about half the time) would otherwise
+  // be read as host, path or query and printed. When that `@` belongs to a query value
+  // instead (`?user=me@corp`), the host and port are hidden too: over-redacting a log line
+  // is the safe side.
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    if (const auto colon = userinfo.find(':'); colon != std::string_view::npos) {
       out.append(userinfo.substr(0, colon));
-      if (colon != std::string_view::npos) out += ":***";
+      out += ":***@";
+      std::string_view after = rest.substr(at + 1);
+      const auto query_like = userinfo.find_first_of("?&");
+      if (query_like != std::string_view::npos &&
+          userinfo.find('=', query_like) != std::string_view::npos) {
+        // The `@` may be inside a query value (`?token=ab@cd&...`): what follows it up to the
+        // next option may be the rest of that secret.
+        const auto next = after.find_first_of("?&");
+        out += "***";
+        after = next == std::string_view::npos ? std::string_view() : after.substr(next);
+      }
+      append_redacted_rest(out, after);
+      return out;
     }
-    out.append(before_query.substr(at));
-  } else {
-    out.append(before_query);
   }
-  if (query_at == std::string_view::npos) return out;
-  std::string_view query = rest.substr(query_at + 1);
-  char sep = '?';
-  while (true) {
-    const auto amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    const auto eq = pair.find('=');
-    out += sep;
-    sep = '&';
-    std::string_view key = pair.substr(0, eq);
-    auto decoded = percent_decode(key, "query");
-    if (eq != std::string_view::npos && is_secret_option(decoded ? *decoded : std::string(key))) {
-      out.append(key);
-      out += "=***";
-    } else {
-      out.append(pair);
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
+  append_redacted_rest(out, rest);
   return out;
 }
 
@@ -298,6 +350,15 @@ result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   return std::chrono::milliseconds(n * factor);
 }
 
+namespace {
+
+// `key=value` for an error message, the value hidden when the option is a secret.
+std::string shown(std::string_view key, std::string_view value) {
+  return std::string(key) + "=" + (is_secret_option(key) ? std::string("***") : std::string(value));
+}
+
+}  // namespace
+
 std::optional<std::string> query_options::take(std::string_view key) {
   auto it = remaining_.find(key);
   if (it == remaining_.end()) return std::nullopt;
@@ -323,13 +384,12 @@ result<void> query_options::get(std::string_view key, std::int64_t& out, std::in
   std::int64_t n = 0;
   auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
   if (ec != std::errc{} || p != v->data() + v->size() || v->empty()) {
-    return fail(runtime_errc::invalid_argument,
-                "option " + std::string(key) + "=" + *v + " is not an integer");
+    return fail(runtime_errc::invalid_argument, "option " + shown(key, *v) + " is not an integer");
   }
   if (n < min || n > max) {
-    return fail(runtime_errc::invalid_argument, "option " + std::string(key) + "=" + *v +
-                                                    " is out of range " + std::to_string(min) +
-                                                    ".." + std::to_string(max));
+    return fail(runtime_errc::invalid_argument, "option " + shown(key, *v) + " is out of range " +
+                                                    std::to_string(min) + ".." +
+                                                    std::to_string(max));
   }
   out = n;
   return {};
@@ -345,7 +405,7 @@ result<void> query_options::get(std::string_view key, bool& out) {
     out = false;
   } else {
     return fail(runtime_errc::invalid_argument,
-                "option " + std::string(key) + "=" + *v + " is not a boolean (true/false)");
+                "option " + shown(key, *v) + " is not a boolean (true/false)");
   }
   return {};
 }
@@ -356,7 +416,8 @@ result<void> query_options::get(std::string_view key, std::chrono::milliseconds&
   auto d = parse_duration(*v);
   if (!d) {
     return fail(runtime_errc::invalid_argument,
-                "option " + std::string(key) + ": " + d.error().message);
+                "option " + std::string(key) + ": " +
+                    (is_secret_option(key) ? std::string("not a duration") : d.error().message));
   }
   out = *d;
   return {};

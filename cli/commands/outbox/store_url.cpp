@@ -1,6 +1,7 @@
 #include "commands/outbox/store_url.hpp"
 
 #include <babelqueue/outbox/error.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #if BABELQUEUE_HAVE_OUTBOX_SQLITE
 #include <babelqueue/outbox/sqlite_store.hpp>
@@ -51,7 +52,8 @@ result<std::shared_ptr<outbox::store>> open_outbox_store(const std::string& url,
 #endif
   }
   return fail(outbox::errc::invalid_argument,
-              "--db: expected sqlite://PATH or postgresql://USER@HOST:PORT/DB, got '" + url + "'");
+              "--db: expected sqlite://PATH or postgresql://USER@HOST:PORT/DB, got '" +
+                  redact_url(url) + "'");
 }
 
 }  // namespace babelqueue::cli

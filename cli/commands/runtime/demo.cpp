@@ -6,6 +6,7 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
+#include <babelqueue/runtime/url.hpp>
 
 #include <filesystem>
 #include <iostream>
@@ -57,7 +58,7 @@ int run_demo(const std::string& given_broker) {
     url = "memory://demo";
 #endif
   }
-  std::cout << "BabelQueue C++ demo on " << url << "\n"
+  std::cout << "BabelQueue C++ demo on " << babelqueue::redact_url(url) << "\n"
             << "(an embedded broker: nothing to install; the same code runs on redis:// ...)\n";
 
   babelqueue::app_options o;
@@ -75,7 +76,8 @@ int run_demo(const std::string& given_broker) {
   o.observers.push_back(metrics);
   auto opened = babelqueue::app::open(url, o);
   if (!opened) {
-    std::cerr << "cannot open " << url << ": " << opened.error().message << "\n";
+    std::cerr << "cannot open " << babelqueue::redact_url(url) << ": " << opened.error().message
+              << "\n";
     return 2;
   }
   auto& app = **opened;
