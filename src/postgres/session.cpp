@@ -116,7 +116,7 @@ bool rows::is_null(int row, int col) const noexcept { return PQgetisnull(r_, row
 
 std::string rows::text(int row, int col) const {
   if (is_null(row, col)) return {};
-  return std::string(PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col)));
+  return {PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col))};
 }
 
 std::int64_t rows::integer(int row, int col) const {

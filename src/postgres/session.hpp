@@ -106,10 +106,10 @@ class session {
                     bool retry = true);
   /// The same for a parameterless script of several statements (DDL).
   result<void> script(const std::string& sql, std::string_view what);
-  /// Runs the DDL `script` unless every relation of `names` (tables, indexes) exists
+  /// Runs the DDL `ddl` unless every relation of `names` (tables, indexes) exists
   /// already: CREATE INDEX IF NOT EXISTS locks its table first, so a migrate() run while
   /// writers have transactions open would wait for all of them.
-  result<void> migrate(std::span<const std::string> names, const std::string& script);
+  result<void> migrate(std::span<const std::string> names, const std::string& ddl);
 
  private:
   session(PGconn* conn, bool owned, error_codes codes);

@@ -35,9 +35,9 @@ result<std::string> percent_decode(std::string_view in, std::string_view what) {
 }
 
 bool valid_scheme(std::string_view s) {
-  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  if (s.empty() || std::isalpha(static_cast<unsigned char>(s[0])) == 0) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
   });
 }
 

@@ -294,17 +294,30 @@ void app::worker::failed(job& j, envelope& env, const cause& c) {
   // A binding that routes its retries (Kafka's tiers) delays them by the route itself;
   // everywhere else the copy waits out the retry policy's backoff on the broker.
   const bool routed = route.queue != j.delivery.queue || !route.hdrs.empty();
+  if (!routed && retries_by_release(app_.options_.retry.delay_for(next))) {
+    env.set_attempts(delivered);
+    const auto backoff = app_.options_.retry.delay_for(next);
+    if (release(j, backoff)) {
+      note_retry_due(backoff);
+      j.result.outcome = process_outcome::retried;
+      auto ctx = j.context();
+      ctx.error = j.result.error;
+      hub.log(log_level::info, ctx, [&] {
+        return "retrying (attempt " + std::to_string(next) + " of " +
+               std::to_string(app_.options_.max_attempts) +
+               ", released with the broker's own delay): " + c.error.value_or("");
+      });
+      notify([&](observer& o) { o.on_retried(j.delivery.queue); });
+    }
+    return;
+  }
   const auto delay = routed ? std::chrono::milliseconds(0)
                             : deliverable_delay(app_.options_.retry.delay_for(next), j);
   headers hdrs = forwarded_headers(j.delivery);
   for (auto& [k, v] : route.hdrs) hdrs[k] = std::move(v);
   const bool sent =
       forward_then_ack(j, publish_kind::retry, &env, route.queue, *body, hdrs, "retry", delay);
-  if (sent && drain_guard_ && !routed && delay.count() > 0) {
-    const auto due = std::chrono::steady_clock::now() + delay + std::chrono::seconds(1) +
-                     transport_->capabilities().delay_granularity;
-    if (!retry_due_ || *retry_due_ < due) retry_due_ = due;
-  }
+  if (sent && !routed) note_retry_due(delay);
   env.set_attempts(delivered);
   if (sent) {
     j.result.outcome = process_outcome::retried;
@@ -366,6 +379,25 @@ void app::worker::dead_letter_or_drop(job& j, envelope& env, const cause& c,
 }
 
 // --- settling --------------------------------------------------------------------------------
+
+bool app::worker::retries_by_release(std::chrono::milliseconds backoff) const {
+  // A binding that cannot publish with a delay but releases with one and counts deliveries
+  // (an SQS FIFO queue: no per-message DelaySeconds, but ChangeMessageVisibility and
+  // ApproximateReceiveCount) retries by releasing the delivery for the backoff: the broker's
+  // counter carries attempts + 1 (reconcile_attempts(), D5), where a copy would go back at
+  // once and spin through the attempts.
+  if (backoff.count() <= 0) return false;
+  const auto caps = transport_->capabilities();
+  return !caps.delayed_publish && caps.native_delay && caps.delivery_count;
+}
+
+void app::worker::note_retry_due(std::chrono::milliseconds delay) {
+  // drain() waits for a retry it backed off (it is due on this queue later).
+  if (!drain_guard_ || delay.count() <= 0) return;
+  const auto due = std::chrono::steady_clock::now() + delay + std::chrono::seconds(1) +
+                   transport_->capabilities().delay_granularity;
+  if (!retry_due_ || *retry_due_ < due) retry_due_ = due;
+}
 
 std::chrono::milliseconds app::worker::deliverable_delay(std::chrono::milliseconds delay,
                                                          const job& j) {

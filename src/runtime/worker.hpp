@@ -92,6 +92,11 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
   /// What a binding can do with `delay` on a publish: the delay itself, clamped to its
   /// max_delay, or 0 (with one warning per worker) where it has no delayed publish.
   std::chrono::milliseconds deliverable_delay(std::chrono::milliseconds delay, const job& j);
+  /// A retry after `backoff` is a release with the broker's own delay rather than a copy: the
+  /// binding has no delayed publish but a delayed release and a delivery counter (SQS FIFO).
+  bool retries_by_release(std::chrono::milliseconds backoff) const;
+  /// Remembers, for drain(), that a retry of this queue is due `delay` from now.
+  void note_retry_due(std::chrono::milliseconds delay);
   /// Settle calls; on failure they log, mark the job unsettled and return false.
   bool ack(job & j);
   bool release(job & j, std::chrono::milliseconds delay);

@@ -66,7 +66,9 @@ TEST(BrokerUrl, AnUnparseableUrlIsEchoedWithoutItsPassword) {
 TEST(BrokerUrl, ASecretWithRawReservedCharactersIsNeverShown) {
   const std::string left = "Kq7SeCrEtL", right = "Zr9SeCrEtR";
   for (const char c : std::string("/?#%@:+=&; ")) {
-    const std::string secret = left + c + right;
+    std::string secret = left;
+    secret += c;
+    secret += right;
     for (const std::string& url :
          {"amqp://guest:" + secret + "@127.0.0.1:5672/", "redis://:" + secret + "@h:1/0",
           "sb://Root:" + secret + "@ns.example?x=1", "pulsar://h:1?token=" + secret + "&x=1",
@@ -177,7 +179,7 @@ TEST(QueryOptions, BadValuesNameTheKeyAndKeepTheDefault) {
   std::int64_t i = 3, r = 3;
   auto rt = q.get("t", t);
   EXPECT_FALSE(rt);
-  EXPECT_NE(rt.error().message.find("t"), std::string::npos);
+  EXPECT_NE(rt.error().message.find('t'), std::string::npos);
   EXPECT_EQ(t, 7ms);
   EXPECT_FALSE(q.get("b", b));
   EXPECT_TRUE(b);

@@ -186,7 +186,8 @@ std::string kafka_url(const std::string& id) {
   const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   const std::string on_time[] = {
       "ADelayedPublishIsNotSeenBeforeItsTime", "DelaysComeDueInTheirOwnOrder",
-      "ADelayedBatchIsNotSeenBeforeItsTime", "ReleaseWithADelayIsNotSeenBeforeIt"};
+      "ADelayedBatchIsNotSeenBeforeItsTime", "AppRetriesAreSpacedByThePolicy",
+      "ReleaseWithADelayIsNotSeenBeforeIt"};
   for (const auto& c : on_time) {
     if (name.starts_with(c + "/")) running = std::make_unique<kafka_reinjector_for_case>(url, id);
   }

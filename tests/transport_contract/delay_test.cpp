@@ -1,11 +1,16 @@
 // Contract cases on time (issue #37): a delayed publish is not delivered before its delay and
 // is delivered after it, byte-exact; two delays come due in their own order, not in the order
 // they were published; a delayed batch holds the same way; a bad delay is refused by the seam
-// the same way on every binding, for one message or a batch, and nothing reaches the broker.
+// the same way on every binding, for one message or a batch, and nothing reaches the broker;
+// the runtime's retries on the binding are spaced by its retry policy.
 #include "transport_contract/contract_fixture.hpp"
 
+#include <babelqueue/runtime/app.hpp>
+
+#include <cstdint>
 #include <iostream>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -90,6 +95,39 @@ TEST_P(TransportContract, ADelayedBatchIsNotSeenBeforeItsTime) {
   EXPECT_TRUE(nothing_within(t, 1s)) << "more messages than the delayed batch held";
 }
 
+// The runtime's retry backoff on this transport: a handler failing twice is called again
+// after the policy's 1 s and then 2 s (whole seconds: SQS's and Laravel's granularity), by
+// timestamps, however the binding carries the wait (a delayed publish, the broker's own
+// release delay, Kafka's tiers: at least the policy's delay).
+TEST_P(TransportContract, AppRetriesAreSpacedByThePolicy) {
+  babelqueue::app_options o;
+  o.queue = queue_;
+  o.retry = {1s, 2.0, 10s, 0.0};
+  o.max_attempts = 3;
+  o.poll_timeout = 10s;  // drain() names how many it expects; this only bounds a failure
+  babelqueue::app a(url_, o);
+  std::vector<clock::time_point> calls;
+  std::vector<std::int64_t> attempts;
+  a.handle("urn:babel:test:flaky", [&](babelqueue::message& m) {
+    calls.push_back(clock::now());
+    attempts.push_back(m.attempts());
+    if (calls.size() < 3) throw std::runtime_error("downstream down");
+  });
+  ASSERT_TRUE(a.publish("urn:babel:test:flaky", babelqueue::json::object()));
+  auto drained = a.drain(queue_, 3);
+  ASSERT_TRUE(drained) << drained.error().message;
+  ASSERT_EQ(calls.size(), 3u) << "the handler was not called three times";
+  EXPECT_EQ(attempts, (std::vector<std::int64_t>{0, 1, 2})) << "attempts (D5) on each call";
+  const auto gap = [&](std::size_t i) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(calls[i + 1] - calls[i]).count();
+  };
+  EXPECT_GE(gap(0), 1000 - 100) << "the first retry came before the policy's 1 s";
+  EXPECT_GE(gap(1), 2000 - 100) << "the second retry came before the policy's 2 s";
+  RecordProperty("retry_gaps_ms", std::to_string(gap(0)) + "," + std::to_string(gap(1)));
+  std::cout << "retry gaps " << gap(0) << " ms, " << gap(1) << " ms (" << GetParam().name << ")\n";
+  EXPECT_TRUE(nothing_within(transport(), 1s)) << "a message left after the third call succeeded";
+}
+
 TEST_P(TransportContract, AZeroDelayIsAPlainPublish) {
   auto& t = transport();
   const std::string body = bqtest::envelope_text(33, "urn:babel:test:later", queue_);
@@ -129,7 +167,7 @@ TEST_P(TransportContract, ADelayedPublishAfterCloseIsClosed) {
   ASSERT_TRUE(t->close(clock::now() + 10s));
   const std::string body = bqtest::envelope_text(35, "urn:babel:test:later", queue_);
   const babelqueue::outgoing_message batch[] = {{body, {}}};
-  for (auto r :
+  for (const auto& r :
        {t->publish_delayed(queue_, body, {}, 1s), t->publish_batch_delayed(queue_, batch, 1s)}) {
     ASSERT_FALSE(r);
     if (features().delayed_publish) {
