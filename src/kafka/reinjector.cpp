@@ -173,8 +173,12 @@ result<void> reinjector::run() {
 
 result<void> reinjector::close() {
   if (!impl_) return {};
-  auto r = impl_->consumer->close();
-  auto f = impl_->producer->flush(clock::now() + impl_->opts.operation_timeout);
+  // open() may have failed half-way (the broker did not answer the probe): no consumer yet,
+  // perhaps no producer; the destructor closes that half-made re-injector too.
+  result<void> r;
+  result<void> f;
+  if (impl_->consumer) r = impl_->consumer->close();
+  if (impl_->producer) f = impl_->producer->flush(clock::now() + impl_->opts.operation_timeout);
   impl_.reset();
   if (!r) return r;
   return f;

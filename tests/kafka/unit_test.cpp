@@ -5,6 +5,7 @@
 #include <babelqueue/bindings/kafka.hpp>
 #include <babelqueue/codec.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
+#include <babelqueue/kafka/reinjector.hpp>
 #include <babelqueue/runtime/error.hpp>
 #include <babelqueue/runtime/url.hpp>
 
@@ -83,6 +84,19 @@ TEST(KafkaOptions, ALibrdkafkaTypoFailsAtOpenWithLibrdkafkasMessage) {
   ASSERT_FALSE(t);
   EXPECT_EQ(t.code(), babelqueue::transport_errc::invalid_argument);
   EXPECT_NE(t.error().message.find("fetch.wait.max.msec"), std::string::npos) << t.error().message;
+}
+
+// Issue #39: `babelqueue kafka reinject` against a broker that does not answer crashed (the
+// destructor of the half-opened re-injector closed a consumer it never had): open() now
+// answers the probe's error, and nothing crashes.
+TEST(KafkaReinjector, OpeningAgainstNoBrokerFailsWithoutACrash) {
+  auto o = parse("kafka://127.0.0.1:1?retry_topics=5s&operation_timeout=1s");
+  ASSERT_TRUE(o) << o.error().message;
+  auto r = kafka::reinjector::open(*o, {"t"});
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(r.code() == babelqueue::condition::unavailable ||
+              r.code() == babelqueue::condition::timeout)
+      << r.error().message;
 }
 
 TEST(KafkaOptions, AHostListIsParsedAndRedactedWhole) {
