@@ -47,6 +47,12 @@ error_info redis_error(fault kind, std::string context, std::string_view server_
   if (!server_text.empty()) {
     context += ": ";
     context += server_text;
+    if (server_text.starts_with("MOVED ") || server_text.starts_with("ASK ")) {
+      // Seen by a user who pointed a plain redis:// URL at a cluster node: say what to do.
+      context +=
+          " (the server is a Redis Cluster node, which sends each key to its slot's owner: "
+          "open it in cluster mode, redis://host:port?cluster=1)";
+    }
     native = native_error{kind == fault::tls ? "openssl" : "redis", 0, std::string(server_text)};
   }
   return {code, std::move(context), {}, std::move(native)};

@@ -290,6 +290,20 @@ TEST_F(RedisClusterTest, OneConsumerOnQueuesOfThreeNodesWithPipelinedAcks) {
   }
 }
 
+// Issue #39: a plain redis:// URL on a cluster node answered `MOVED 105 127.0.0.1:6394` and
+// nothing else; the error now says the server is a cluster node and how to open it.
+TEST_F(RedisClusterTest, APlainUrlOnAClusterNodeSaysToOpenItInClusterMode) {
+  const std::string queue = "{orders}";
+  const int other = port_other_than(owner_port(d::key_slot(queue)));
+  auto t = open_url("redis://127.0.0.1:" + std::to_string(other) + "?" + k_test_query);
+  ASSERT_TRUE(t);
+  auto r = t->publish(queue, padded_envelope_text(1));
+  ASSERT_FALSE(r) << "a node that does not own the slot accepted the key";
+  EXPECT_EQ(r.code(), babelqueue::transport_errc::refused);
+  EXPECT_NE(r.error().message.find("MOVED"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("?cluster=1"), std::string::npos) << r.error().message;
+}
+
 TEST_F(RedisClusterTest, AnUntaggedQueueFailsFastNamingTheSlotsAndTheHashTag) {
   auto t = open_url(url_);
   ASSERT_TRUE(t);
