@@ -1,5 +1,6 @@
 // babelqueue — the operator's command line. Each command is one file under commands/.
 #include "command.hpp"
+#include "signals.hpp"
 
 #include <babelqueue/version.hpp>
 
@@ -8,6 +9,8 @@
 #include <string>
 
 int main(int argc, char** argv) {
+  // Before anything can start a thread (cli/signals.hpp says why).
+  const babelqueue::cli::signal_router signals;
   CLI::App app{"babelqueue — BabelQueue C++ SDK command line (envelope codec, runtime, registry)",
                "babelqueue"};
   // The linked library's version (one place: project(VERSION) in CMakeLists.txt).

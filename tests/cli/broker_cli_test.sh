@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CLI over a queue broker (amqp://, artemis://, sqs://, pulsar://): publish in one process, consume in
 # another against the shared server; stdout carries only the messages; unknown URNs are
-# dead-lettered; retries counted; a refused login is a clear error without the password.
+# dead-lettered; retries counted; SIGTERM during consume ends it cleanly with exit 0; a refused
+# login is a clear error without the password.
 # SQS (SERVICE=sqs) differs: queues must exist, so the URL gets `create_queues=true`; the
 # dead-letter queue of Q is the SQS queue `Q-dlq`, which the CLI still consumes by the contract
 # name `Q.dlq` (the transport maps it); and its URL holds no password, so instead a missing
@@ -61,6 +62,22 @@ must_fail() {
   echo "   $what: $(head -1 "$Q.err")"
   rm -f "$Q.err"
 }
+
+echo "-- SIGTERM during consume: a clean close and exit 0 (issue #38)"
+# The broker client's own threads start when the transport opens, before consume installs
+# its graceful stop; the CLI blocks both signals before any thread starts, so no such thread
+# can take the signal and die of it (RabbitMQ and Artemis did: exit 143, 5 of 5 tries).
+for try in 1 2 3; do
+  "$BQ" consume --broker "$B" --queue "$Q-sigterm" >/dev/null 2>"$Q.err" &
+  pid=$!
+  sleep 2
+  kill -TERM "$pid"
+  set +e; wait "$pid"; rc=$?; set -e
+  [ "$rc" -eq 0 ] || fail "consume ended by SIGTERM with exit $rc (try $try): $(tail -3 "$Q.err")"
+  grep -q "consume stopped" "$Q.err" || fail "consume did not stop cleanly: $(tail -3 "$Q.err")"
+done
+rm -f "$Q.err"
+echo "   3 of 3: exit 0, stopped cleanly"
 
 if [ "$SERVICE" = pulsar ]; then
   # The test broker has no authentication: instead an unreachable broker and an invalid

@@ -1,6 +1,8 @@
 // Transport registration, the default broker URL and the signal watcher (broker.hpp).
 #include "commands/runtime/broker.hpp"
 
+#include "signals.hpp"
+
 #ifdef BABELQUEUE_HAVE_MEMORY
 #include <babelqueue/memory/memory_transport.hpp>
 #endif
@@ -29,10 +31,6 @@
 #include <babelqueue/sqs/sqs_transport.hpp>
 #endif
 
-#include <pthread.h>
-#include <signal.h>
-
-#include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -136,34 +134,12 @@ std::string resolve_broker(const std::string& url) {
 }
 
 signal_watch::signal_watch(std::function<void()> on_signal) : on_signal_(std::move(on_signal)) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  masked_ = pthread_sigmask(SIG_BLOCK, &set, nullptr) == 0;
-  if (!masked_) return;
-  watcher_ = std::thread([this, set] {
-    while (!done_.load()) {
-      timespec tick{0, 100 * 1000 * 1000};  // re-check done_ every 100 ms
-      int sig = sigtimedwait(&set, nullptr, &tick);
-      if (sig == SIGINT || sig == SIGTERM) {
-        signalled_.store(true);
-        if (on_signal_) on_signal_();
-      }
-    }
+  id_ = register_signal_handler([this] {
+    signalled_.store(true);
+    if (on_signal_) on_signal_();
   });
 }
 
-signal_watch::~signal_watch() {
-  done_.store(true);
-  if (watcher_.joinable()) watcher_.join();
-  if (masked_) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-  }
-}
+signal_watch::~signal_watch() { unregister_signal_handler(id_); }
 
 }  // namespace babelqueue::cli

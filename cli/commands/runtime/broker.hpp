@@ -6,7 +6,6 @@
 #include <atomic>
 #include <functional>
 #include <string>
-#include <thread>
 
 namespace babelqueue::cli {
 
@@ -25,10 +24,11 @@ CLI::Option* add_broker_option(CLI::App* cmd, std::string& url);
 /// `url`, or default_broker_url() when it is empty.
 std::string resolve_broker(const std::string& url);
 
-/// While alive, SIGINT and SIGTERM are blocked in this thread (and so in threads it starts
-/// afterwards) and a watcher thread calls `on_signal` (once per signal) on itself — never
-/// inside a signal handler, so on_signal may lock and allocate. Construct it before
-/// starting worker threads. The destructor stops the watcher and restores the mask.
+/// While alive, SIGINT and SIGTERM call `on_signal` (once per signal) instead of ending the
+/// process: main()'s signal_router (cli/signals.hpp) blocked both before any thread started
+/// and its watcher thread calls the newest registered handler — never inside a signal
+/// handler, so on_signal may lock and allocate. The destructor unregisters it (a signal then
+/// has its default action again).
 class signal_watch {
  public:
   explicit signal_watch(std::function<void()> on_signal);
@@ -40,10 +40,8 @@ class signal_watch {
 
  private:
   std::function<void()> on_signal_;
-  std::atomic<bool> done_{false};
   std::atomic<bool> signalled_{false};
-  std::thread watcher_;
-  bool masked_ = false;
+  int id_ = 0;
 };
 
 }  // namespace babelqueue::cli
