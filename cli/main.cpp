@@ -5,10 +5,14 @@
 #include <babelqueue/version.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   // Before anything can start a thread (cli/signals.hpp says why).
   const babelqueue::cli::signal_router signals;
   CLI::App app{"babelqueue — BabelQueue C++ SDK command line (envelope codec, runtime, registry)",
@@ -28,4 +32,21 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   return babelqueue::cli::exit_status();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    // A command's own errors are reported by the command; this is what escaped one (e.g. the
+    // OS refusing a thread).
+    std::fputs("babelqueue: ", stderr);
+    std::fputs(e.what(), stderr);
+    std::fputs("\n", stderr);
+  } catch (...) {
+    std::fputs("babelqueue: an unknown exception\n", stderr);
+  }
+  return 2;
 }

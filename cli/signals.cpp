@@ -53,7 +53,7 @@ signal_router::signal_router() {
   s.watcher = std::thread([set] {
     auto& r = state();
     while (!r.done.load()) {
-      timespec tick{0, 100 * 1000 * 1000};  // re-check done every 100 ms
+      timespec tick{0, 100'000'000L};  // re-check done every 100 ms
       const int sig = sigtimedwait(&set, nullptr, &tick);
       if (sig != SIGINT && sig != SIGTERM) continue;
       std::function<void()> handler;

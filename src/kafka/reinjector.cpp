@@ -53,7 +53,7 @@ reinjector::~reinjector() {
 }
 
 result<std::unique_ptr<reinjector>> reinjector::open(options opts,
-                                                     std::vector<std::string> topics) {
+                                                     const std::vector<std::string>& topics) {
   BABELQUEUE_TRY(detail::validate(opts));
   if (opts.retry_topics.empty()) {
     return fail(transport_errc::invalid_argument,
@@ -104,9 +104,10 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (wait.count() <= 0) return reinjected;
-    if (next_due >= 0)
+    if (next_due >= 0) {
       wait =
           std::min(wait, std::chrono::milliseconds(std::max<std::int64_t>(next_due - now_ms(), 0)));
+    }
     BABELQUEUE_TRY_LET(got, self.consumer->receive(wait));
     if (!*got) continue;
     const received_message& m = **got;

@@ -48,7 +48,8 @@ class BABELQUEUE_KAFKA_EXPORT reinjector {
  public:
   /// Opens the producer and the consumer of every tier of every work topic in `topics`
   /// (`opts.retry_topics` must list the tiers; transport_errc::invalid_argument otherwise).
-  static result<std::unique_ptr<reinjector>> open(options opts, std::vector<std::string> topics);
+  static result<std::unique_ptr<reinjector>> open(options opts,
+                                                  const std::vector<std::string>& topics);
   ~reinjector();
   reinjector(const reinjector&) = delete;
   reinjector& operator=(const reinjector&) = delete;
