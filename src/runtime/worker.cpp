@@ -294,41 +294,35 @@ void app::worker::failed(job& j, envelope& env, const cause& c) {
   // A binding that routes its retries (Kafka's tiers) delays them by the route itself;
   // everywhere else the copy waits out the retry policy's backoff on the broker.
   const bool routed = route.queue != j.delivery.queue || !route.hdrs.empty();
-  if (!routed && retries_by_release(app_.options_.retry.delay_for(next))) {
-    env.set_attempts(delivered);
-    const auto backoff = app_.options_.retry.delay_for(next);
-    if (release(j, backoff)) {
-      note_retry_due(backoff);
-      j.result.outcome = process_outcome::retried;
-      auto ctx = j.context();
-      ctx.error = j.result.error;
-      hub.log(log_level::info, ctx, [&] {
-        return "retrying (attempt " + std::to_string(next) + " of " +
-               std::to_string(app_.options_.max_attempts) +
-               ", released with the broker's own delay): " + c.error.value_or("");
-      });
-      notify([&](observer& o) { o.on_retried(j.delivery.queue); });
-    }
-    return;
-  }
-  const auto delay = routed ? std::chrono::milliseconds(0)
-                            : deliverable_delay(app_.options_.retry.delay_for(next), j);
-  headers hdrs = forwarded_headers(j.delivery);
-  for (auto& [k, v] : route.hdrs) hdrs[k] = std::move(v);
-  const bool sent =
-      forward_then_ack(j, publish_kind::retry, &env, route.queue, *body, hdrs, "retry", delay);
-  if (sent && !routed) note_retry_due(delay);
-  env.set_attempts(delivered);
-  if (sent) {
+  // One draw of the policy (its jitter is random): the delay checked is the delay used.
+  const auto backoff = routed ? std::chrono::milliseconds(0) : app_.options_.retry.delay_for(next);
+  const auto retried = [&](std::string_view how) {
     j.result.outcome = process_outcome::retried;
     auto ctx = j.context();
     ctx.error = j.result.error;
     hub.log(log_level::info, ctx, [&] {
       return "retrying (attempt " + std::to_string(next) + " of " +
-             std::to_string(app_.options_.max_attempts) + "): " + c.error.value_or("");
+             std::to_string(app_.options_.max_attempts) + std::string(how) +
+             "): " + c.error.value_or("");
     });
     notify([&](observer& o) { o.on_retried(j.delivery.queue); });
+  };
+  if (retries_by_release(backoff)) {
+    env.set_attempts(delivered);
+    if (release(j, backoff)) {
+      note_retry_due(backoff);
+      retried(", released with the broker's own delay");
+    }
+    return;
   }
+  const auto delay = deliverable_delay(backoff, j);
+  headers hdrs = forwarded_headers(j.delivery);
+  for (auto& [k, v] : route.hdrs) hdrs[k] = std::move(v);
+  const bool sent =
+      forward_then_ack(j, publish_kind::retry, &env, route.queue, *body, hdrs, "retry", delay);
+  if (sent) note_retry_due(delay);
+  env.set_attempts(delivered);
+  if (sent) retried("");
 }
 
 void app::worker::dead_letter_or_drop(job& j, envelope& env, const cause& c,
