@@ -305,6 +305,25 @@ TEST(OutboxPostgresOffline, AnUnreachableServerIsUnavailable) {
   EXPECT_EQ(r.error().code, condition::unavailable);
 }
 
+// Issue #38: a password holding a reserved character raw is never in the error, whether libpq
+// cannot parse the string (a bad percent escape: invalid_argument) or reads part of the
+// password as a port or a host name (and quotes it).
+TEST(OutboxPostgresOffline, AConnectErrorNeverShowsThePassword) {
+  for (const std::string password : {"Kq7%zzZr9", "Kq7/Zr9", "Kq7@Zr9", "Kq7?Zr9", "Kq7#Zr9"}) {
+    SCOPED_TRACE(password);
+    auto r = outbox::postgres_store::open("postgresql://babelqueue:" + password +
+                                          "@127.0.0.1:1/babelqueue?connect_timeout=2");
+    ASSERT_FALSE(r);
+    std::string all = r.error().message;
+    if (r.error().native) all += "|" + r.error().native->text;
+    EXPECT_EQ(all.find("Kq7"), std::string::npos) << all;
+    EXPECT_EQ(all.find("Zr9"), std::string::npos) << all;
+    if (password == "Kq7%zzZr9") {
+      EXPECT_EQ(r.error().code, condition::invalid_argument) << all;
+    }
+  }
+}
+
 // Delivery times (issue #37): the store contract, and a table made by a version without the
 // deliver_at column (its rows stay due at once) gains it on migrate().
 TEST_F(OutboxPostgres, KeepsDeliveryTimes) {
