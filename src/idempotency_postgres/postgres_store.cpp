@@ -130,7 +130,8 @@ postgres_store::~postgres_store() = default;
 result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& conninfo,
                                                              postgres_store_options options) {
   BABELQUEUE_TRY(check(options));
-  BABELQUEUE_TRY_LET(s, postgres::session::open(conninfo, codes()));
+  BABELQUEUE_TRY_LET(s, postgres::session::open(conninfo, codes(),
+                                                {options.connect_timeout, options.call_timeout}));
   return std::unique_ptr<postgres_store>(
       new postgres_store(std::make_unique<impl>(std::move(*s), std::move(options))));
 }

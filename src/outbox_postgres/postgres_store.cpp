@@ -160,7 +160,7 @@ struct postgres_store::impl {
     outstanding.clear();
     if (!commit) {
       if (PQstatus(session->conn()) == CONNECTION_OK) {
-        (void)postgres::run(session->conn(), session->codes(), "ROLLBACK", {}, "rollback");
+        (void)session->once("ROLLBACK", {}, "rollback");
       }
       return {};
     }
@@ -219,7 +219,8 @@ result<void> check(const postgres_store_options& o) {
 result<std::unique_ptr<postgres_store>> postgres_store::open(const std::string& conninfo,
                                                              postgres_store_options options) {
   BABELQUEUE_TRY(check(options));
-  BABELQUEUE_TRY_LET(s, postgres::session::open(conninfo, codes()));
+  BABELQUEUE_TRY_LET(s, postgres::session::open(conninfo, codes(),
+                                                {options.connect_timeout, options.call_timeout}));
   auto state = std::make_unique<impl>();
   state->session = std::move(*s);
   state->park_after = std::to_string(options.park_after);

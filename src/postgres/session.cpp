@@ -1,6 +1,14 @@
 // The libpq code the PostgreSQL stores share (session.hpp).
 #include "postgres/session.hpp"
 
+#include "core/propagate.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -134,34 +142,36 @@ std::string rows::bytes(int row, int col) const {
   return out;
 }
 
-result<rows> run(PGconn* conn, const error_codes& codes, const std::string& sql,
-                 std::span<const param> params, std::string_view what, bool script) {
-  PGresult* r = nullptr;
-  if (script) {
-    r = PQexec(conn, sql.c_str());
-  } else {
-    std::vector<const char*> values;
-    std::vector<int> lengths;
-    std::vector<int> formats;
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A statement's parameters in libpq's three arrays. libpq reads a text-format parameter up
+// to its NUL: those are copied into strings (binary ones are sent with their length).
+struct prepared {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  std::vector<std::string> texts;
+
+  explicit prepared(std::span<const param> params) {
     values.reserve(params.size());
+    texts.reserve(params.size());
     for (const auto& p : params) {
       values.push_back(p.null ? nullptr : p.bytes.data());
       lengths.push_back(static_cast<int>(p.bytes.size()));
       formats.push_back(p.binary ? 1 : 0);
-    }
-    // libpq reads a text-format parameter up to its NUL: those are copied into strings
-    // (binary ones are sent with their length).
-    std::vector<std::string> texts;
-    texts.reserve(params.size());
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      if (!params[i].null && !params[i].binary) {
-        texts.emplace_back(params[i].bytes);
-        values[i] = texts.back().c_str();
+      if (!p.null && !p.binary) {
+        texts.emplace_back(p.bytes);
+        values.back() = texts.back().c_str();
       }
     }
-    r = PQexecParams(conn, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                     lengths.data(), formats.data(), 0);
   }
+  int count() const noexcept { return static_cast<int>(values.size()); }
+};
+
+// What a statement's (last) result means: rows, or the mapped error.
+result<rows> outcome(PGconn* conn, const error_codes& codes, PGresult* r, std::string_view what) {
   if (r == nullptr) return client_failure(conn, codes, what);
   const ExecStatusType status = PQresultStatus(r);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return rows(r);
@@ -179,17 +189,187 @@ result<rows> run(PGconn* conn, const error_codes& codes, const std::string& sql,
       native_error{"postgres", 0, state}}};
 }
 
-session::session(PGconn* conn, bool owned, error_codes codes)
-    : conn_(conn), owned_(owned), codes_(std::move(codes)) {}
+enum class readiness { ready, timed_out, failed };
+
+// Waits until the connection's socket is readable (or writable, with `write`), or the
+// deadline passes.
+readiness wait_socket(PGconn* conn, bool write, clock::time_point deadline) {
+  const int fd = PQsocket(conn);
+  if (fd < 0) return readiness::failed;
+  pollfd p{fd, static_cast<short>(POLLIN | (write ? POLLOUT : 0)), 0};
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) return readiness::timed_out;
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), INT_MAX)));
+    if (n > 0) return readiness::ready;
+    if (n < 0 && errno != EINTR) return readiness::failed;
+  }
+}
+
+// A statement that got no answer in time: the connection is shut (libpq then reads EOF and
+// marks it broken, so the session reconnects before its next statement), and whatever libpq
+// holds is dropped. The server rolls back a transaction whose connection went.
+babelqueue::failure timed_out(PGconn* conn, const error_codes& codes, std::string_view what,
+                              std::chrono::milliseconds bound) {
+  if (const int fd = PQsocket(conn); fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  (void)PQconsumeInput(conn);
+  while (PGresult* r = PQgetResult(conn)) PQclear(r);
+  const std::string text = "no answer within call_timeout (" + std::to_string(bound.count()) +
+                           " ms); the connection was closed and the statement's outcome is "
+                           "unknown";
+  return babelqueue::failure{error_info{codes.unavailable,
+                                        codes.prefix + ": " + std::string(what) + ": " + text,
+                                        {},
+                                        native_error{"libpq", 0, text}}};
+}
+
+// `run` with every wait bounded: the connection in non-blocking mode, the statement sent
+// and its results read with poll() until `bound` has passed.
+result<rows> run_bounded(PGconn* conn, const error_codes& codes, const std::string& sql,
+                         std::span<const param> params, std::string_view what, bool script,
+                         std::chrono::milliseconds bound, bool& expired) {
+  expired = false;
+  const auto deadline = clock::now() + bound;
+  if (PQsetnonblocking(conn, 1) != 0) return client_failure(conn, codes, what);
+  const prepared p(params);
+  const int sent = script
+                       ? PQsendQuery(conn, sql.c_str())
+                       : PQsendQueryParams(conn, sql.c_str(), p.count(), nullptr, p.values.data(),
+                                           p.lengths.data(), p.formats.data(), 0);
+  if (sent == 0) return client_failure(conn, codes, what);
+  for (int left = PQflush(conn); left != 0; left = PQflush(conn)) {
+    if (left < 0) return client_failure(conn, codes, what);
+    const auto w = wait_socket(conn, true, deadline);
+    if (w == readiness::timed_out) {
+      expired = true;
+      return timed_out(conn, codes, what, bound);
+    }
+    // Reading while sending: the server may answer (an error) before it read everything.
+    if (w == readiness::failed || PQconsumeInput(conn) == 0) {
+      return client_failure(conn, codes, what);
+    }
+  }
+  // Several results for a script: like PQexec, the last one (an error ends the script).
+  PGresult* latest = nullptr;
+  for (;;) {
+    while (PQisBusy(conn) != 0) {
+      const auto w = wait_socket(conn, false, deadline);
+      if (w == readiness::timed_out) {
+        if (latest != nullptr) PQclear(latest);
+        expired = true;
+        return timed_out(conn, codes, what, bound);
+      }
+      if (w == readiness::failed || PQconsumeInput(conn) == 0) break;  // PQgetResult says why
+    }
+    PGresult* r = PQgetResult(conn);
+    if (r == nullptr) break;
+    if (latest != nullptr) PQclear(latest);
+    latest = r;
+  }
+  return outcome(conn, codes, latest, what);
+}
+
+}  // namespace
+
+result<rows> run(PGconn* conn, const error_codes& codes, const std::string& sql,
+                 std::span<const param> params, std::string_view what, bool script) {
+  if (script) return outcome(conn, codes, PQexec(conn, sql.c_str()), what);
+  const prepared p(params);
+  return outcome(conn, codes,
+                 PQexecParams(conn, sql.c_str(), p.count(), nullptr, p.values.data(),
+                              p.lengths.data(), p.formats.data(), 0),
+                 what);
+}
+
+namespace {
+
+// The value libpq would read for `keyword` from `conninfo` ("" when unset); false when the
+// string does not parse (the connect then fails and says why).
+bool conninfo_value(const std::string& conninfo, std::string_view keyword, std::string& value) {
+  char* parse_error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &parse_error);
+  if (parse_error != nullptr) PQfreemem(parse_error);
+  if (options == nullptr) return false;
+  value.clear();
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (keyword == o->keyword && o->val != nullptr) value = o->val;
+  }
+  PQconninfoFree(options);
+  return true;
+}
+
+// A host of libpq's comma-separated list that is this machine: a unix socket directory (or
+// the default one, ""), localhost, 127.0.0.0/8, ::1.
+bool local_host(std::string_view host) {
+  return host.empty() || host.front() == '/' || host.front() == '@' || host == "localhost" ||
+         host.starts_with("127.") || host == "::1" || host == "[::1]";
+}
+
+bool all_local(std::string_view hosts) {
+  for (;;) {
+    const auto comma = hosts.find(',');
+    if (!local_host(hosts.substr(0, comma))) return false;
+    if (comma == std::string_view::npos) return true;
+    hosts.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+result<std::string> tls_mode(const std::string& conninfo, std::string_view env_sslmode,
+                             std::string_view env_host, const error_codes& codes) {
+  std::string mode;
+  if (!conninfo_value(conninfo, "sslmode", mode)) return std::string();
+  if (mode.empty()) mode = std::string(env_sslmode);
+  if (mode == "prefer" || mode == "allow") {
+    return babelqueue::failure{error_info{
+        codes.invalid_argument,
+        codes.prefix + ": sslmode=" + mode +
+            " falls back to plaintext without a word: say sslmode=verify-full (TLS, the "
+            "server's certificate checked; sslrootcert=<CA file>), sslmode=require (TLS, "
+            "unchecked) or sslmode=disable (no TLS)"}};
+  }
+  if (!mode.empty()) return mode;
+  std::string host;
+  std::string hostaddr;
+  (void)conninfo_value(conninfo, "host", host);
+  (void)conninfo_value(conninfo, "hostaddr", hostaddr);
+  if (host.empty() && hostaddr.empty()) host = std::string(env_host);
+  const bool local = host.empty() && !hostaddr.empty() ? all_local(hostaddr) : all_local(host);
+  return std::string(local ? "disable" : "verify-full");
+}
+
+session::session(PGconn* conn, bool owned, error_codes codes, limits bounds)
+    : conn_(conn), owned_(owned), codes_(std::move(codes)), bounds_(bounds) {}
 
 session::~session() {
   if (owned_ && conn_ != nullptr) PQfinish(conn_);
 }
 
-result<std::unique_ptr<session>> session::open(const std::string& conninfo, error_codes codes) {
-  PGconn* conn = PQconnectdb(conninfo.c_str());
+result<std::unique_ptr<session>> session::open(const std::string& conninfo, error_codes codes,
+                                               limits bounds) {
+  for (const auto& [name, value] : {std::pair{"connect_timeout", bounds.connect_timeout},
+                                    std::pair{"call_timeout", bounds.call_timeout}}) {
+    if (value.count() <= 0) {
+      return babelqueue::failure{error_info{codes.invalid_argument,
+                                            codes.prefix + ": " + name + " must be positive, got " +
+                                                std::to_string(value.count()) + " ms"}};
+    }
+  }
+  const char* env_sslmode = std::getenv("PGSSLMODE");
+  const char* env_host = std::getenv("PGHOST");
+  BABELQUEUE_TRY_LET(mode, tls_mode(conninfo, env_sslmode == nullptr ? "" : env_sslmode,
+                                    env_host == nullptr ? "" : env_host, codes));
+  // libpq's connect_timeout is whole seconds (it takes 2 for 1): rounded up.
+  const auto seconds = std::max<long long>(
+      1, std::chrono::ceil<std::chrono::seconds>(bounds.connect_timeout).count());
+  const std::string timeout = std::to_string(seconds);
+  // Array entries before the expanded dbname are defaults the connection string overrides.
+  const char* keywords[] = {"connect_timeout", "sslmode", "dbname", nullptr};
+  const char* values[] = {timeout.c_str(), mode->c_str(), conninfo.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, 1);
   // Owned from here (PQfinish is due even when the connection failed).
-  std::unique_ptr<session> s(new session(conn, true, std::move(codes)));
+  std::unique_ptr<session> s(new session(conn, true, std::move(codes), bounds));
   if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
     return connect_failure(conn, conninfo, s->codes_);
   }
@@ -202,7 +382,7 @@ result<std::unique_ptr<session>> session::adopt(PGconn* conn, error_codes codes)
     return babelqueue::failure{
         error_info{codes.invalid_argument, codes.prefix + ": the connection is null"}};
   }
-  return std::unique_ptr<session>(new session(conn, false, std::move(codes)));
+  return std::unique_ptr<session>(new session(conn, false, std::move(codes), limits{}));
 }
 
 bool session::in_transaction() const noexcept {
@@ -210,35 +390,47 @@ bool session::in_transaction() const noexcept {
   return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }
 
-result<void> session::ensure_connected(std::string_view what) {
-  if (PQstatus(conn_) == CONNECTION_OK) return {};
-  if (!owned_) return client_failure(conn_, codes_, what);
-  PQreset(conn_);
+result<void> session::reconnect(std::string_view what) {
+  PQreset(conn_);  // bounded by the connect_timeout the connection was opened with
   if (PQstatus(conn_) != CONNECTION_OK) return client_failure(conn_, codes_, what);
   return {};
 }
 
+result<void> session::ensure_connected(std::string_view what) {
+  if (PQstatus(conn_) == CONNECTION_OK) return {};
+  if (!owned_) return client_failure(conn_, codes_, what);
+  return reconnect(what);
+}
+
+result<rows> session::once(const std::string& sql, std::span<const param> params,
+                           std::string_view what, bool script) {
+  timed_out_ = false;
+  if (!owned_) return run(conn_, codes_, sql, params, what, script);
+  return run_bounded(conn_, codes_, sql, params, what, script, bounds_.call_timeout, timed_out_);
+}
+
 result<rows> session::exec(const std::string& sql, std::span<const param> params,
                            std::string_view what, bool retry) {
-  if (auto up = ensure_connected(what); !up) return babelqueue::failure{up.error()};
+  BABELQUEUE_TRY(ensure_connected(what));
   const bool idle = PQtransactionStatus(conn_) == PQTRANS_IDLE;
-  auto r = run(conn_, codes_, sql, params, what);
-  if (r || !owned_ || !retry || !idle || PQstatus(conn_) != CONNECTION_BAD) return r;
-  // The connection broke (server restarted, idle connection cut) outside any transaction:
-  // reconnect once and run the statement again.
-  PQreset(conn_);
-  if (PQstatus(conn_) != CONNECTION_OK) return client_failure(conn_, codes_, what);
-  return run(conn_, codes_, sql, params, what);
+  auto r = once(sql, params, what);
+  // A statement that timed out is never repeated (its outcome is unknown); one that failed
+  // because the connection broke (server restarted, idle connection cut) outside any
+  // transaction is run again once on a fresh connection.
+  if (r || !owned_ || !retry || !idle || timed_out_ || PQstatus(conn_) != CONNECTION_BAD) {
+    return r;
+  }
+  BABELQUEUE_TRY(reconnect(what));
+  return once(sql, params, what);
 }
 
 result<void> session::script(const std::string& sql, std::string_view what) {
-  if (auto up = ensure_connected(what); !up) return up;
+  BABELQUEUE_TRY(ensure_connected(what));
   const bool idle = PQtransactionStatus(conn_) == PQTRANS_IDLE;
-  auto r = run(conn_, codes_, sql, {}, what, true);
-  if (!r && owned_ && idle && PQstatus(conn_) == CONNECTION_BAD) {
-    PQreset(conn_);
-    if (PQstatus(conn_) != CONNECTION_OK) return client_failure(conn_, codes_, what);
-    r = run(conn_, codes_, sql, {}, what, true);
+  auto r = once(sql, {}, what, true);
+  if (!r && owned_ && idle && !timed_out_ && PQstatus(conn_) == CONNECTION_BAD) {
+    BABELQUEUE_TRY(reconnect(what));
+    r = once(sql, {}, what, true);
   }
   if (!r) return babelqueue::failure{r.error()};
   return {};
@@ -282,10 +474,10 @@ void scope::rollback() noexcept {
   done_ = true;
   if (PQstatus(s_.conn()) != CONNECTION_OK) return;  // the server ended the transaction
   if (nested_) {
-    auto r = run(s_.conn(), s_.codes(), "ROLLBACK TO SAVEPOINT bq_scope", {}, "rollback");
-    if (r) (void)run(s_.conn(), s_.codes(), "RELEASE SAVEPOINT bq_scope", {}, "rollback");
+    auto r = s_.once("ROLLBACK TO SAVEPOINT bq_scope", {}, "rollback");
+    if (r) (void)s_.once("RELEASE SAVEPOINT bq_scope", {}, "rollback");
   } else {
-    (void)run(s_.conn(), s_.codes(), "ROLLBACK", {}, "rollback");
+    (void)s_.once("ROLLBACK", {}, "rollback");
   }
 }
 

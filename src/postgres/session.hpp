@@ -10,12 +10,24 @@
 // (insufficient resources) are the component's `unavailable`; every other server error is
 // `backend`. The message carries the server's own text; `native` is {"postgres", 0,
 // <SQLSTATE>} for a server error and {"libpq", 0, <libpq message>} for a client-side one.
+//
+// Bounds (docs/errors.md "Bounded calls"): connecting (open, reconnect) gives up after
+// `limits::connect_timeout` unless the URL sets libpq's own connect_timeout; a statement on
+// an owned connection that gets no answer within `limits::call_timeout` is `unavailable`,
+// its connection is shut (the outcome unknown: the server rolls an open transaction back)
+// and the next call reconnects. Adopted connections are the caller's: their calls are
+// bounded by the caller's own settings.
+//
+// TLS (docs/errors.md "PostgreSQL TLS"): never libpq's silent plaintext fallback —
+// sslmode=prefer or allow is refused; with no sslmode (URL or PGSSLMODE) a loopback or
+// unix-socket server is reached with sslmode=disable and any other with verify-full.
 // Thread-safety: none; each store guards its session with its own mutex.
 #include <babelqueue/error.hpp>
 #include <babelqueue/result.hpp>
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -34,6 +46,19 @@ struct error_codes {
   std::error_code backend;
   std::string prefix;  ///< e.g. "idempotency postgres"
 };
+
+/// How long connecting and one statement may take (owned connections).
+struct limits {
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds call_timeout{std::chrono::seconds(30)};
+};
+
+/// The sslmode a connection string gets: its own (or PGSSLMODE's) when it names one, else
+/// "disable" for a loopback or unix-socket host and "verify-full" for any other; prefer
+/// and allow (libpq's silent plaintext fallback) are invalid_argument. `env_sslmode` and
+/// `env_host` are PGSSLMODE and PGHOST ("" when unset). Exposed for the unit test.
+result<std::string> tls_mode(const std::string& conninfo, std::string_view env_sslmode,
+                             std::string_view env_host, const error_codes& codes);
 
 /// One statement parameter. Strings and bytes are sent in binary format — their exact
 /// bytes with their length: a `meta.id` with a NUL in it reaches the server whole (which
@@ -74,9 +99,9 @@ class rows {
   PGresult* r_ = nullptr;
 };
 
-/// Runs one statement on `conn` as it is (no reconnect): PQexecParams with `params`, or
-/// PQexec (several statements allowed, no parameters) when `params` is empty and
-/// `script` is set.
+/// Runs one statement on `conn` as it is (no reconnect, no bound: the caller's connection):
+/// PQexecParams with `params`, or PQexec (several statements allowed, no parameters) when
+/// `params` is empty and `script` is set.
 result<rows> run(PGconn* conn, const error_codes& codes, const std::string& sql,
                  std::span<const param> params, std::string_view what, bool script = false);
 
@@ -84,7 +109,8 @@ result<rows> run(PGconn* conn, const error_codes& codes, const std::string& sql,
 class session {
  public:
   /// Connects with a libpq connection string or URL (postgresql://user@host:port/db?...).
-  static result<std::unique_ptr<session>> open(const std::string& conninfo, error_codes codes);
+  static result<std::unique_ptr<session>> open(const std::string& conninfo, error_codes codes,
+                                               limits bounds = {});
   /// The caller's connection (not owned: never closed, never reset).
   static result<std::unique_ptr<session>> adopt(PGconn* conn, error_codes codes);
   ~session();
@@ -104,6 +130,10 @@ class session {
   /// `unavailable`: the transaction is gone, the caller starts over.
   result<rows> exec(const std::string& sql, std::span<const param> params, std::string_view what,
                     bool retry = true);
+  /// Runs one statement on the connection as it is (no reset, no repetition), bounded by
+  /// call_timeout on an owned connection.
+  result<rows> once(const std::string& sql, std::span<const param> params, std::string_view what,
+                    bool script = false);
   /// The same for a parameterless script of several statements (DDL).
   result<void> script(const std::string& sql, std::string_view what);
   /// Runs the DDL `ddl` unless every relation of `names` (tables, indexes) exists
@@ -112,11 +142,14 @@ class session {
   result<void> migrate(std::span<const std::string> names, const std::string& ddl);
 
  private:
-  session(PGconn* conn, bool owned, error_codes codes);
+  session(PGconn* conn, bool owned, error_codes codes, limits bounds);
   result<void> ensure_connected(std::string_view what);
+  result<void> reconnect(std::string_view what);
   PGconn* conn_;
   bool owned_;
   error_codes codes_;
+  limits bounds_;
+  bool timed_out_ = false;  ///< the last once() got no answer in time
 };
 
 /// An all-or-nothing scope on a session: BEGIN … COMMIT when no transaction is open, else

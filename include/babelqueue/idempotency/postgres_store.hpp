@@ -84,6 +84,15 @@ struct BABELQUEUE_IDEMPOTENCY_POSTGRES_EXPORT postgres_store_options {
   std::string claims_table = {};
   /// How long a committed mark lasts; 0 (or negative) = forever (Go's WithTTL).
   std::chrono::milliseconds ttl{0};
+  /// open(): connecting (and each reconnect) gives up after this long, unless the URL sets
+  /// libpq's connect_timeout (whole seconds; rounded up).
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+  /// open(): a statement that gets no answer within this is errc::unavailable (a server that
+  /// stalls, a network that drops packets); the connection is closed — the statement's
+  /// outcome is unknown, the server rolls back an open transaction — and the next call
+  /// reconnects. An adopted connection is the caller's: its calls are bounded by the
+  /// caller's own settings (e.g. tcp_user_timeout, keepalives).
+  std::chrono::milliseconds call_timeout{std::chrono::seconds(30)};
 };
 
 class BABELQUEUE_IDEMPOTENCY_POSTGRES_EXPORT postgres_store final : public claiming_store {

@@ -56,6 +56,7 @@
 #include <babelqueue/outbox/store.hpp>
 #include <babelqueue/result.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -71,6 +72,15 @@ struct BABELQUEUE_OUTBOX_POSTGRES_EXPORT postgres_store_options {
   std::string table = "babelqueue_outbox";
   /// A row is parked when its publish failed this many times; 0 = never park.
   std::int64_t park_after = 5;
+  /// open(): connecting (and each reconnect) gives up after this long, unless the URL sets
+  /// libpq's connect_timeout (whole seconds; rounded up).
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+  /// open(): a statement that gets no answer within this is errc::unavailable (a server that
+  /// stalls, a network that drops packets); the connection is closed — the statement's
+  /// outcome is unknown, the server rolls back an open transaction — and the next call
+  /// reconnects. An adopted connection is the caller's: its calls are bounded by the
+  /// caller's own settings (e.g. tcp_user_timeout, keepalives).
+  std::chrono::milliseconds call_timeout{std::chrono::seconds(30)};
 };
 
 class BABELQUEUE_OUTBOX_POSTGRES_EXPORT postgres_store final : public store {
