@@ -75,11 +75,20 @@ result<flush_result> relay::flush() {
                      rows_->fetch_due(options_.batch, fetch_until(now, broker_.capabilities())));
   flush_result out;
   std::vector<std::string> published;
-  for (const auto& row : *rows) {
+  for (std::size_t i = 0; i < rows->size(); ++i) {
+    const record& row = (*rows)[i];
     auto sent = send(row);
     if (sent) {
       published.push_back(row.id);
       continue;
+    }
+    if (is_transient(sent.error().code)) {
+      // The broker is down or slow, not the row: this row and the rest of the pass stay
+      // pending untouched (no attempt counted, so an outage never parks a row), the pass
+      // ends (its rows' locks go) and the relay backs off by the outage's length.
+      out.deferred = rows->size() - i;
+      out.outage = sent.error();
+      break;
     }
     if (auto marked = rows_->mark_failed(row.id, reason_of(sent.error())); !marked) {
       // Rows published in this pass stay unmarked and go out again: at-least-once.
@@ -88,10 +97,15 @@ result<flush_result> relay::flush() {
     ++out.failed;
     options_.sleeper(backoff(row.attempts));
   }
-  if (!published.empty()) {
+  if (!published.empty() || out.outage) {
     BABELQUEUE_TRY(rows_->mark_published(published));
   }
   out.published = published.size();
+  if (out.outage) {
+    options_.sleeper(backoff(outages_++));
+  } else if (!rows->empty()) {
+    outages_ = 0;
+  }
   return out;
 }
 
@@ -103,7 +117,9 @@ result<flush_result> relay::drain(std::size_t max_passes) {
     if (!one) return one;
     total.published += one->published;
     total.failed += one->failed;
-    if (one->published == 0) break;
+    total.deferred = one->deferred;
+    total.outage = one->outage;
+    if (one->published == 0 || one->outage) break;
   }
   return total;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // A FAULT-INJECTING transport wrapper (test only): forwards to a real transport, except that
-// the publishes whose 1-based sequence numbers are listed fail with transport_errc::unavailable
-// — the broker outage a real memory:// or redis:// transport cannot be told to produce on a
-// chosen call.
+// the publishes whose 1-based sequence numbers are listed fail with `fault` —
+// transport_errc::unavailable by default, the broker outage a real memory:// or redis://
+// transport cannot be told to produce on a chosen call; e.g. transport_errc::refused for a
+// broker that refuses one message (a poison row).
 #include <babelqueue/runtime/transport.hpp>
 
 #include <set>
@@ -15,6 +16,7 @@ class fault_injecting_transport final : public babelqueue::transport {
   explicit fault_injecting_transport(babelqueue::transport& real) : real_(real) {}
   std::set<int> fail_publishes;  ///< 1-based publish numbers that fail
   bool fail_every_publish = false;
+  babelqueue::transport_errc fault = babelqueue::transport_errc::unavailable;
   int publishes = 0;
   /// receive() calls after this many fail with transport_errc::unavailable (-1 = never).
   int fail_receives_after = -1;
@@ -29,8 +31,11 @@ class fault_injecting_transport final : public babelqueue::transport {
                                    const babelqueue::headers& hdrs = {}) override {
     ++publishes;
     if (fail_every_publish || fail_publishes.count(publishes) != 0) {
-      return babelqueue::fail(make_error_code(babelqueue::transport_errc::unavailable),
-                              "injected outage on publish " + std::to_string(publishes));
+      return babelqueue::fail(
+          make_error_code(fault),
+          std::string(fault == babelqueue::transport_errc::unavailable ? "injected outage"
+                                                                       : "injected refusal") +
+              " on publish " + std::to_string(publishes));
     }
     return real_.publish(queue, body, hdrs);
   }

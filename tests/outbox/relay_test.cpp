@@ -119,6 +119,7 @@ TEST_F(Outbox, AFailedPublishIsRecordedAndBacksOff) {
   auto rows = std::make_shared<outbox::memory_store>(outbox::memory_store_options{.park_after = 0});
   for (int i = 0; i < 3; ++i) rows->save(encode(order(i)).value(), "orders").value();
   bqtest::fault_injecting_transport flaky(transport);
+  flaky.fault = transport_errc::refused;  // a row the broker refuses, not an outage
   flaky.fail_publishes = {2};
   outbox::relay r(rows, flaky, options());
   auto pass = r.flush().value();
@@ -131,9 +132,69 @@ TEST_F(Outbox, AFailedPublishIsRecordedAndBacksOff) {
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0].id, "ob-2");
   EXPECT_EQ(pending[0].attempts, 1);
-  EXPECT_EQ(pending[0].last_error, "unavailable: injected outage on publish 2");
+  EXPECT_EQ(pending[0].last_error, "refused: injected refusal on publish 2");
   EXPECT_EQ(r.flush().value().published, 1u);  // the next pass delivers it
   EXPECT_EQ(bqtest::take_all(broker, "orders").size(), 3u);
+}
+
+TEST_F(Outbox, AnOutageIsNotARowFailureAndNeverParksARow) {
+  // The broker down (a transient error) says nothing about the rows: none is marked failed,
+  // none counts toward park_after (1 here: a single recorded failure would park), the pass
+  // ends at the outage and the relay backs off by how long the outage lasts.
+  auto rows = std::make_shared<outbox::memory_store>(outbox::memory_store_options{.park_after = 1});
+  for (int i = 0; i < 3; ++i) rows->save(encode(order(i)).value(), "orders").value();
+  bqtest::fault_injecting_transport down(transport);
+  down.fail_publishes = {2};
+  outbox::relay r(rows, down, options());
+  auto pass = r.flush().value();
+  EXPECT_EQ(pass.published, 1u);
+  EXPECT_EQ(pass.failed, 0u);
+  EXPECT_EQ(pass.deferred, 2u);  // the row that met the outage and the one after it
+  ASSERT_TRUE(pass.outage);
+  EXPECT_EQ(pass.outage->code, transport_errc::unavailable);
+  EXPECT_EQ(down.publishes, 2);  // the third row was not tried against a down broker
+  down.fail_every_publish = true;
+  for (int i = 0; i < 5; ++i) {
+    auto drained = r.drain().value();  // stops at the outage
+    EXPECT_EQ(drained.published, 0u);
+    EXPECT_EQ(drained.deferred, 2u);
+  }
+  EXPECT_EQ(slept,
+            (std::vector<std::chrono::milliseconds>{50ms, 100ms, 150ms, 200ms, 250ms, 300ms}));
+  auto pending = rows->fetch_unpublished(10).value();
+  ASSERT_EQ(pending.size(), 2u);
+  for (const auto& row : pending) {
+    EXPECT_EQ(row.attempts, 0) << row.id;
+    EXPECT_EQ(row.last_error, "") << row.id;
+  }
+  EXPECT_TRUE(rows->list({.status = outbox::row_status::parked}).value().empty());
+  down.fail_every_publish = false;  // the broker is back
+  auto back = r.drain().value();
+  EXPECT_EQ(back.published, 2u);
+  EXPECT_FALSE(back.outage);
+  EXPECT_EQ(bqtest::take_all(broker, "orders").size(), 3u);
+  down.fail_every_publish = true;  // a new outage backs off from the first step again
+  rows->save(encode(order(9)).value(), "orders").value();
+  slept.clear();
+  (void)r.flush();
+  EXPECT_EQ(slept, (std::vector<std::chrono::milliseconds>{50ms}));
+}
+
+TEST_F(Outbox, ATimeoutIsAnOutageTooAndARefusalIsTheRowsFailure) {
+  auto rows = std::make_shared<outbox::memory_store>(outbox::memory_store_options{.park_after = 1});
+  rows->save(encode(order(1)).value(), "orders").value();
+  bqtest::fault_injecting_transport flaky(transport);
+  flaky.fail_every_publish = true;
+  flaky.fault = transport_errc::timeout;
+  outbox::relay r(rows, flaky, options());
+  auto slow = r.flush().value();
+  EXPECT_EQ(slow.deferred, 1u);
+  EXPECT_EQ(slow.failed, 0u);
+  flaky.fault = transport_errc::too_large;
+  auto refused = r.flush().value();
+  EXPECT_EQ(refused.failed, 1u);
+  EXPECT_FALSE(refused.outage);
+  EXPECT_EQ(rows->list({.status = outbox::row_status::parked}).value().size(), 1u);
 }
 
 TEST_F(Outbox, BackoffGrowsWithAttemptsUpToTheCap) {
@@ -157,6 +218,7 @@ TEST_F(Outbox, AMarkFailedErrorAbortsThePassAndNothingIsMarked) {
   auto rows = std::make_shared<failing_mark_store>();
   for (int i = 0; i < 3; ++i) rows->save(encode(order(i)).value(), "orders").value();
   bqtest::fault_injecting_transport flaky(transport);
+  flaky.fault = transport_errc::refused;  // a row the broker refuses, not an outage
   flaky.fail_publishes = {2};
   rows->fail_mark_failed = true;
   outbox::relay r(rows, flaky, options());
@@ -178,6 +240,7 @@ TEST_F(Outbox, ParkedRowsNoLongerBlockNewerOnes) {
   rows->save("poison-2", "bad").value();
   rows->save(encode(order(1)).value(), "orders").value();
   bqtest::fault_injecting_transport flaky(transport);
+  flaky.fault = transport_errc::refused;  // a row the broker refuses, not an outage
   outbox::relay r(rows, flaky, [&] {
     auto o = options();
     o.batch = 2;
@@ -192,7 +255,7 @@ TEST_F(Outbox, ParkedRowsNoLongerBlockNewerOnes) {
   EXPECT_EQ(bqtest::take_all(broker, "orders").size(), 1u);
   auto parked = rows->list({.status = outbox::row_status::parked}).value();
   ASSERT_EQ(parked.size(), 2u);
-  EXPECT_EQ(parked[0].last_error, "unavailable: injected outage on publish 3");
+  EXPECT_EQ(parked[0].last_error, "refused: injected refusal on publish 3");
   std::vector<std::string> ids{parked[0].id, parked[1].id, "ob-3", "nope"};
   EXPECT_EQ(rows->retry(ids).value(), 2u);  // only parked rows change
   auto pending = rows->fetch_unpublished(10).value();
@@ -220,6 +283,7 @@ TEST_F(Outbox, ARepublishedRowHasOneEffectBehindTheIdempotencyWrap) {
   outbox::writer(rows).write(order(7)).value();
   rows->save(encode(order(8)).value(), "orders").value();
   bqtest::fault_injecting_transport flaky(transport);
+  flaky.fault = transport_errc::refused;  // a row the broker refuses, not an outage
   flaky.fail_publishes = {2};
   rows->fail_mark_failed = true;
   outbox::relay r(rows, flaky, options());

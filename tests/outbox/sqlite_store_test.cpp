@@ -105,6 +105,7 @@ TEST_F(OutboxSqlite, FailingRowsAreParkedAndStopBlockingNewerOnes) {
   const std::string broker = bqtest::unique_broker("outbox-sqlite");
   memory::memory_transport real(broker);
   bqtest::fault_injecting_transport flaky(real);
+  flaky.fault = transport_errc::refused;  // a row the broker refuses, not an outage
   outbox::relay_options o;
   o.batch = 2;
   o.sleeper = [](std::chrono::milliseconds) {};
@@ -115,7 +116,7 @@ TEST_F(OutboxSqlite, FailingRowsAreParkedAndStopBlockingNewerOnes) {
   auto parked = s->list({.status = outbox::row_status::parked}).value();
   ASSERT_EQ(parked.size(), 2u);
   EXPECT_EQ(parked[0].attempts, 2);
-  EXPECT_EQ(parked[0].last_error, "unavailable: injected outage on publish 3");
+  EXPECT_EQ(parked[0].last_error, "refused: injected refusal on publish 3");
   flaky.fail_every_publish = false;
   EXPECT_EQ(r.drain().value().published, 1u);
   auto got = bqtest::take_all(broker, "orders");

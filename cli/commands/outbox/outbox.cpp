@@ -106,7 +106,15 @@ void run_relay(const outbox_args& a) {
       if (r->attempted() > 0) {
         std::cerr << "outbox relay: published " << r->published << ", failed " << r->failed << "\n";
       }
-      if (a.once) break;
+      if (r->outage) {
+        // Not counted against the rows (they are not parked for it): said, and retried.
+        std::cerr << "outbox relay: the broker is unavailable (" << r->outage->reason() << ": "
+                  << r->outage->message << "); " << r->deferred << " row(s) left pending\n";
+      }
+      if (a.once) {
+        if (r->outage) status = 2;  // rows are left that the broker would not take now
+        break;
+      }
       if (r->published == 0) stop.sleep(poll);
     }
     if (stop.stopped()) break;

@@ -6,11 +6,16 @@
 /// VERBATIM (never decoded) to its queue; a failed publish is recorded with mark_failed()
 /// and followed by a back-off sleep of min(step × max(1, attempts + 1), cap), where attempts
 /// is the row's count as fetched; after the pass one mark_published() for every row the
-/// transport confirmed. A fetch or mark_failed error aborts the pass (rows published in it
-/// are then not marked and go out again next pass: at-least-once, consumers dedupe on
-/// `meta.id`). drain() repeats flush() until a pass publishes nothing (at most max_passes).
-/// Rows that reach the store's park threshold stop coming back, so a poison row no longer
-/// blocks newer rows (the peers' head-of-line blocking, §2.5).
+/// transport confirmed. A TRANSIENT publish failure (is_transient(): unavailable, timeout —
+/// the broker down or slow, not the row) is not a failure of the row: it is not recorded, so
+/// an outage never counts toward the store's park_after; that row and the rest of the pass
+/// stay pending untouched, the pass ends there (its published rows marked), and the relay
+/// sleeps backoff(n) for the n-th pass in a row that met the outage (flush_result::outage,
+/// ::deferred say so; drain() stops at such a pass). A fetch or mark_failed error aborts the pass
+/// (rows published in it are then not marked and go out again next pass: at-least-once, consumers
+/// dedupe on `meta.id`). drain() repeats flush() until a pass publishes nothing (at most
+/// max_passes). Rows that reach the store's park threshold stop coming back, so a poison row no
+/// longer blocks newer rows (the peers' head-of-line blocking, §2.5).
 ///
 /// Delivery times (issue #37, writer.hpp): a pass fetches the rows that are due, plus the
 /// not-yet-due rows its transport can hold until their time — every such row when the
@@ -42,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace babelqueue {
 inline namespace v1 {
@@ -65,6 +71,11 @@ struct BABELQUEUE_OUTBOX_EXPORT relay_options {
 struct BABELQUEUE_OUTBOX_EXPORT flush_result {
   std::size_t published = 0;  ///< rows confirmed by the transport and marked published
   std::size_t failed = 0;     ///< publish failures recorded with mark_failed
+  /// Rows of the pass left pending untouched because a publish failed transiently (the
+  /// broker unreachable or slow): from the row that met the outage to the pass's end.
+  std::size_t deferred = 0;
+  /// That transient failure (none when the broker took or refused every row).
+  std::optional<error_info> outage;
   std::size_t attempted() const noexcept { return published + failed; }
 };
 
@@ -88,6 +99,7 @@ class BABELQUEUE_OUTBOX_EXPORT relay {
   std::shared_ptr<store> rows_;
   transport& broker_;
   relay_options options_;
+  std::int64_t outages_ = 0;  // passes in a row that met a transient publish failure
 };
 
 }  // namespace outbox
