@@ -8,7 +8,9 @@
 #include <babelqueue/kafka/reinjector.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace babelqueue::inline v1::kafka {
@@ -27,6 +29,11 @@ struct reinjector::impl {
   std::map<std::pair<std::string, std::int32_t>, std::int64_t> held;
   // When each record seen is due (wall-clock ms), by (topic, partition, offset).
   std::map<std::tuple<std::string, std::int32_t, std::int64_t>, std::int64_t> due;
+  // The topics a record may name in bq-original-topic: the work topics it was opened for
+  // and the ones the operator allowed besides.
+  std::set<std::string, std::less<>> destinations;
+  // The longest tier: no record waits longer (bq-delay is bounded by it).
+  std::int64_t longest_ms = 0;
 };
 
 using record_key = std::tuple<std::string, std::int32_t, std::int64_t>;
@@ -46,6 +53,17 @@ const std::string* find_header(const detail::record_handle& h, std::string_view 
   return nullptr;
 }
 
+// When a record first seen `now` is due: its timestamp plus its bq-delay (bounded by the
+// longest tier, so no header can park a record longer, and no sum can overflow), clamped to
+// [now, now + delay] (a producer clock running ahead cannot park it for more than its delay).
+std::int64_t due_at(std::int64_t timestamp_ms, std::int64_t delay_ms, std::int64_t longest_ms,
+                    std::int64_t now) {
+  const std::int64_t delay = std::clamp<std::int64_t>(delay_ms, 0, longest_ms);
+  const bool stamped =
+      timestamp_ms > 0 && timestamp_ms <= std::numeric_limits<std::int64_t>::max() - delay;
+  return std::clamp((stamped ? timestamp_ms : now) + delay, now, now + delay);
+}
+
 }  // namespace
 
 reinjector::~reinjector() {
@@ -53,7 +71,8 @@ reinjector::~reinjector() {
 }
 
 result<std::unique_ptr<reinjector>> reinjector::open(options opts,
-                                                     const std::vector<std::string>& topics) {
+                                                     const std::vector<std::string>& topics,
+                                                     const std::vector<std::string>& also_allowed) {
   BABELQUEUE_TRY(detail::validate(opts));
   if (opts.retry_topics.empty()) {
     return fail(transport_errc::invalid_argument,
@@ -65,6 +84,9 @@ result<std::unique_ptr<reinjector>> reinjector::open(options opts,
   std::unique_ptr<reinjector> r(new reinjector());
   r->impl_ = std::make_unique<impl>();
   r->impl_->opts = std::move(opts);
+  r->impl_->longest_ms = r->impl_->opts.retry_topics.back().count();
+  r->impl_->destinations.insert(topics.begin(), topics.end());
+  r->impl_->destinations.insert(also_allowed.begin(), also_allowed.end());
   for (const auto& t : topics) {
     for (std::size_t n = 1; n <= r->impl_->opts.retry_topics.size(); ++n) {
       r->tier_topics_.push_back(bk::retry_topic(t, n));
@@ -125,9 +147,7 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
       std::int64_t delay = 0;
       if (const auto* d = find_header(h, bk::header_delay))
         delay = bk::parse_attempts(*d).value_or(0);
-      const std::int64_t now = now_ms();
-      const std::int64_t wanted = (h.timestamp_ms > 0 ? h.timestamp_ms : now) + delay;
-      known = self.due.emplace(key, std::clamp(wanted, now, now + delay)).first;
+      known = self.due.emplace(key, due_at(h.timestamp_ms, delay, self.longest_ms, now_ms())).first;
     }
     const std::int64_t due = known->second;
     if (due > now_ms()) {
@@ -136,11 +156,17 @@ result<std::int64_t> reinjector::run_for(std::chrono::milliseconds timeout) {
       ++stats_.held;
       continue;
     }
-    std::string destination;
-    if (const auto* o = find_header(h, bk::header_original_topic); o != nullptr && !o->empty()) {
-      destination = *o;
-    } else {
-      destination = bk::work_topic_of(*h.topic).value_or(*h.topic);
+    // The work topic the tier belongs to, unless bq-original-topic names another topic the
+    // re-injector may write to: a header is data anyone producing to the tier can set, and
+    // must not choose an arbitrary destination.
+    std::string destination = bk::work_topic_of(*h.topic).value_or(*h.topic);
+    if (const auto* o = find_header(h, bk::header_original_topic);
+        o != nullptr && !o->empty() && *o != destination) {
+      if (self.destinations.contains(*o)) {
+        destination = *o;
+      } else {
+        ++stats_.refused_destinations;
+      }
     }
     detail::record rec;
     rec.topic = destination;

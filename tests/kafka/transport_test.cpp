@@ -266,3 +266,44 @@ TEST_F(KafkaTest, AHeldRecordPausesOnlyItsOwnPartition) {
   EXPECT_FALSE(work[0].header("bq-original-topic"));
   ASSERT_TRUE((*r)->close());
 }
+
+TEST_F(KafkaTest, AReinjectedRecordGoesOnlyWhereTheOperatorAllows) {
+  // bq-original-topic and bq-delay are data anyone producing to a tier can set: a record on
+  // <topic>.retry.1 naming another topic goes to <topic> (counted), one naming an allowed
+  // topic goes there, and a bq-delay of INT64_MAX waits no longer than the longest tier.
+  const std::string elsewhere = topic_ + "-elsewhere", allowed = topic_ + "-allowed";
+  ASSERT_TRUE(raw_->create_topic(elsewhere, 1));
+  ASSERT_TRUE(raw_->create_topic(allowed, 1));
+  const std::string hijack = bqtest::envelope_text(1), routed = bqtest::envelope_text(2),
+                    forever = bqtest::envelope_text(3);
+  const std::string tier = topic_ + ".retry.1";
+  ASSERT_EQ(raw_->produce(tier, hijack, {{"bq-delay", "0"}, {"bq-original-topic", elsewhere}}),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(raw_->produce(tier, routed, {{"bq-delay", "0"}, {"bq-original-topic", allowed}}),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(raw_->produce(tier, forever,
+                          {{"bq-delay", "9223372036854775807"}, {"bq-original-topic", topic_}}),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  auto o = bqtest::kafka_options(group_);
+  o.retry_topics = {std::chrono::seconds(2)};
+  auto r = babelqueue::kafka::reinjector::open(o, {topic_}, {allowed});
+  ASSERT_TRUE(r) << r.error().message;
+  std::int64_t moved = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (moved < 3 && std::chrono::steady_clock::now() < deadline) {
+    auto n = (*r)->run_for(1s);
+    ASSERT_TRUE(n) << n.error().message;
+    moved += *n;
+  }
+  EXPECT_EQ(moved, 3) << "the INT64_MAX delay waited at most the 2 s tier";
+  EXPECT_EQ((*r)->stats().refused_destinations, 1);
+  auto work = raw_->read_all(topic_, 2);
+  ASSERT_EQ(work.size(), 2u);
+  std::set<std::string> bodies{work[0].value, work[1].value};
+  EXPECT_EQ(bodies, (std::set<std::string>{hijack, forever}));
+  auto there = raw_->read_all(allowed, 1);
+  ASSERT_EQ(there.size(), 1u);
+  EXPECT_EQ(there[0].value, routed);
+  EXPECT_TRUE(raw_->read_all(elsewhere, 0, 2s).empty());
+  ASSERT_TRUE((*r)->close());
+}

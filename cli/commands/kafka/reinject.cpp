@@ -23,6 +23,7 @@ babelqueue::cli::command_registrar kafka_command{
         std::string broker;
         std::vector<std::string> topics;
         std::string tiers;
+        std::vector<std::string> allowed;
       };
       auto args = std::make_shared<args_t>();
       cmd->add_option("--broker", args->broker,
@@ -31,6 +32,9 @@ babelqueue::cli::command_registrar kafka_command{
       cmd->add_option("--topic", args->topics, "A work topic (repeatable)")->required();
       cmd->add_option("--retry-topics", args->tiers,
                       "The tiers, e.g. 5s,1m,10m (else the URL's retry_topics)");
+      cmd->add_option("--allow-topic", args->allowed,
+                      "A topic besides the --topic ones a record's bq-original-topic may name "
+                      "(repeatable; else such a record goes to its tier's work topic)");
       cmd->callback([args] {
         auto& status = babelqueue::cli::exit_status();
         auto url = babelqueue::broker_url::parse(args->broker);
@@ -54,7 +58,7 @@ babelqueue::cli::command_registrar kafka_command{
           }
           opts->retry_topics = std::move(*tiers);
         }
-        auto r = babelqueue::kafka::reinjector::open(std::move(*opts), args->topics);
+        auto r = babelqueue::kafka::reinjector::open(std::move(*opts), args->topics, args->allowed);
         if (!r) {
           std::cerr << "cannot start the re-injector on " << url->redacted() << ": "
                     << r.error().reason() << ": " << r.error().message << "\n";
@@ -69,8 +73,12 @@ babelqueue::cli::command_registrar kafka_command{
         auto ran = reinjector.run();
         const auto stats = reinjector.stats();
         (void)reinjector.close();
-        std::cerr << "babelqueue kafka reinject: " << stats.reinjected
-                  << " record(s) re-injected\n";
+        std::cerr << "babelqueue kafka reinject: " << stats.reinjected << " record(s) re-injected";
+        if (stats.refused_destinations > 0) {
+          std::cerr << ", " << stats.refused_destinations
+                    << " naming a topic not allowed (sent to their tier's work topic)";
+        }
+        std::cerr << "\n";
         if (!ran) {
           std::cerr << "re-injector stopped: " << ran.error().reason() << ": "
                     << ran.error().message << "\n";

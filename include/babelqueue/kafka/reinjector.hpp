@@ -13,8 +13,16 @@
 /// partition, which is rewound to it and resumed when it is due; every other partition keeps
 /// flowing. A due record is republished unchanged — the same bytes (D4: attempts were bumped
 /// when it entered the tier), the same headers without `bq-delay`/`bq-original-topic`,
-/// timestamped now — to `bq-original-topic` (else the tier topic's name without
-/// `.retry.<n>`), and its offset is committed only once the copy is acknowledged.
+/// timestamped now — to its work topic, and its offset is committed only once the copy is
+/// acknowledged.
+///
+/// Headers are data: anyone who can produce to a tier can write them. So the destination is
+/// the work topic the tier was derived from (`orders.retry.2` → `orders`); a
+/// `bq-original-topic` naming another topic is followed only when that topic is one of the
+/// work topics the re-injector was opened for or one the operator allowed (`also_allowed`,
+/// `--allow-topic`); otherwise the record goes to the derived work topic and
+/// stats().refused_destinations counts it. `bq-delay` is bounded by the longest tier (a
+/// record never waits longer than that, whatever the header says; no arithmetic overflow).
 ///
 /// The re-injector is a consumer group of its own, `<options::group>.reinjector`, so
 /// starting or stopping it never rebalances the workers. Run one or more per work topic
@@ -42,14 +50,18 @@ namespace kafka {
 struct BABELQUEUE_KAFKA_EXPORT reinjector_stats {
   std::int64_t reinjected = 0;  ///< records republished to their work topic
   std::int64_t held = 0;        ///< times a partition was paused for a record not yet due
+  /// records whose bq-original-topic named a topic not allowed (sent to the derived one)
+  std::int64_t refused_destinations = 0;
 };
 
 class BABELQUEUE_KAFKA_EXPORT reinjector {
  public:
   /// Opens the producer and the consumer of every tier of every work topic in `topics`
   /// (`opts.retry_topics` must list the tiers; transport_errc::invalid_argument otherwise).
-  static result<std::unique_ptr<reinjector>> open(options opts,
-                                                  const std::vector<std::string>& topics);
+  /// `also_allowed`: topics besides `topics` a record's bq-original-topic may name.
+  static result<std::unique_ptr<reinjector>> open(
+      options opts, const std::vector<std::string>& topics,
+      const std::vector<std::string>& also_allowed = {});
   ~reinjector();
   reinjector(const reinjector&) = delete;
   reinjector& operator=(const reinjector&) = delete;
