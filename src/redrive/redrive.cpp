@@ -2,9 +2,11 @@
 #include "core/propagate.hpp"
 
 #include <babelqueue/codec.hpp>
+#include <babelqueue/dead_letter.hpp>
 #include <babelqueue/redrive/redrive.hpp>
 #include <babelqueue/runtime/error.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace babelqueue::inline v1 {
@@ -28,6 +30,12 @@ struct run_state {
   redrive_progress progress;
 };
 
+// The work queue a DLQ belongs to: its name without the `.dlq` suffix ("" when it has none).
+std::string work_queue_of(std::string_view dlq) {
+  if (dlq.size() <= dead_letter_suffix.size() || !dlq.ends_with(dead_letter_suffix)) return {};
+  return std::string(dlq.substr(0, dlq.size() - dead_letter_suffix.size()));
+}
+
 void stop(run_state& s, const error_info& e) {
   if (!s.report.error) s.report.error = e;
 }
@@ -47,6 +55,23 @@ std::string target_of(const redrive_options& options, const envelope& env) {
   if (!options.to_queue.empty()) return options.to_queue;
   if (auto dl = env.dead_letter(); dl && !dl->original_queue.empty()) return dl->original_queue;
   return std::string(env.queue());
+}
+
+// Why the target a message names may not be used ("" when it may): it must be the queue the
+// DLQ belongs to or an allowed one, unless the operator chose the target (to_queue) or
+// lifted the rule.
+std::string refusal(const run_state& s, const std::string& target) {
+  const redrive_options& o = s.options;
+  if (!o.to_queue.empty() || o.allow_any_target) return {};
+  const std::string own = work_queue_of(s.dlq);
+  if (target == own || std::find(o.allowed_queues.begin(), o.allowed_queues.end(), target) !=
+                           o.allowed_queues.end()) {
+    return {};
+  }
+  return "the message names queue '" + target + "', " +
+         (own.empty() ? std::string("and the DLQ's name does not say its queue")
+                      : "not '" + own + "' the DLQ belongs to") +
+         ": redrive it with to_queue, or allow the queue (allowed_queues)";
 }
 
 headers headers_for(const run_state& s, const taken& t, bool& bypassed) {
@@ -96,6 +121,13 @@ void process(run_state& s, taken& t, redrive_item& item) {
   if (item.to.empty()) {
     item.outcome = redrive_outcome::no_target;
     item.detail = "no target queue: no to_queue, dead_letter.original_queue or meta.queue";
+    ++s.report.skipped;
+    put_back(s, t, item);
+    return;
+  }
+  if (auto why = refusal(s, item.to); !why.empty()) {
+    item.outcome = redrive_outcome::refused_target;
+    item.detail = std::move(why);
     ++s.report.skipped;
     put_back(s, t, item);
     return;
@@ -152,6 +184,8 @@ std::string_view to_string(redrive_outcome outcome) noexcept {
       return "undecodable";
     case redrive_outcome::no_target:
       return "no_target";
+    case redrive_outcome::refused_target:
+      return "refused_target";
     case redrive_outcome::not_processed:
       return "not_processed";
     case redrive_outcome::failed:

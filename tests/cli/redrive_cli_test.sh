@@ -76,4 +76,23 @@ grep -q 'dead_letter' <<<"$got" && fail "dead_letter block kept: $got"
 left=$("$BQ" dlq list --broker "$B" --queue "$Q.dlq" --json)
 python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert len(r)==1 and r[0]["id"]==sys.argv[2], r' \
   "$left" "${ids[2]}" || fail "DLQ left: $left"
+
+echo "-- a message naming another queue than its DLQ's: refused unless --allow-queue"
+"$BQ" redrive --broker "$B" --dlq "$Q.dlq" >/dev/null  # the last one home; the DLQ is empty
+"$BQ" publish --broker "$B" --queue billing urn:babel:other:thing --data '{"n":9}' >/dev/null
+"$BQ" consume --broker "$B" --queue billing --timeout 1 -q --handle urn:babel:orders:created \
+  --on-unknown dead_letter --dead-letter >/dev/null
+# Moved into orders.dlq (reset: meta.queue billing is all it names now), as a misrouted or
+# forged message would be.
+"$BQ" redrive --broker "$B" --dlq billing.dlq --to "$Q.dlq" >/dev/null
+res=$("$BQ" redrive --broker "$B" --dlq "$Q.dlq" --json)
+python3 - "$res" <<'PY' || fail "foreign target not refused: $res"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["redriven"] == 0 and r["items"][0]["outcome"] == "refused_target", r
+assert r["items"][0]["to"] == "billing" and "'orders'" in r["items"][0]["detail"], r
+PY
+res=$("$BQ" redrive --broker "$B" --dlq "$Q.dlq" --json --allow-queue billing)
+python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["redriven"]==1 and r["items"][0]["to"]=="billing", r' \
+  "$res" || fail "--allow-queue: $res"
 echo "ok"

@@ -76,7 +76,7 @@ class Redrive : public ::testing::TestWithParam<std::string> {
           "redis://127.0.0.1:" + std::to_string(redis_->port()) + "/" + std::to_string(db_++ % 16);
     }
     t_ = open_transport(url_).value();
-    dlq_ = bqtest::unique_name("orders") + ".dlq";
+    dlq_ = "orders.dlq";  // each test process has its own broker (memory name, file, redis-server)
   }
   void TearDown() override {
     if (t_) (void)t_->close(std::chrono::steady_clock::now() + 1s);
@@ -214,6 +214,46 @@ TEST_P(Redrive, UndecodableAndTargetlessMessagesArePutBackUnchanged) {
   EXPECT_EQ(report.items[1].outcome, redrive_outcome::no_target);
   EXPECT_EQ(report.items[1].id, "m-1");
   EXPECT_EQ(contents(dlq_), (std::vector<std::string>{poison, no_queue}));
+}
+
+TEST_P(Redrive, AMessageNamingAnotherQueueIsRefusedUnlessTheOperatorAllowsIt) {
+  // dead_letter.original_queue is data anyone who can write to orders.dlq can set: by
+  // default only `orders` (the DLQ's own queue) is a target.
+  const std::string foreign = dead_lettered(1, "billing", "urn:babel:billing:charged");
+  const std::string own = dead_lettered(2);
+  t_->publish(dlq_, foreign).value();
+  t_->publish(dlq_, own).value();
+  auto report = redrive(*t_, dlq_, quick());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.redriven, 1u);
+  EXPECT_EQ(report.skipped, 1u);
+  ASSERT_EQ(report.items.size(), 2u);
+  EXPECT_EQ(report.items[0].outcome, redrive_outcome::refused_target);
+  EXPECT_EQ(report.items[0].to, "billing");
+  EXPECT_NE(report.items[0].detail.find("'orders'"), std::string::npos) << report.items[0].detail;
+  EXPECT_EQ(to_string(redrive_outcome::refused_target), "refused_target");
+  EXPECT_TRUE(contents("billing").empty());
+  EXPECT_EQ(contents(dlq_), (std::vector<std::string>{foreign}));  // put back unchanged
+  EXPECT_EQ(contents("orders").size(), 1u);
+
+  auto allowed = quick();
+  allowed.allowed_queues = {"billing"};
+  EXPECT_EQ(redrive(*t_, dlq_, allowed).redriven, 1u);
+  EXPECT_EQ(contents("billing").size(), 1u);
+}
+
+TEST_P(Redrive, ADlqNotNamedAfterItsQueueNeedsAnAllowedQueueOrAnyTarget) {
+  const std::string other_dlq = "dead-letters";
+  t_->publish(other_dlq, dead_lettered(1)).value();
+  auto refused = redrive(*t_, other_dlq, quick());
+  ASSERT_EQ(refused.items.size(), 1u);
+  EXPECT_EQ(refused.items[0].outcome, redrive_outcome::refused_target);
+  EXPECT_NE(refused.items[0].detail.find("does not say its queue"), std::string::npos)
+      << refused.items[0].detail;
+  auto any = quick();
+  any.allow_any_target = true;
+  EXPECT_EQ(redrive(*t_, other_dlq, any).redriven, 1u);
+  EXPECT_EQ(contents("orders").size(), 1u);
 }
 
 TEST_P(Redrive, APublishFailureMidwayPutsBackEveryMessageNotRedriven) {

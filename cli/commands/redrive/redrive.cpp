@@ -12,13 +12,16 @@
 #include <babelqueue/redrive/redrive.hpp>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 
 struct redrive_args {
   std::string broker, dlq, to, reason, urn, older_than;
+  std::vector<std::string> allowed;
   std::size_t max = 0;
-  bool dry_run = false, bypass = false, json = false;
+  bool dry_run = false, bypass = false, json = false, any_queue = false;
 };
 
 void run(const redrive_args& a) {
@@ -37,6 +40,8 @@ void run(const redrive_args& a) {
   babelqueue::redrive_options o;
   o.dry_run = a.dry_run;
   o.to_queue = a.to;
+  o.allowed_queues = a.allowed;
+  o.allow_any_target = a.any_queue;
   o.max = a.max;
   o.bypass = a.bypass;
   const std::int64_t now = babelqueue::unix_millis();
@@ -112,6 +117,11 @@ babelqueue::cli::command_registrar redrive_command{
                     "Print the plan; publish nothing, put everything back");
       cmd->add_option("--to", args->to,
                       "Publish to this queue instead of each message's own (a sandbox)");
+      cmd->add_option("--allow-queue", args->allowed,
+                      "A queue besides the DLQ's own (orders for orders.dlq) a message's "
+                      "dead_letter.original_queue may send it to (repeatable)");
+      cmd->add_flag("--allow-any-queue", args->any_queue,
+                    "Send each message to whatever queue it names (the peers' behaviour)");
       cmd->add_option("--max", args->max, "Take at most N messages (0 = all)");
       cmd->add_option("--reason", args->reason,
                       "Only messages whose dead_letter.reason is R (failed, unknown_urn, poison)");

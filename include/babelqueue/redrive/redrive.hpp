@@ -11,6 +11,10 @@
 ///    the rest of the batch on pop-removes transports);
 ///  - a message with no target queue (no `to_queue`, no `dead_letter.original_queue`, no
 ///    `meta.queue`) is never published to `""`: it is put back and reported;
+///  - the target a message names is data (anyone who can write to the DLQ writes it): without
+///    `to_queue`, a message is redriven only to the work queue its DLQ belongs to (`orders`
+///    for `orders.dlq`) or to a queue in `allowed_queues`; any other target is refused
+///    (`refused_target`, put back, the reason in `detail`) — never published;
 ///  - the reset is lossless (D4): `dead_letter` removed, top-level `attempts` set to 0, every
 ///    other byte kept (unknown keys, key order, exact number text). Go re-encodes a typed
 ///    struct instead and loses them.
@@ -46,13 +50,14 @@ inline constexpr std::string_view replay_bypass_value = "1";
 
 /// What happened to one message taken from the DLQ.
 enum class redrive_outcome {
-  redriven,       ///< re-published (reset) to `to` and acked on the DLQ
-  dry_run,        ///< would have been redriven to `to`; put back (dry_run)
-  unselected,     ///< `select` said no; put back
-  undecodable,    ///< not an envelope this SDK accepts (poison); put back unchanged
-  no_target,      ///< no target queue could be found; put back (the peers publish to "")
-  not_processed,  ///< taken, then put back untouched because the run stopped on an error
-  failed,         ///< its re-publish failed (the run stopped); put back
+  redriven,        ///< re-published (reset) to `to` and acked on the DLQ
+  dry_run,         ///< would have been redriven to `to`; put back (dry_run)
+  unselected,      ///< `select` said no; put back
+  undecodable,     ///< not an envelope this SDK accepts (poison); put back unchanged
+  no_target,       ///< no target queue could be found; put back (the peers publish to "")
+  refused_target,  ///< its target is not the DLQ's own queue nor allowed; put back
+  not_processed,   ///< taken, then put back untouched because the run stopped on an error
+  failed,          ///< its re-publish failed (the run stopped); put back
 };
 BABELQUEUE_REDRIVE_EXPORT std::string_view to_string(redrive_outcome outcome) noexcept;
 
@@ -87,8 +92,14 @@ struct BABELQUEUE_REDRIVE_EXPORT redrive_options {
   /// Receives the decoded DLQ envelope (with its `dead_letter` block). Empty = all.
   std::function<bool(const envelope&)> select;
   /// Publish here instead of the message's own queue (e.g. a sandbox). Empty = the
-  /// `dead_letter.original_queue`, else `meta.queue`.
+  /// `dead_letter.original_queue`, else `meta.queue` — when that is the queue the DLQ
+  /// belongs to (the DLQ's name without its `.dlq` suffix) or one of `allowed_queues`.
   std::string to_queue;
+  /// Queues besides the DLQ's own a message's `dead_letter.original_queue` / `meta.queue`
+  /// may send it to (e.g. every queue of a DLQ shared by several, or of a DLQ not named
+  /// `<queue>.dlq`). `allow_any_target` lifts the rule (the peers' behaviour).
+  std::vector<std::string> allowed_queues;
+  bool allow_any_target = false;
   /// Take at most this many messages from the DLQ; 0 = all (until a receive returns none).
   std::size_t max = 0;
   /// Stamp `bq-replay-bypass: "1"` on the re-published message when the transport carries
