@@ -1,6 +1,7 @@
 // Fuzz target: what the sqs:// transport reads from a server it does not trust (src/sqs/;
 // target babelqueue::sqs): the input is an HTTP response body. It goes through the
-// ReceiveMessage parser and the error-code reader exactly as api.cpp does, then every
+// ReceiveMessage parser, the batch-outcome reader (SendMessageBatch, DeleteMessageBatch,
+// ChangeMessageVisibilityBatch) and the error-code reader exactly as api.cpp does, then every
 // received message through the binding (headers, receive count, schema gate) as
 // sqs_transport.cpp does; and, as a request body, through the JSON string writer.
 //
@@ -8,6 +9,8 @@
 //  - nothing crashes or throws: a broken answer is a typed error;
 //  - a parsed message has a non-empty receipt handle; its headers never hold a contract
 //    `bq-*` name; reconcile_attempts never lowers the body's count;
+//  - a batch response yields one outcome per entry sent, each either sent or with a code
+//    (an entry the server did not mention is never taken as sent);
 //  - the error code never contains '#' (the namespace of `__type` or of the header is cut);
 //  - a text SQS accepts (sqs_text_problem() is empty) written by append_json_string()
 //    parses back with nlohmann to the same bytes.
@@ -44,6 +47,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& a : m.attributes) (void)bs::schema_version_accepted(a.string_value);
         (void)bs::project(m.body, hdrs);
       }
+    }
+    for (const std::size_t n : {std::size_t{1}, std::size_t{10}}) {
+      auto outcomes = sd::batch_outcomes(body, n, "SendMessageBatch");
+      FUZZ_CHECK(outcomes && outcomes->size() == n, "a batch response lost entries");
+      for (const auto& o : *outcomes) {
+        FUZZ_CHECK(!(o.ok && !o.code.empty()), "an entry both sent and failed");
+      }
+      std::size_t mentioned = 0;
+      for (const char* list : {"Successful", "Failed"}) {
+        if (body.is_object() && body.contains(list) && body[list].is_array()) {
+          mentioned += body[list].size();
+        }
+      }
+      std::size_t sent = 0;
+      for (const auto& o : *outcomes) sent += o.ok ? 1 : 0;
+      FUZZ_CHECK(sent <= mentioned, "an entry the server did not mention was taken as sent");
     }
     const std::string code = sd::sqs_error_code(body, input.substr(0, 64));
     (void)sd::errc_of_sqs_error(400, code);

@@ -89,6 +89,11 @@ babelqueue_fuzz_target(canonicalize REQUIRES core
 # The Redis binding (header-only bindings/redis.hpp, core only): stored value -> unframe().
 babelqueue_fuzz_target(redis_unframe REQUIRES core
   SEEDS corpus-redis_unframe DICTS json.dict redis_unframe.dict SHARE 50)
+# What a Redis server answers (src/redis/: CLUSTER SLOTS, the owned and Laravel reserving and
+# recover scripts, LRANGE, LLEN, publish, redirects, Sentinel failover replies), as raw RESP
+# through hiredis' reader and the operations' reply handling.
+babelqueue_fuzz_target(redis_replies REQUIRES redis
+  SEEDS corpus-redis_replies SHARE 50)
 # Broker URLs, typed query options and the redis/sqlite option parsers (no connection made).
 # (src/redis opens `babelqueue::inline v1::redis`: the plain `babelqueue::redis` form made
 # clang < 18 (CWG 2061) define the option parser outside v1, where nothing linked to it.)

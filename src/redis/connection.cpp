@@ -2,6 +2,7 @@
 
 #include "core/propagate.hpp"
 #include "redis/errors.hpp"
+#include "redis/reply_limits.hpp"
 #include "redis/socket_io.hpp"
 
 #include <hiredis/hiredis.h>
@@ -180,6 +181,7 @@ result<void> connection::try_connect(std::chrono::milliseconds budget, clock::ti
     return fail(redis_error(fault::unreachable, last_error_));
   }
   ctx_ = c;
+  bound_reply_sizes(ctx_->reader);
   current_timeout_ = std::chrono::milliseconds(-1);
   if (auto r = set_timeout(budget); !r) return r;
   redisEnableKeepAlive(ctx_);

@@ -92,6 +92,26 @@ void append_entry_fields(std::string& out, const send_entry& e) {
   if (e.delay_seconds > 0) int_field(out, "DelaySeconds", e.delay_seconds);
 }
 
+// `{"QueueUrl":…,"Entries":[{"Id":"0","ReceiptHandle":…[,"VisibilityTimeout":n]},…]}`.
+std::string receipt_batch(std::string_view queue_url, const std::vector<std::string_view>& handles,
+                          std::optional<int> visibility_seconds) {
+  std::string req = "{";
+  string_field(req, "QueueUrl", queue_url);
+  req += ",\"Entries\":[";
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    if (i > 0) req += ',';
+    req += '{';
+    string_field(req, "Id", std::to_string(i));
+    string_field(req, "ReceiptHandle", handles[i]);
+    if (visibility_seconds) int_field(req, "VisibilityTimeout", *visibility_seconds);
+    req += '}';
+  }
+  req += "]}";
+  return req;
+}
+
+}  // namespace
+
 // Successful / Failed lists of a batch response, by entry id "0".."n-1".
 result<std::vector<entry_outcome>> batch_outcomes(const json& response, std::size_t n,
                                                   std::string_view operation) {
@@ -138,26 +158,6 @@ result<std::vector<entry_outcome>> batch_outcomes(const json& response, std::siz
   }
   return out;
 }
-
-// `{"QueueUrl":…,"Entries":[{"Id":"0","ReceiptHandle":…[,"VisibilityTimeout":n]},…]}`.
-std::string receipt_batch(std::string_view queue_url, const std::vector<std::string_view>& handles,
-                          std::optional<int> visibility_seconds) {
-  std::string req = "{";
-  string_field(req, "QueueUrl", queue_url);
-  req += ",\"Entries\":[";
-  for (std::size_t i = 0; i < handles.size(); ++i) {
-    if (i > 0) req += ',';
-    req += '{';
-    string_field(req, "Id", std::to_string(i));
-    string_field(req, "ReceiptHandle", handles[i]);
-    if (visibility_seconds) int_field(req, "VisibilityTimeout", *visibility_seconds);
-    req += '}';
-  }
-  req += "]}";
-  return req;
-}
-
-}  // namespace
 
 std::string md5_hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -128,6 +128,12 @@ std::string sqs_error_code(const json& body, std::string_view query_error);
 /// `ReceiptHandle` or `Body` is an error (the server is broken). Exposed for the fuzzer.
 result<std::vector<wire_message>> parse_receive_response(const json& response);
 
+/// The outcome of each of the `n` entries of a batch call (ids "0".."n-1") from its
+/// response's Successful / Failed lists; an entry the server said nothing about is not sent
+/// (code "NoOutcome"). Exposed for the fuzzer.
+result<std::vector<entry_outcome>> batch_outcomes(const json& response, std::size_t n,
+                                                  std::string_view operation);
+
 /// Hex MD5 of `bytes` (SQS's MD5OfMessageBody).
 std::string md5_hex(std::string_view bytes);
 
