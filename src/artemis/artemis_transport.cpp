@@ -125,3 +125,17 @@ void register_transport() {
 }
 
 }  // namespace babelqueue::inline v1::artemis
+
+namespace babelqueue::inline v1::artemis {
+
+std::vector<std::string> artemis_transport::security_warnings() const {
+  return babelqueue::detail::security_warnings_of(
+      {.scheme = scheme(),
+       .tls = opts_.tls,
+       .tls_verify = opts_.tls_verify,
+       .credential = opts_.password.empty() ? "" : "password",
+       .host = opts_.host,
+       .secure = "artemis+ssl://"});
+}
+
+}  // namespace babelqueue::inline v1::artemis

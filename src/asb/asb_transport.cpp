@@ -144,3 +144,17 @@ void register_transport() {
 }
 
 }  // namespace babelqueue::inline v1::asb
+
+namespace babelqueue::inline v1::asb {
+
+std::vector<std::string> asb_transport::security_warnings() const {
+  return babelqueue::detail::security_warnings_of(
+      {.scheme = scheme(),
+       .tls = !opts_.emulator,
+       .tls_verify = opts_.tls_verify,
+       .credential = opts_.key.empty() ? "" : "SAS token",
+       .host = opts_.host,
+       .secure = "sb:// without emulator=true"});
+}
+
+}  // namespace babelqueue::inline v1::asb

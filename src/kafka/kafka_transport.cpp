@@ -9,6 +9,7 @@
 #include <babelqueue/bindings/kafka.hpp>
 #include <babelqueue/kafka/kafka_transport.hpp>
 
+#include <cctype>
 #include <map>
 
 namespace babelqueue::inline v1::kafka {
@@ -245,6 +246,36 @@ void register_transport() {
   const auto factory =
       babelqueue::detail::url_factory<kafka_transport, /*HostList=*/true>(options_from_url);
   babelqueue::register_transport("kafka", factory);
+}
+
+}  // namespace babelqueue::inline v1::kafka
+
+namespace babelqueue::inline v1::kafka {
+
+std::vector<std::string> kafka_transport::security_warnings() const {
+  auto lower = [](std::string v) {
+    for (auto& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return v;
+  };
+  const std::string protocol = lower(opts_.security_protocol);
+  const bool tls = protocol == "ssl" || protocol == "sasl_ssl";
+  const auto verify = opts_.rdkafka.find("enable.ssl.certificate.verification");
+  const bool tls_verify = verify == opts_.rdkafka.end() || lower(verify->second) != "false";
+  // SASL/PLAIN sends the password itself; SCRAM proves it without sending it.
+  const bool clear_password =
+      protocol == "sasl_plaintext" && lower(opts_.sasl_mechanism) == "plain";
+  std::string remote;
+  for (const auto& b : opts_.brokers) {
+    const std::string host = b.substr(0, b.rfind(':'));
+    if (!babelqueue::detail::loopback_host(host)) remote = host;
+  }
+  return babelqueue::detail::security_warnings_of(
+      {.scheme = scheme(),
+       .tls = tls,
+       .tls_verify = tls_verify,
+       .credential = clear_password ? "SASL/PLAIN password" : "",
+       .host = remote,
+       .secure = "security_protocol=sasl_ssl"});
 }
 
 }  // namespace babelqueue::inline v1::kafka

@@ -548,3 +548,16 @@ void register_transport() {
 }
 
 }  // namespace babelqueue::inline v1::pulsar
+
+namespace babelqueue::inline v1::pulsar {
+
+std::vector<std::string> pulsar_transport::security_warnings() const {
+  return babelqueue::detail::security_warnings_of({.scheme = scheme(),
+                                                   .tls = opts_.tls,
+                                                   .tls_verify = opts_.tls_verify,
+                                                   .credential = opts_.token.empty() ? "" : "token",
+                                                   .host = opts_.host,
+                                                   .secure = "pulsar+ssl://"});
+}
+
+}  // namespace babelqueue::inline v1::pulsar

@@ -356,3 +356,17 @@ void register_transport() {
 }
 
 }  // namespace babelqueue::inline v1::rabbitmq
+
+namespace babelqueue::inline v1::rabbitmq {
+
+std::vector<std::string> rabbitmq_transport::security_warnings() const {
+  return babelqueue::detail::security_warnings_of(
+      {.scheme = scheme(),
+       .tls = opts_.tls,
+       .tls_verify = opts_.tls_verify,
+       .credential = opts_.password.empty() ? "" : "password",
+       .host = opts_.host,
+       .secure = "amqps://"});
+}
+
+}  // namespace babelqueue::inline v1::rabbitmq

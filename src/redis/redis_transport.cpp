@@ -375,3 +375,17 @@ void register_transport() {
 }
 
 }  // namespace babelqueue::inline v1::redis
+
+namespace babelqueue::inline v1::redis {
+
+std::vector<std::string> redis_transport::security_warnings() const {
+  return babelqueue::detail::security_warnings_of(
+      {.scheme = scheme(),
+       .tls = opts_.tls,
+       .tls_verify = opts_.tls_verify,
+       .credential = opts_.password.empty() ? "" : "password",
+       .host = opts_.host,
+       .secure = "rediss://"});
+}
+
+}  // namespace babelqueue::inline v1::redis

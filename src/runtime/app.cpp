@@ -53,6 +53,10 @@ app::app(transport_source source, app_options options)
   if (!t) throw error(t.error());
   publisher_ = std::move(*t);
   publisher_headers_ = publisher_->capabilities().headers;
+  // Once per app: every transport it opens is made from the same source (URL, options).
+  for (const auto& warning : publisher_->security_warnings()) {
+    observers_.log(log_level::warn, {}, [&] { return warning; });
+  }
 }
 
 result<std::unique_ptr<app>> app::open(std::string_view url, app_options options) {

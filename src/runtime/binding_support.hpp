@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace babelqueue::inline v1::detail {
 
@@ -27,6 +28,39 @@ namespace babelqueue::inline v1::detail {
 inline error_info option_error(std::string_view scheme, std::string what) {
   return error_info(transport_errc::invalid_argument,
                     std::string(scheme) + " option " + std::move(what));
+}
+
+/// A host that is this machine: a secret sent there in clear text crosses no network.
+inline bool loopback_host(std::string_view host) noexcept {
+  return host.empty() || host == "localhost" || host.starts_with("127.") || host == "::1" ||
+         host == "[::1]";
+}
+
+/// What a binding's security_warnings() says (transport.hpp): certificate checks off on a
+/// TLS connection; `credential` (e.g. "password") sent without TLS to a host that is not
+/// this machine (`secure` names the scheme that would protect it).
+struct security_facts {
+  std::string_view scheme;
+  bool tls = false;
+  bool tls_verify = true;
+  std::string_view credential;  ///< what is sent, e.g. "password"; "" = none
+  std::string_view host;
+  std::string_view secure;  ///< e.g. "amqps://"
+};
+inline std::vector<std::string> security_warnings_of(const security_facts& f) {
+  std::vector<std::string> out;
+  if (f.tls && !f.tls_verify) {
+    out.push_back(std::string(f.scheme) +
+                  ": tls_verify=false: the server's certificate is not checked, so the "
+                  "connection is encrypted but not authenticated (anyone on the path can pose "
+                  "as the server); for tests only");
+  }
+  if (!f.tls && !f.credential.empty() && !loopback_host(f.host)) {
+    out.push_back(std::string(f.scheme) + ": the " + std::string(f.credential) +
+                  " is sent without TLS to " + std::string(f.host) +
+                  ": anyone on the network path can read it; use " + std::string(f.secure));
+  }
+  return out;
 }
 
 /// A duration option that must be > 0.

@@ -524,3 +524,18 @@ void register_transport() {
 }
 
 }  // namespace babelqueue::inline v1::sqs
+
+namespace babelqueue::inline v1::sqs {
+
+std::vector<std::string> sqs_transport::security_warnings() const {
+  // SigV4 signs requests: the secret key itself is never sent, over TLS or not.
+  return babelqueue::detail::security_warnings_of(
+      {.scheme = scheme(),
+       .tls = detail::endpoint_of(opts_).starts_with("https://"),
+       .tls_verify = opts_.tls_verify,
+       .credential = "",
+       .host = "",
+       .secure = ""});
+}
+
+}  // namespace babelqueue::inline v1::sqs

@@ -61,6 +61,9 @@ TEST_F(ArtemisTls, TheServerNameIsChecked) {
   auto unverified = open_tls("tls_verify=false&tls_server_name=not-the-server.example");
   ASSERT_TRUE(unverified) << "tls_verify=false (test only) accepts any certificate: "
                           << unverified.error().message;
+  const auto warnings = (*unverified)->security_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("tls_verify=false"), std::string::npos) << warnings[0];
 }
 
 TEST_F(ArtemisTls, PlainAmqpToTheTlsPortFails) {

@@ -105,7 +105,13 @@ TEST_F(RedisTls, AnUntrustedCertificateIsRefused) {
   EXPECT_EQ(babelqueue::redis::redis_transport::open(o).code(), transport_errc::unavailable);
   // Verification off: encrypted but unauthenticated (a test-only setting) connects.
   o.tls_verify = false;
-  EXPECT_TRUE(babelqueue::redis::redis_transport::open(o));
+  auto unverified = babelqueue::redis::redis_transport::open(o);
+  ASSERT_TRUE(unverified) << unverified.error().message;
+  // ... and says so (the app logs it at warn, the CLI on stderr).
+  const auto warnings = (*unverified)->security_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("tls_verify=false"), std::string::npos) << warnings[0];
+  EXPECT_TRUE((*babelqueue::redis::redis_transport::open(tls_opts()))->security_warnings().empty());
 }
 
 TEST_F(RedisTls, TheServerNameIsChecked) {

@@ -82,6 +82,7 @@ void run_relay(const outbox_args& a) {
     status = 2;
     return;
   }
+  bq::cli::print_security_warnings(**broker);
   stop_flag stop;
   bq::cli::signal_watch signals([&stop] { stop.raise(); });
   bq::outbox::relay_options o;

@@ -24,6 +24,7 @@ std::unique_ptr<transport> open_broker_or_report(const std::string& url) {
     exit_status() = 2;
     return nullptr;
   }
+  print_security_warnings(**t);
   return std::move(*t);
 }
 

@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <mutex>
 
 namespace babelqueue::cli {
@@ -127,6 +128,10 @@ CLI::Option* add_broker_option(CLI::App* cmd, std::string& url) {
           std::string("memory:// (in-process only: it does not outlive the command)")
 #endif
   );
+}
+
+void print_security_warnings(const transport& t) {
+  for (const auto& w : t.security_warnings()) std::cerr << "babelqueue warn: " << w << "\n";
 }
 
 std::string resolve_broker(const std::string& url) {

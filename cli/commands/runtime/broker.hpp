@@ -1,6 +1,8 @@
 #pragma once
 // Shared by the runtime commands: which transports this binary has, the default broker
 // URL, and a SIGINT/SIGTERM watcher that turns a signal into a graceful stop.
+#include <babelqueue/runtime/transport.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <atomic>
@@ -23,6 +25,10 @@ CLI::Option* add_broker_option(CLI::App* cmd, std::string& url);
 
 /// `url`, or default_broker_url() when it is empty.
 std::string resolve_broker(const std::string& url);
+
+/// Prints `babelqueue warn: <w>` on stderr for each of t.security_warnings() (commands that
+/// open a transport without an app; the app logs them itself).
+void print_security_warnings(const transport& t);
 
 /// While alive, SIGINT and SIGTERM call `on_signal` (once per signal) instead of ending the
 /// process: main()'s signal_router (cli/signals.hpp) blocked both before any thread started

@@ -12,9 +12,11 @@
 
 #include <babelqueue/codec.hpp>
 #include <babelqueue/runtime/app.hpp>
+#include <babelqueue/runtime/logging.hpp>
 #include <babelqueue/runtime/url.hpp>
 
 #include <iostream>
+#include <memory>
 
 namespace {
 
@@ -91,6 +93,9 @@ babelqueue::cli::command_registrar publish_command{
         babelqueue::app_options app_opts;
         app_opts.queue = args->queue;
         if (auto tracing = telemetry.observer()) app_opts.observers.push_back(std::move(tracing));
+        // The app's warnings (security_warnings() of the broker) on stderr.
+        app_opts.observers.push_back(
+            std::make_shared<babelqueue::stderr_logger>(babelqueue::log_level::warn));
         auto app = babelqueue::app::open(url, app_opts);
         if (!app) {
           std::cerr << "cannot open broker " << babelqueue::redact_url(url) << ": "

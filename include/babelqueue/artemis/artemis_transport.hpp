@@ -175,6 +175,7 @@ class BABELQUEUE_ARTEMIS_EXPORT artemis_transport final : public transport {
   std::string_view scheme() const noexcept override {
     return opts_.tls ? "artemis+ssl" : "artemis";
   }
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     // Delays are the broker's own, in ms, with no limit of their own (see "Delayed publish").
     return {.native_delay = true,

@@ -163,6 +163,7 @@ class BABELQUEUE_ASB_EXPORT asb_transport final : public transport {
                                   const received_message& message) const override;
 
   std::string_view scheme() const noexcept override { return "sb"; }
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     // No .ordered: Service Bus orders only within sessions, which this binding does not use.
     // Delays are the service's own, in ms, with no limit of their own.

@@ -209,6 +209,7 @@ class BABELQUEUE_KAFKA_EXPORT kafka_transport final : public transport {
 
   std::string_view scheme() const noexcept override { return "kafka"; }
   /// native_delay and delayed_publish only with retry tiers; max_delay = the longest tier.
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     // No .ordered: a null-key record goes to any partition of the topic. No max_body_bytes:
     // the limits are librdkafka's and the broker's `message.max.bytes` (configuration).

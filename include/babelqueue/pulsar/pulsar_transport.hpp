@@ -212,6 +212,7 @@ class BABELQUEUE_PULSAR_EXPORT pulsar_transport final : public transport {
   std::string_view scheme() const noexcept override { return opts_.tls ? "pulsar+ssl" : "pulsar"; }
   /// native_delay and delayed_publish only on shared and key_shared subscriptions (Pulsar
   /// delays only there); no max_delay, millisecond granularity.
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     const bool delays = opts_.subscription_type == subscription_kind::shared ||
                         opts_.subscription_type == subscription_kind::key_shared;

@@ -254,6 +254,7 @@ class BABELQUEUE_RABBITMQ_EXPORT rabbitmq_transport final : public transport {
                                   const received_message& message) const override;
 
   std::string_view scheme() const noexcept override { return opts_.tls ? "amqps" : "amqp"; }
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     return {.native_delay = false,
             .headers = true,

@@ -362,6 +362,7 @@ class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
   /// Owned layout: headers, delayed publish (`<queue>:scheduled`, 1 ms), no release delay.
   /// laravel=1: delayed publish and release delay (the `:delayed` set, whole seconds), no
   /// headers. No cap on a delay in either.
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     return {.native_delay = opts_.laravel,
             .headers = !opts_.laravel,

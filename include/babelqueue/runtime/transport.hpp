@@ -257,6 +257,12 @@ class BABELQUEUE_RUNTIME_EXPORT transport {
   /// What this binding supports natively.
   virtual transport_capabilities capabilities() const noexcept = 0;
 
+  /// Settings of this instance that weaken its security, one sentence each, never a
+  /// secret: certificate checks turned off (`tls_verify=false`), a credential (password,
+  /// token, SAS key) sent without TLS to another machine. The app logs each at `warn` once,
+  /// when it opens its first transport; the CLI prints them on stderr. Default: none.
+  virtual std::vector<std::string> security_warnings() const { return {}; }
+
  protected:
   /// publish_delayed() once the seam has checked `delay` (> 0, within max_delay, and the
   /// binding declared delayed_publish). The default answers transport_errc::not_supported.

@@ -218,6 +218,7 @@ class BABELQUEUE_SQS_EXPORT sqs_transport final : public transport {
                                   const received_message& message) const override;
 
   std::string_view scheme() const noexcept override { return "sqs"; }
+  std::vector<std::string> security_warnings() const override;
   transport_capabilities capabilities() const noexcept override {
     // Order only on FIFO queues (per message group; the group is the queue name unless
     // `group_id` is set). The size check counts the body and its attributes.
