@@ -6,6 +6,14 @@
 #             BABELQUEUE_KAFKA_LIBS        the broker's jar directory, with Kafka's tools:
 #                                          java -cp "$BABELQUEUE_KAFKA_LIBS/*"
 #                                          org.apache.kafka.tools.ProducerPerformance ...
+#             BABELQUEUE_KAFKA_SSL_BOOTSTRAP      127.0.0.1:<port>, listener SSL (TLS, server
+#                                          certificate of tls_material, SAN IP:127.0.0.1)
+#             BABELQUEUE_KAFKA_SASL_SSL_BOOTSTRAP 127.0.0.1:<port>, listener SASL_SSL (TLS +
+#                                          PLAIN; SCRAM users, added at format time or with
+#                                          ConfigCommand, were refused to librdkafka 2.0.2's
+#                                          proof by this broker: not offered)
+#             BABELQUEUE_KAFKA_TLS_CA      the CA file of both
+#             BABELQUEUE_KAFKA_SASL_USER / _PASSWORD  the SASL/PLAIN user
 #             BABELQUEUE_KAFKA_CTL         "$BABELQUEUE_KAFKA_CTL" stop | kill | start | restart |
 #                                          kill-restart | pid: stop = SIGTERM and wait (SIGKILL
 #                                          after 30 s), kill = SIGKILL and wait, start = the same
@@ -59,18 +67,25 @@ PY
 kafka_ready() {
   local plain
   launched "$1/kafka.pid" 'kafka\.Kafka' "the Kafka broker" || return
-  read -r plain _ <"$1/ports"
+  read -r plain _ _ _ <"$1/ports"
   kafka_probe "$plain"
 }
 
 kafka_start() {
-  local dir=$1 plain ctrl id t
+  local dir=$1 plain ctrl ssl sasl id t pass user=bq-client secret
   command -v java >/dev/null ||
     die "java not installed (scripts/apt-packages.txt: openjdk-17-jre-headless)"
   pom_jars kafka "$kafka_pom" 'kafka_2.13-*.jar' || return 1
   local kafka_libs=$jars_dir
-  read -r plain ctrl < <(free_ports 2)
-  echo "$plain $ctrl" >"$dir/ports"
+  read -r plain ctrl ssl sasl < <(free_ports 4)
+  echo "$plain $ctrl $ssl $sasl" >"$dir/ports"
+  # TLS and SASL listeners beside PLAINTEXT, for the security tests: the keystore of
+  # tls_material's server certificate, and one user known to PLAIN (the JAAS line).
+  # Throwaway secrets of a loopback broker.
+  mkdir -p "$dir/tls"
+  pass=$(python3 -c 'import secrets; print(secrets.token_hex(12))')
+  secret=$(python3 -c 'import secrets; print(secrets.token_hex(12))')
+  tls_material "$dir/tls" "$pass" || return 1
   echo "$kafka_libs" >"$dir/libs"
   mkdir -p "$dir/data"
   cp "$repo/scripts/kafka/log4j2.properties" "$dir/log4j2.properties"
@@ -79,11 +94,18 @@ kafka_start() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$ctrl
-listeners=PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl
-advertised.listeners=PLAINTEXT://127.0.0.1:$plain
+listeners=PLAINTEXT://127.0.0.1:$plain,CONTROLLER://127.0.0.1:$ctrl,SSL://127.0.0.1:$ssl,SASL_SSL://127.0.0.1:$sasl
+advertised.listeners=PLAINTEXT://127.0.0.1:$plain,SSL://127.0.0.1:$ssl,SASL_SSL://127.0.0.1:$sasl
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$dir/tls/server.p12
+ssl.keystore.password=$pass
+ssl.key.password=$pass
+ssl.client.auth=none
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$user="$secret";
 log.dirs=$dir/data
 num.partitions=1
 default.replication.factor=1
@@ -126,6 +148,11 @@ while True:
     env_line BABELQUEUE_KAFKA_URL "kafka://127.0.0.1:$plain"
     env_line BABELQUEUE_KAFKA_BOOTSTRAP "127.0.0.1:$plain"
     env_line BABELQUEUE_KAFKA_LIBS "$kafka_libs"
+    env_line BABELQUEUE_KAFKA_SSL_BOOTSTRAP "127.0.0.1:$ssl"
+    env_line BABELQUEUE_KAFKA_SASL_SSL_BOOTSTRAP "127.0.0.1:$sasl"
+    env_line BABELQUEUE_KAFKA_TLS_CA "$dir/tls/ca.pem"
+    env_line BABELQUEUE_KAFKA_SASL_USER "$user"
+    env_line BABELQUEUE_KAFKA_SASL_PASSWORD "$secret"
     env_line BABELQUEUE_KAFKA_CTL "$dir/kafkactl"
   } >"$dir/env"
   say "kafka ready in $((SECONDS - t)) s (format included): 127.0.0.1:$plain, controller 127.0.0.1:$ctrl"
