@@ -4,6 +4,9 @@
 #                                          (PostgreSQL 15, a private cluster: superuser
 #                                          babelqueue, trust authentication on 127.0.0.1 and on
 #                                          the unix socket in the run dir's postgres/, fsync off)
+#             BABELQUEUE_POSTGRES_TLS_CA   the CA of the server's certificate (TLS is on beside
+#                                          plain connections: SAN DNS:localhost, IP:127.0.0.1),
+#                                          for sslmode=verify-full tests
 #             BABELQUEUE_POSTGRES_CTL      "$BABELQUEUE_POSTGRES_CTL" stop | kill | start | restart |
 #                                          kill-restart | pid like the Kafka one (stop = fast
 #                                          shutdown; committed rows survive each of them)
@@ -35,7 +38,9 @@ postgres_start() {
   command -v psql >/dev/null || die "psql not found (apt-get install postgresql-client)"
   port=$(free_ports 1)
   echo "$port" >"$dir/ports"
-  if ((EUID == 0)); then chown "$pg_user" "$dir"; fi
+  mkdir -p "$dir/tls"
+  tls_material "$dir/tls" || return 1
+  if ((EUID == 0)); then chown -R "$pg_user" "$dir"; fi
   if ! "${as_postgres[@]}" "$pg_bin/initdb" -D "$dir/data" -U babelqueue --auth=trust \
       --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 </dev/null 9>&-; then
     echo "services: ERROR: initdb failed:" >&2
@@ -50,6 +55,10 @@ unix_socket_directories = '$dir'
 fsync = off
 full_page_writes = off
 max_connections = 100
+# TLS for the clients that ask (sslmode=require / verify-*); plain connections still work
+ssl = on
+ssl_cert_file = '$dir/tls/server.pem'
+ssl_key_file = '$dir/tls/server.key'
 PGCONF
   # The control script of BABELQUEUE_POSTGRES_CTL (tests stop and restart the server with it).
   ctl_script postgres "$dir"
@@ -62,6 +71,7 @@ PGCONF
   fi
   {
     env_line BABELQUEUE_POSTGRES_URL "postgresql://babelqueue@127.0.0.1:$port/babelqueue"
+    env_line BABELQUEUE_POSTGRES_TLS_CA "$dir/tls/ca.pem"
     env_line BABELQUEUE_POSTGRES_CTL "$dir/postgresctl"
   } >"$dir/env"
   say "postgres ready in $((SECONDS - t)) s: 127.0.0.1:$port, database babelqueue"

@@ -18,6 +18,11 @@
 #                                          certificate asked for)
 #             BABELQUEUE_PULSAR_TLS_CA     PEM of the throwaway CA that signed the server
 #                                          certificate
+#             BABELQUEUE_PULSAR_TOKEN      a JWT (HS256, subject bq-client) the standalone accepts:
+#                                          token authentication is on (a client that presents a
+#                                          token must present a valid one), and a client that
+#                                          presents none is the anonymous role (authorization
+#                                          is off, so every other test connects as before)
 #             BABELQUEUE_PULSAR_ADMIN_URL  http://127.0.0.1:<port>, the web service: REST admin API
 #                                          (/admin/v2/...) and WebSocket API
 #                                          (ws://127.0.0.1:<port>/ws/v2/producer|consumer/...;
@@ -133,6 +138,20 @@ pulsar_start() {
   echo "$pulsar_libs" >"$dir/libs"
   mkdir -p "$dir/data" "$dir/tls"
   tls_material "$dir/tls" || return 1
+  # Token authentication: a throwaway HS256 key and one token signed with it (RFC 7519).
+  local token_key token
+  read -r token_key token < <(python3 - <<'PY'
+import base64, hashlib, hmac, json, secrets
+key = secrets.token_bytes(32)
+def b64(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+head = b64(json.dumps({"alg": "HS256"}).encode())
+body = b64(json.dumps({"sub": "bq-client"}).encode())
+sig = b64(hmac.new(key, f"{head}.{body}".encode(), hashlib.sha256).digest())
+print(base64.b64encode(key).decode(), f"{head}.{body}.{sig}")
+PY
+  )
+  echo "$token" >"$dir/token"
   cp "$repo/scripts/pulsar/log4j2.properties" "$dir/log4j2.properties"
   {
     cat "$repo/scripts/pulsar/standalone.conf"
@@ -149,6 +168,13 @@ tlsTrustCertsFilePath=$dir/tls/ca.pem
 tlsAllowInsecureConnection=false
 # the bookie's interface (bookie port: --bookkeeper-port $bookie)
 listeningInterface=$lo
+# token authentication for the security tests; anonymous clients keep working (no token
+# given: role anonymous, and authorization is off)
+authenticationEnabled=true
+authenticationProviders=org.apache.pulsar.broker.authentication.AuthenticationProviderToken
+tokenSecretKey=data:;base64,$token_key
+anonymousUserRole=anonymous
+authorizationEnabled=false
 EOF2
   } >"$dir/standalone.conf"
   # The control script of BABELQUEUE_PULSAR_CTL (tests stop and restart the broker with it).
@@ -162,6 +188,7 @@ EOF2
     env_line BABELQUEUE_PULSAR_URL "pulsar://127.0.0.1:$broker"
     env_line BABELQUEUE_PULSAR_TLS_URL "pulsar+ssl://localhost:$tls"
     env_line BABELQUEUE_PULSAR_TLS_CA "$dir/tls/ca.pem"
+    env_line BABELQUEUE_PULSAR_TOKEN "$(cat "$dir/token")"
     env_line BABELQUEUE_PULSAR_ADMIN_URL "http://127.0.0.1:$web"
     env_line BABELQUEUE_PULSAR_LIBS "$pulsar_libs"
     env_line BABELQUEUE_PULSAR_CTL "$dir/pulsarctl"

@@ -261,3 +261,39 @@ TEST_F(PostgresStall, AnIdempotencyCheckOnAStalledBackendIsUnavailableWithinCall
 }
 
 }  // namespace
+
+namespace {
+
+// Whether the store's own connection is encrypted: pg_stat_ssl of the backend that serves
+// the connection named `application_name`.
+std::string ssl_of(const std::string& url, const std::string& application_name) {
+  bqtest::pg_client raw(url);
+  return raw.scalar(
+      "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) "
+      "WHERE a.application_name = $1",
+      {application_name});
+}
+
+TEST_F(PostgresStall, TlsAskedForIsVerifiedTlsAndALoopbackDefaultIsPlain) {
+  const std::string ca = bqtest::env_or_empty("BABELQUEUE_POSTGRES_TLS_CA");
+  ASSERT_FALSE(ca.empty()) << "services.sh exports BABELQUEUE_POSTGRES_TLS_CA";
+  // The server's URL on 127.0.0.1: no sslmode, loopback → disable.
+  {
+    auto plain = outbox::postgres_store::open(named_url());
+    ASSERT_TRUE(plain) << plain.error().message;
+    EXPECT_EQ(ssl_of(url_, name_), "f");
+  }
+  // verify-full with the CA: TLS, the certificate and the host name checked.
+  const std::string verified_name = name_ + "_tls";
+  auto tls = outbox::postgres_store::open(url_ + "?sslmode=verify-full&sslrootcert=" + ca +
+                                          "&application_name=" + verified_name);
+  ASSERT_TRUE(tls) << tls.error().message;
+  EXPECT_EQ(ssl_of(url_, verified_name), "t");
+  // verify-full without a CA the client trusts: refused, not a silent plaintext connection.
+  auto untrusted = outbox::postgres_store::open(
+      url_ + "?sslmode=verify-full&sslrootcert=" + "/nonexistent/ca.pem");
+  ASSERT_FALSE(untrusted);
+  EXPECT_EQ(untrusted.error().code, outbox::errc::unavailable) << untrusted.error().message;
+}
+
+}  // namespace

@@ -394,3 +394,35 @@ TEST_F(PulsarTransport, PulsarSslWithTheBrokersCaWorksAndAStrangerIsRefused) {
               r.code() == babelqueue::condition::timeout)
       << r.error().message;
 }
+
+TEST_F(PulsarTransport, ATokenTheBrokerSignedIsAcceptedAndAForgedOneIsRefused) {
+  // The standalone authenticates tokens (HS256, services.sh): the valid one connects, one
+  // with a forged signature is refused within the bound, and neither the token nor its
+  // signature appears in the error. (The Pulsar C++ client 4.0.1 reports the refusal as
+  // ConnectError, so it is `unavailable`, not `permission`: it cannot be told apart from a
+  // broker that is down.)
+  const std::string token = bqtest::env_or_empty("BABELQUEUE_PULSAR_TOKEN");
+  ASSERT_FALSE(token.empty()) << "services.sh exports BABELQUEUE_PULSAR_TOKEN";
+  auto t = open("token=" + token);
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->security_warnings().empty()) << "a token to a loopback broker";
+  ASSERT_TRUE(t->publish(queue_, bqtest::envelope_text(1)));
+  auto m = next(*t, queue_);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(n_of(m->body), 1);
+  ASSERT_TRUE(t->ack(*m));
+
+  const std::string forged_signature = "c2lnbmVkLWJ5LXNvbWVib2R5LWVsc2UtZW50aXJlbHk";
+  const std::string forged = token.substr(0, token.rfind('.') + 1) + forged_signature;
+  auto f = open("token=" + forged + "&operation_timeout=3s&connect_timeout=1s");
+  ASSERT_TRUE(f);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = f->publish(queue_, bqtest::envelope_text(2));
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(r.code() == babelqueue::transport_errc::unavailable ||
+              r.code() == babelqueue::transport_errc::permission)
+      << r.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_EQ(r.error().message.find(forged_signature), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find(token), std::string::npos) << r.error().message;
+}
