@@ -22,7 +22,7 @@ amqp10::client_config client_config_of(const options& o) {
   c.host = o.host;
   c.port = o.port;
   c.virtual_host = o.host;  // the AMQP open hostname and SNI: the namespace FQDN
-  c.tls = amqp10::tls_config{!o.emulator, o.tls_ca_file, {}, {}, o.tls_server_name, o.tls_verify};
+  c.tls = amqp10::tls_config{o.tls, o.tls_ca_file, {}, {}, o.tls_server_name, o.tls_verify};
   c.connect_timeout = o.connect_timeout;
   c.idle_timeout = o.idle_timeout;
   c.backoff_min = o.reconnect_backoff_min;
@@ -150,11 +150,11 @@ namespace babelqueue::inline v1::asb {
 std::vector<std::string> asb_transport::security_warnings() const {
   return babelqueue::detail::security_warnings_of(
       {.scheme = scheme(),
-       .tls = !opts_.emulator,
+       .tls = opts_.tls,
        .tls_verify = opts_.tls_verify,
        .credential = opts_.key.empty() ? "" : "SAS token",
        .host = opts_.host,
-       .secure = "sb:// without emulator=true"});
+       .secure = "sb:// with TLS (no tls=false, no emulator=true)"});
 }
 
 }  // namespace babelqueue::inline v1::asb

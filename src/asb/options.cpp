@@ -62,8 +62,8 @@ result<void> validate(const options& o) {
       !r) {
     return r;
   }
-  if (o.emulator && (!o.tls_ca_file.empty() || !o.tls_server_name.empty() || !o.tls_verify)) {
-    return fail(bad("tls_* options need TLS, which the emulator (emulator=true) does not use"));
+  if (!o.tls && (!o.tls_ca_file.empty() || !o.tls_server_name.empty() || !o.tls_verify)) {
+    return fail(bad("tls_* options need TLS, which tls=false (or emulator=true) turns off"));
   }
   return {};
 }
@@ -83,7 +83,9 @@ result<options> options_from_url(const broker_url& url) {
   }
   query_options q(url);
   BABELQUEUE_TRY(q.get("emulator", o.emulator));
-  o.port = o.emulator ? 5672 : 5671;
+  o.tls = !o.emulator;
+  BABELQUEUE_TRY(q.get("tls", o.tls));
+  o.port = o.tls ? 5671 : 5672;
   if (url.port) o.port = *url.port;
   BABELQUEUE_TRY(q.get("sas_token", o.sas_token));
   BABELQUEUE_TRY(q.get("entity_path", o.entity_path));
@@ -109,6 +111,7 @@ result<options> options_from_connection_string(std::string_view text) {
   options o;
   o.host = cs->host;
   o.emulator = cs->use_development_emulator;
+  o.tls = !o.emulator;
   o.port = cs->port.value_or(o.emulator ? 5672 : 5671);
   o.key_name = cs->shared_access_key_name.value_or("");
   o.key = cs->shared_access_key.value_or("");

@@ -163,3 +163,36 @@ TEST_F(AsbTransport, TheAppRetriesAndDeadLettersOverServiceBus) {
   EXPECT_EQ(env.trace_id(), "trace-asb-1");
   EXPECT_EQ(proton::get<std::string>(dlq->correlation_id()), "trace-asb-1");
 }
+
+TEST_F(AsbTransport, TlsToTheStandInWithItsCaWorksAndWithoutItIsRefused) {
+  // The stand-in's broker also serves AMQP over TLS (the artemis amqps acceptor, the same
+  // SASL ANONYMOUS + CBS): the SAS token goes inside TLS, the certificate checked against the
+  // test CA and the name `localhost`.
+  const std::string tls_url = bqtest::env_or_empty("BABELQUEUE_ARTEMIS_TLS_URL");
+  const std::string ca = bqtest::env_or_empty("BABELQUEUE_ARTEMIS_TLS_CA");
+  ASSERT_FALSE(tls_url.empty() || ca.empty()) << "services.sh exports the artemis TLS acceptor";
+  auto tls_port = babelqueue::broker_url::parse(tls_url).value().port;
+  ASSERT_TRUE(tls_port);
+  auto o = options().value();
+  o.emulator = false;
+  o.tls = true;
+  o.host = "localhost";
+  o.port = *tls_port;
+  o.tls_ca_file = ca;
+  o.connect_timeout = 5s;
+  auto t = babelqueue::asb::asb_transport::open(o);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_TRUE((*t)->security_warnings().empty());
+  ASSERT_TRUE((*t)->publish(queue_, envelope_text(1)));
+  auto got = (*t)->receive(queue_, 5s);
+  ASSERT_TRUE(got && got->has_value()) << (got ? "nothing" : got.error().message);
+  ASSERT_TRUE((*t)->ack(**got));
+  ASSERT_TRUE((*t)->close(std::chrono::steady_clock::now() + 5s));
+
+  o.tls_ca_file.clear();  // the system trust store does not know the test CA
+  const auto t0 = std::chrono::steady_clock::now();
+  auto stranger = babelqueue::asb::asb_transport::open(o);
+  ASSERT_FALSE(stranger);
+  EXPECT_EQ(stranger.code(), transport_errc::unavailable) << stranger.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+}

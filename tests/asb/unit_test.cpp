@@ -53,6 +53,15 @@ TEST(AsbOptions, UrlWithAKeyPairAndDefaults) {
   EXPECT_EQ(emu->port, 5672);
   EXPECT_EQ(emu->prefetch, 4);
   EXPECT_EQ(emu->token_ttl, std::chrono::seconds(600));
+  EXPECT_FALSE(emu->tls) << "the emulator speaks no TLS";
+  EXPECT_TRUE(o->tls);
+  // The flag that turns TLS off, named for what it does.
+  auto plain = parse("sb://k:v@standin.local?tls=false");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_FALSE(plain->tls);
+  EXPECT_FALSE(plain->emulator);
+  EXPECT_EQ(plain->port, 5672);
+  EXPECT_FALSE(parse("sb://k:v@standin.local?tls=false&tls_ca_file=/ca.pem")) << "tls_* need TLS";
 }
 
 TEST(AsbOptions, CredentialsAreCheckedWithoutEchoingThem) {

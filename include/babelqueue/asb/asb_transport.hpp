@@ -84,10 +84,14 @@ namespace asb {
 /// URL's user info) and `host`/`port`.
 struct BABELQUEUE_ASB_EXPORT options {
   std::string host;           ///< the namespace FQDN (the AMQP open hostname and SNI)
-  std::uint16_t port = 5671;  ///< 5672 with `emulator`
-  /// The development emulator (connection string `UseDevelopmentEmulator=true`): plain AMQP
-  /// without TLS.
+  std::uint16_t port = 5671;  ///< 5672 without TLS
+  /// The development emulator (connection string `UseDevelopmentEmulator=true`): sets `tls`
+  /// false (plain AMQP, port 5672), as the emulator speaks no TLS.
   bool emulator = false;
+  /// TLS to the namespace (URL `tls=false` turns it off; so does `emulator=true`). Without
+  /// it the SAS token travels in clear text: only for a local emulator or stand-in
+  /// (security_warnings() says so for any other host).
+  bool tls = true;
   std::string key_name;   ///< SharedAccessKeyName
   std::string key;        ///< SharedAccessKey (the HMAC key, as given)
   std::string sas_token;  ///< a ready SharedAccessSignature instead of the key pair
@@ -104,8 +108,8 @@ struct BABELQUEUE_ASB_EXPORT options {
   std::chrono::milliseconds reconnect_backoff_min{200};
   std::chrono::milliseconds reconnect_backoff_max{std::chrono::seconds(10)};
 
-  /// TLS (off only with `emulator`): CA file (empty = the system trust store), the name
-  /// checked (empty = host), verification (off = test only).
+  /// TLS settings (with `tls`): CA file (empty = the system trust store), the name checked
+  /// (empty = host), verification (off = test only).
   std::string tls_ca_file;
   std::string tls_server_name;
   bool tls_verify = true;
