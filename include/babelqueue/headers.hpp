@@ -22,6 +22,14 @@ using headers = std::map<std::string, std::string, std::less<>>;
 /// Header whose non-empty value marks a deliberate replay (redrive); wire-core §6.
 inline constexpr std::string_view replay_bypass_header = "bq-replay-bypass";
 
+/// Header redrive stamps on every message it re-publishes (where the transport carries
+/// headers): a token of that redrive run (its start, Unix milliseconds). It travels on with
+/// the message (retry and dead-letter copies forward the delivery's headers), so a binding
+/// that deduplicates on the message's identity (SQS FIFO: MessageDeduplicationId) can tell a
+/// redriven generation from the original one within its deduplication window. This SDK's
+/// extension; other SDKs carry it as an ordinary header.
+inline constexpr std::string_view redrive_header = "bq-redrive";
+
 /// Header hygiene shared by every binding (wire-core §6): drops entries whose key or value
 /// is blank (empty or only ASCII white space). Transports apply it on publish.
 inline headers sanitize_headers(const headers& in) {

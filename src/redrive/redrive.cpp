@@ -28,6 +28,7 @@ struct run_state {
   const redrive_options& options;
   redrive_report report;
   redrive_progress progress;
+  std::string run_token;  // redrive_header's value: this run's start, Unix ms
 };
 
 // The work queue a DLQ belongs to: its name without the `.dlq` suffix ("" when it has none).
@@ -85,6 +86,7 @@ headers headers_for(const run_state& s, const taken& t, bool& bypassed) {
     out.insert_or_assign(std::string(replay_bypass_header), std::string(replay_bypass_value));
     bypassed = true;
   }
+  out.insert_or_assign(std::string(redrive_header), s.run_token);
   return out;
 }
 
@@ -202,7 +204,7 @@ result<std::string> reset_for_redrive(std::string_view dead_lettered_body) {
 }
 
 redrive_report redrive(transport& broker, std::string_view dlq, const redrive_options& options) {
-  run_state s{broker, dlq, options, {}, {}};
+  run_state s{broker, dlq, options, {}, {}, std::to_string(unix_millis())};
   if (dlq.empty()) {
     s.report.error = error_info(make_error_code(transport_errc::invalid_argument),
                                 "redrive: empty dead-letter queue name");

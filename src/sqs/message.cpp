@@ -2,6 +2,7 @@
 #include "sqs/message.hpp"
 
 #include "sqs/json_text.hpp"
+#include "sqs/sigv4.hpp"
 
 #include <babelqueue/codec.hpp>
 
@@ -15,16 +16,22 @@ std::size_t attributes_size(const std::vector<bs::attribute>& attributes) {
   return n;
 }
 
-// The FIFO deduplication id: meta.id, as the spec says, for a first publish; `<meta.id>:<n>`
-// for a copy carrying attempts n > 0 — the App's retry republishes the same meta.id within
-// SQS's 5-minute deduplication window, and SQS would silently drop it as a duplicate.
-std::string deduplication_id(std::string_view body, std::string id) {
+// The FIFO deduplication id (message.hpp).
+std::string deduplication_id(std::string_view body, std::string id, const headers& hdrs) {
   if (id.empty()) return id;
+  std::string with = id;
   if (auto env = decode(body); env && env->attempts() > 0) {
-    std::string with = id + ":" + std::to_string(env->attempts());
-    if (with.size() <= bs::max_fifo_id) return with;
+    with += ":" + std::to_string(env->attempts());
   }
-  return id;
+  if (auto r = hdrs.find(redrive_header); r != hdrs.end() && !r->second.empty()) {
+    // The token as redrive writes it (digits); anything else a sender put there is hashed
+    // into characters SQS accepts.
+    const bool plain =
+        r->second.size() <= 20 && r->second.find_first_not_of("0123456789") == std::string::npos;
+    with += ":r" + (plain ? r->second : sha256_hex(r->second).substr(0, 16));
+  }
+  if (with.size() <= bs::max_fifo_id) return with;
+  return sha256_hex(with);
 }
 
 // What publish and publish_each check before any call: the body's characters and size.

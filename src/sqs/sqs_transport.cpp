@@ -170,7 +170,7 @@ result<void> sqs_transport::send_one(std::string_view queue, std::string_view bo
     auto ids = bs::fifo_ids_for(name, body, opts_.group_id);
     e.group_id = std::move(ids.group_id);
     if (!opts_.content_based_dedup)
-      e.deduplication_id = deduplication_id(body, std::move(ids.deduplication_id));
+      e.deduplication_id = deduplication_id(body, std::move(ids.deduplication_id), hdrs);
   }
   auto r = impl_->api.send_message(*url, e, opts_.operation_timeout);
   if (!r) {
@@ -217,7 +217,8 @@ std::vector<result<void>> sqs_transport::publish_each(std::string_view queue,
       auto ids = bs::fifo_ids_for(name, messages[i].body, opts_.group_id);
       e.group_id = std::move(ids.group_id);
       if (!opts_.content_based_dedup) {
-        e.deduplication_id = deduplication_id(messages[i].body, std::move(ids.deduplication_id));
+        e.deduplication_id =
+            deduplication_id(messages[i].body, std::move(ids.deduplication_id), messages[i].hdrs);
       }
     }
     pending.push_back(i);

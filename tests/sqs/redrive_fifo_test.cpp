@@ -1,0 +1,71 @@
+// Redrive on an SQS FIFO queue within the 5-minute deduplication window (ElasticMQ keeps it):
+// the redriven body is the original byte for byte (attempts 0, same meta.id), and so are its
+// retry and dead-letter copies. Without the redrive run's token in MessageDeduplicationId
+// (headers.hpp redrive_header, src/sqs/message.hpp) SQS accepts each of those sends and drops
+// it as a duplicate: the redriven message never arrives, and its DLQ copy is acked — lost.
+#include "sqs/sqs_fixture.hpp"
+
+#include <babelqueue/redrive/redrive.hpp>
+#include <babelqueue/runtime/app.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+using namespace std::chrono_literals;
+using babelqueue::json;
+
+namespace {
+
+class SqsFifoRedrive : public bqtest::SqsTest {
+ protected:
+  void SetUp() override {
+    bqtest::SqsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    babelqueue::sqs::register_transport();
+    url_ = bqtest::sqs_url() + "&create_queues=true";
+    fifo_ = queue_ + ".fifo";
+  }
+  babelqueue::app_options app_opts() {
+    babelqueue::app_options o;
+    o.queue = fifo_;
+    o.poll_timeout = 300ms;
+    o.dead_letter = true;
+    return o;
+  }
+  std::string url_, fifo_;
+};
+
+TEST_F(SqsFifoRedrive, ARedriveAndASecondFailureWithinTheWindowAreDeliveredNotDeduplicated) {
+  babelqueue::app app(url_, app_opts());
+  std::vector<std::int64_t> seen;
+  app.handle("urn:babel:orders:created", [&](babelqueue::message& m) {
+    seen.push_back(m.attempts());
+    throw std::runtime_error("still failing");
+  });
+  auto id = app.publish("urn:babel:orders:created", json{{"order_id", 1}});
+  ASSERT_TRUE(id) << id.error().message;
+  ASSERT_EQ(app.drain().value(), 3u);  // attempts 0, 1, 2, then the DLQ
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1, 2}));
+
+  auto broker = babelqueue::open_transport(url_).value();
+  babelqueue::redrive_options quick;
+  quick.receive_timeout = 1s;
+  auto first = babelqueue::redrive(*broker, fifo_ + ".dlq", quick);
+  ASSERT_TRUE(first.ok()) << first.error->message;
+  ASSERT_EQ(first.redriven, 1u);
+
+  // Within the window: the redriven generation arrives and fails through its retries again.
+  seen.clear();
+  EXPECT_EQ(app.drain().value(), 3u) << "the redriven message was swallowed by deduplication";
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{0, 1, 2}));
+
+  // ... and its second dead-letter copy reached the DLQ (not deduplicated against the first).
+  quick.dry_run = true;
+  auto listed = babelqueue::redrive(*broker, fifo_ + ".dlq", quick);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed.items.size(), 1u) << "the second failure's DLQ copy was swallowed";
+  EXPECT_EQ(listed.items[0].id, *id);
+  (void)broker->close(std::chrono::steady_clock::now() + 5s);
+}
+
+}  // namespace
