@@ -11,10 +11,9 @@ inline namespace v1 {
 namespace idempotency {
 namespace {
 
-[[noreturn]] void parked(std::string_view id) {
-  throw babelqueue::error(error_info{make_error_code(errc::claim_held),
-                                     "Idempotency claim for message id '" + std::string(id) +
-                                         "' is held by another worker; parking for redelivery."});
+[[noreturn]] void parked(std::string_view id, std::chrono::milliseconds delay) {
+  throw defer_delivery(delay, "Idempotency claim for message id '" + std::string(id) +
+                                  "' is held by another worker; parking for redelivery.");
 }
 
 }  // namespace
@@ -25,6 +24,9 @@ handler wrap_claiming(std::shared_ptr<claiming_store> claims, handler inner,
   if (!inner) throw_invalid_argument("idempotency::wrap_claiming: the handler is empty");
   if (options.ttl <= std::chrono::milliseconds::zero()) {
     throw_invalid_argument("idempotency::wrap_claiming: the claim ttl must be positive");
+  }
+  if (options.park_delay <= std::chrono::milliseconds::zero()) {
+    throw_invalid_argument("idempotency::wrap_claiming: the park delay must be positive");
   }
   return [claims = std::move(claims), inner = std::move(inner), options](message& msg) {
     const std::string_view id = msg.id();
@@ -42,7 +44,7 @@ handler wrap_claiming(std::shared_ptr<claiming_store> claims, handler inner,
       auto now_seen = claims->seen(id);
       if (!now_seen) throw babelqueue::error(now_seen.error());
       if (*now_seen) return;
-      parked(id);
+      parked(id, options.park_delay);
     }
     try {
       inner(msg);

@@ -165,11 +165,14 @@ void app::worker::run(job& j, envelope& env) {
     return;
   }
   std::optional<detail::failure_cause> failure;
+  std::optional<std::chrono::milliseconds> deferred;
   const auto started = std::chrono::steady_clock::now();
   {
     message msg(j.delivery, env, this);
     try {
       (*fn)(msg);
+    } catch (const defer_delivery& later) {
+      deferred = std::max(later.delay(), std::chrono::milliseconds(0));
     } catch (...) {
       failure = detail::current_failure_cause();
     }
@@ -178,6 +181,10 @@ void app::worker::run(job& j, envelope& env) {
       std::chrono::steady_clock::now() - started);
   j.result.handler_latency = latency;
   notify([&](observer& o) { o.on_handled(env.urn(), latency, !failure); });
+  if (deferred) {
+    defer(j, *deferred);
+    return;
+  }
   if (!failure) {
     j.result.outcome = process_outcome::acked;
     if (ack(j)) notify([&](observer& o) { o.on_acked(j.delivery.queue); });
@@ -506,6 +513,27 @@ bool app::worker::release(job& j, std::chrono::milliseconds delay) {
   }
   notify([&](observer& o) { o.on_released(j.delivery.queue); });
   return true;
+}
+
+void app::worker::defer(job& j, std::chrono::milliseconds delay) {
+  app_.observers_.log(log_level::debug, j.context(), [&] {
+    return "deferred for " + std::to_string(delay.count()) + " ms (not an attempt)";
+  });
+  j.result.outcome = process_outcome::released;
+  const auto later = delay.count() > 0 && transport_->capabilities().delayed_publish
+                         ? deliverable_delay(delay, j)
+                         : std::chrono::milliseconds(0);
+  if (later.count() > 0) {
+    // The same bytes and headers as a fresh message (no broker delivery counter grows),
+    // then the original acked; if the publish fails the original is released instead.
+    if (forward_then_ack(j, publish_kind::retry, nullptr, j.delivery.queue, j.delivery.body,
+                         forwarded_headers(j.delivery), "deferral", later)) {
+      j.result.outcome = process_outcome::released;
+      notify([&](observer& o) { o.on_released(j.delivery.queue); });
+    }
+    return;
+  }
+  (void)release(j, delay);
 }
 
 void app::worker::release_unseen(const received_message& delivery) {

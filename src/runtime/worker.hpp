@@ -102,6 +102,10 @@ class [[gnu::visibility("hidden")]] app::worker final : public detail::message_p
   bool release(job & j, std::chrono::milliseconds delay);
   /// release() for a delivery that has no job (the drain guard).
   void release_unseen(const received_message& delivery);
+  /// A handler threw defer_delivery (message.hpp): the same bytes back after `delay`, no
+  /// attempt counted — a delayed re-publish then ack where the transport holds messages,
+  /// else a (delayed) release.
+  void defer(job & j, std::chrono::milliseconds delay);
   headers forwarded_headers(const received_message& delivery) const;
 
   template <class F>

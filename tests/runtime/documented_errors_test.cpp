@@ -197,12 +197,12 @@ std::vector<documented> table() {
                    (void)idempotency::wrap_claiming(seen, [](message&) {}, {.ttl = 0ms});
                  });
                }});
-  t.push_back({"wrap.hpp wrap_claiming(): claim held by another worker (parked)",
-               idempotency::errc::claim_held, std::nullopt, true, [] {
-                 auto claims = std::make_shared<idempotency::memory_store>();
-                 (void)claims->claim("m-1", 1h).value();  // the other worker's live claim
-                 return on_message(std::string(one_order),
-                                   idempotency::wrap_claiming(claims, [](message&) {}));
+  t.push_back({"wrap.hpp wrap_claiming(): park_delay not > 0", idempotency::errc::invalid_argument,
+               condition::invalid_argument, true, [seen] {
+                 return thrown_by([&] {
+                   (void)idempotency::wrap_claiming(seen, [](message&) {},
+                                                    {.ttl = 1h, .park_delay = 0ms});
+                 });
                }});
   t.push_back({"store.hpp claiming_store::claim(): ttl not > 0 (memory_store)",
                idempotency::errc::invalid_argument, condition::invalid_argument, false,

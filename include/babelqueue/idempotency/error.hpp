@@ -28,7 +28,9 @@ enum class errc : int {
                          ///< a null connection
   unavailable = 2,  ///< the backend could not be reached, or the connection was lost (transient)
   backend = 3,      ///< the backend answered with an error (SQL error, Redis error reply)
-  claim_held = 4,   ///< another worker holds a live claim on this id (claiming wrap: parked)
+  /// another worker holds a live claim on this id. No longer thrown: wrap_claiming() parks
+  /// such a delivery with defer_delivery (no attempt counted); kept for source compatibility.
+  claim_held = 4,
 };
 
 }  // namespace idempotency

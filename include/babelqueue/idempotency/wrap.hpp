@@ -54,21 +54,28 @@ struct BABELQUEUE_IDEMPOTENCY_EXPORT claim_options {
   /// How long a claim holds before another worker may take it over (a crashed worker's
   /// claim expires after it). Must be > 0; PHP's default.
   std::chrono::milliseconds ttl = std::chrono::hours(1);
+  /// How long a delivery whose id another worker holds waits before it comes back (step 3).
+  /// Must be > 0.
+  std::chrono::milliseconds park_delay = std::chrono::seconds(1);
 };
 
 /// The claiming wrap for fleets (PHP's ClaimingDispatch order, wire-helpers §1.3):
 ///  1. no usable `meta.id` → the handler runs (fail-open);
 ///  2. `seen(id)` → return (the runtime acks);
 ///  3. `claim(id, ttl)` lost → `seen(id)` again (the holder may have committed meanwhile):
-///     true → return; else throw babelqueue::error with idempotency::errc::claim_held — the
-///     delivery is PARKED: it fails like any handler failure, so the runtime re-publishes it
-///     for a later delivery (attempts + 1, as PHP's ClaimParkedException) and dead-letters it
-///     only past max_attempts, while the holder's run decides the effect;
+///     true → return; else the delivery is PARKED: it throws defer_delivery(park_delay)
+///     (runtime/message.hpp), so the same bytes come back after park_delay with NO attempt
+///     counted, as often as it takes, until the holder commits (then `seen` acks it) or its
+///     claim expires (then this delivery claims it and runs). PHP's ClaimParkedException
+///     counts an attempt per park instead, so a holder that crashed — its claim alive for
+///     the ttl — dead-letters the duplicate after max_attempts parks: the effect never runs.
+///     Here it runs exactly once, after the ttl (tests/idempotency/claim_crash_test.cpp);
 ///  4. claim won → the handler runs; a throw → `release(id)`, then the exception propagates
 ///     (the id is free for the retry at once); success → `remember(id)` (which ends the claim).
 /// A store error in any step fails the delivery (retried), never a silent skip.
 /// @throws babelqueue::error with idempotency::errc::invalid_argument (condition
-/// `invalid_argument`) when `claims` is null, `inner` is empty or `options.ttl` is not > 0.
+/// `invalid_argument`) when `claims` is null, `inner` is empty, or `options.ttl` or
+/// `options.park_delay` is not > 0.
 /// @note Thread-safety: as wrap().
 BABELQUEUE_IDEMPOTENCY_EXPORT handler wrap_claiming(std::shared_ptr<claiming_store> claims,
                                                     handler inner, claim_options options = {});

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,27 @@ struct BABELQUEUE_RUNTIME_EXPORT envelope_publish_options {
 };
 
 class message;
+
+/// Thrown by a handler — or a wrapper such as idempotency::wrap_claiming() — to put the
+/// delivery back for later WITHOUT counting an attempt: "not now", not "failed". The same
+/// bytes and headers come back after `delay`: re-published with that delay and the original
+/// acked where the transport holds messages (capabilities().delayed_publish: a fresh message,
+/// so a broker's delivery counter does not grow either), else released with the delay (or at
+/// once where a delayed release is not supported). Never retried with attempts + 1, never
+/// dead-lettered; the process outcome is `released`. For a resource another worker holds for
+/// a while (a claim); a failure that can recur must throw an ordinary exception instead, or
+/// the message comes back forever.
+class BABELQUEUE_RUNTIME_EXPORT defer_delivery : public std::exception {
+ public:
+  explicit defer_delivery(std::chrono::milliseconds delay, std::string why = {})
+      : delay_(delay), why_(std::move(why)) {}
+  const char* what() const noexcept override { return why_.c_str(); }
+  std::chrono::milliseconds delay() const noexcept { return delay_; }
+
+ private:
+  std::chrono::milliseconds delay_;
+  std::string why_;
+};
 
 namespace detail {
 /// The runtime's side of message::publish() (implemented by the worker; not for users).
