@@ -58,6 +58,14 @@ result<void> validate(const options& o) {
                 "redis option retry_after must be >= 0 (or never)");
   }
   if (auto r = within("db (the URL path /N)", o.db, 0, 1'000'000); !r) return r;
+  if (o.reclaim_after.count() < 0) {
+    return fail(transport_errc::invalid_argument, "redis option reclaim_after must be >= 0");
+  }
+  if (o.reclaim_after.count() > 0 && o.laravel && !o.retry_after) {
+    return fail(transport_errc::invalid_argument,
+                "redis option reclaim_after needs a reservation age, which laravel=1 with "
+                "retry_after=never does not keep");
+  }
   if (o.processing_suffix.empty()) {
     return fail(transport_errc::invalid_argument,
                 "redis option processing_suffix must not be empty");
@@ -128,6 +136,7 @@ result<options> options_from_url(const broker_url& url) {
   query_options q(url);
   BABELQUEUE_TRY(q.get("connect_timeout", o.connect_timeout));
   BABELQUEUE_TRY(q.get("command_timeout", o.command_timeout));
+  BABELQUEUE_TRY(q.get("reclaim_after", o.reclaim_after));
   BABELQUEUE_TRY(q.get("processing_suffix", o.processing_suffix));
   BABELQUEUE_TRY(q.get("track_reservations", o.track_reservations));
   std::string retry_after;

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <map>
 
 namespace babelqueue::inline v1::redis {
 
@@ -80,6 +81,8 @@ struct redis_transport::impl {
   detail::laravel_context laravel;         // laravel=1: keys and script args of that layout
   std::deque<reservation_ptr> prefetched;  // reserved, not yet delivered
   settlement_owner owner{"redis"};         // marks the handles of delivered reservations
+  // reclaim_after: when each queue's reservations were last swept by receive().
+  std::map<std::string, clock::time_point, std::less<>> last_reclaim;
   bool closed = false;
 };
 
@@ -205,6 +208,7 @@ result<std::optional<received_message>> redis_transport::receive(
     }
     BABELQUEUE_TRY(unreserve_prefetched(clock::now() + opts_.command_timeout));
   }
+  reclaim_if_due(queue);
   // A timeout or a dropped connection: reconnect and retry while the receive's own time
   // remains; report the outage after that (transport_errc::unavailable).
   auto deadline = clock::now() + timeout;
@@ -305,6 +309,19 @@ result<void> redis_transport::close(clock::time_point deadline) {
 }
 
 // ---------------------------------------------------------------------------------------
+
+void redis_transport::reclaim_if_due(std::string_view queue) {
+  if (opts_.reclaim_after.count() <= 0) return;
+  const auto now = clock::now();
+  auto it = impl_->last_reclaim.find(queue);
+  if (it != impl_->last_reclaim.end() && now < it->second + opts_.reclaim_after / 2) return;
+  if (it == impl_->last_reclaim.end()) {
+    it = impl_->last_reclaim.emplace(std::string(queue), now).first;
+  }
+  it->second = now;
+  // A failure here is the receive's too (an outage), which reports it itself.
+  (void)recover(queue, opts_.reclaim_after);
+}
 
 result<recover_report> redis_transport::recover(std::string_view queue,
                                                 std::chrono::milliseconds older_than) {

@@ -91,6 +91,55 @@ TEST_F(RedisRecover, KilledConsumerLeavesMessageInProcessingAndRecoverReturnsIt)
   EXPECT_EQ(raw_->llen("jobs:processing"), 0);
 }
 
+TEST_F(RedisRecover, TheInConsumerReclaimerReturnsADeadConsumersMessageWithoutCron) {
+  // reclaim_after (opt-in): a live consumer's own receive() sweeps the queue it reads, so the
+  // message a SIGKILLed consumer left in :processing comes back with no `recover` scheduled.
+  auto t = open();
+  ASSERT_TRUE(t->publish("jobs", padded_envelope_text(1)));
+  auto [pid, report] = spawn_stuck_consumer(opts(), "jobs");
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(report, "1");
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  EXPECT_EQ(raw_->llen("jobs:processing"), 1);
+
+  auto o = opts();
+  o.reclaim_after = 500ms;
+  auto survivor = open(o);
+  std::optional<babelqueue::received_message> got;
+  while (!got && std::chrono::steady_clock::now() - killed < 5s) {
+    auto r = survivor->receive("jobs", 100ms);
+    ASSERT_TRUE(r) << r.error().message;
+    got = std::move(*r);
+  }
+  ASSERT_TRUE(got) << "the dead consumer's message never came back";
+  const auto took = std::chrono::steady_clock::now() - killed;
+  EXPECT_GE(took, 400ms) << "reclaimed before it was reclaim_after old";
+  EXPECT_LT(took, 2s) << "not within 1.5 x reclaim_after (plus the receive's wait)";
+  EXPECT_EQ(envelope_n(got->body), 1);
+  EXPECT_EQ(babelqueue::decode(got->body).value().attempts(), 0) << "a crash is not a failure";
+  ASSERT_TRUE(survivor->ack(*got));
+  ASSERT_TRUE(survivor->flush());
+  EXPECT_EQ(raw_->llen("jobs:processing"), 0);
+}
+
+TEST_F(RedisRecover, TheReclaimerIsOffByDefaultAndRefusedWithoutAReservationAge) {
+  EXPECT_EQ(opts().reclaim_after.count(), 0);
+  auto u = babelqueue::broker_url::parse(
+               "redis://127.0.0.1:6379?laravel=1&retry_after=never"
+               "&reclaim_after=1m")
+               .value();
+  auto o = babelqueue::redis::options_from_url(u);
+  ASSERT_FALSE(o);
+  EXPECT_EQ(o.code(), transport_errc::invalid_argument) << o.error().message;
+  auto ok = babelqueue::redis::options_from_url(
+      babelqueue::broker_url::parse("redis://127.0.0.1:6379?reclaim_after=5m").value());
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->reclaim_after, std::chrono::minutes(5));
+}
+
 TEST_F(RedisRecover, LateAckOfARecoveredMessageTouchesNothing) {
   auto slow = open();
   auto o = opts();

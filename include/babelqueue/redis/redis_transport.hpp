@@ -221,6 +221,14 @@ struct BABELQUEUE_REDIS_EXPORT options {
   /// `never` (score `+inf`).
   /// nullopt = never. Does not by itself make this SDK re-queue anything: only recover() does.
   std::optional<std::chrono::seconds> retry_after{std::chrono::seconds(90)};
+  /// The in-consumer reclaimer (opt-in; URL `reclaim_after=5m`). 0 (default): messages a
+  /// dead consumer left in `:processing` come back only when recover() runs (schedule
+  /// `babelqueue recover`, docs/transports/redis.md). > 0: receive() itself runs
+  /// recover(queue, reclaim_after) on the queue it reads, at most once per reclaim_after / 2
+  /// (one script call), so such a message is back within 1.5 × reclaim_after of its
+  /// reservation while any consumer of the queue runs. Above the slowest handler (see
+  /// recover()'s window). Not with laravel=1 and retry_after=never (no reservation age).
+  std::chrono::milliseconds reclaim_after{0};
   /// Defer ack() into the next round trip (see "Consume cost").
   bool pipeline_acks = true;
   /// Flush synchronously once this many acks are deferred (1..100000).
@@ -402,6 +410,8 @@ class BABELQUEUE_REDIS_EXPORT redis_transport final : public transport {
  private:
   struct impl;
   explicit redis_transport(options opts);
+  // reclaim_after: recover() of `queue` when its last sweep is reclaim_after / 2 old.
+  void reclaim_if_due(std::string_view queue);
   result<void> flush_until(std::chrono::steady_clock::time_point deadline);
   result<void> unreserve_prefetched(std::chrono::steady_clock::time_point deadline);
   result<void> publish_values(std::string_view queue, std::span<const std::string_view> values);
