@@ -21,7 +21,7 @@ std::string url_escape(std::string_view in) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : in) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
       out += static_cast<char>(c);
     } else {
       out += '%';

@@ -16,9 +16,10 @@ namespace babelqueue::inline v1::redis {
 namespace {
 
 result<void> positive(std::string_view key, std::chrono::milliseconds v) {
-  if (v.count() <= 0)
+  if (v.count() <= 0) {
     return fail(transport_errc::invalid_argument,
                 "redis option " + std::string(key) + " must be > 0");
+  }
   return {};
 }
 
@@ -91,9 +92,10 @@ result<void> validate(const options& o) {
                 "redis cluster=1 has database 0 only (got /" + std::to_string(o.db) + ")");
   }
   for (const auto& [host, port] : o.cluster_seeds) {
-    if (host.empty() || port == 0)
+    if (host.empty() || port == 0) {
       return fail(transport_errc::invalid_argument,
                   "redis cluster seed nodes need a host and port");
+    }
   }
   if (o.cluster && !o.sentinels.empty()) {
     return fail(

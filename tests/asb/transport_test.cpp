@@ -105,10 +105,11 @@ TEST_F(AsbTransport, AbandonBumpsDeliveryCountAndReconcileReadsIt) {
     ASSERT_TRUE(got && got->has_value());
     EXPECT_EQ((*got)->delivery_count, dc);
     EXPECT_EQ(t->reconcile_attempts(0, **got), dc - 1);
-    if (dc < 3)
+    if (dc < 3) {
       ASSERT_TRUE(t->release(**got));
-    else
+    } else {
       ASSERT_TRUE(t->ack(**got));
+    }
   }
 }
 

@@ -159,7 +159,7 @@ TEST(AsbMessage, PeersBodiesAndDeliveryCountsAreRead) {
 }
 
 TEST(AsbMessage, TheSchemaVersionPropertyGatesBeforeAnyDecode) {
-  auto gate = [](proton::scalar v) {
+  auto gate = [](const proton::scalar& v) {
     proton::message m;
     m.properties().put("bq-schema-version", v);
     return asb::detail::refused_schema_version(m);

@@ -164,9 +164,10 @@ TEST_F(PulsarTransport, AOneMebibyteMessageRoundTrips) {
   ASSERT_TRUE(t);
   babelqueue::make_options mo;
   mo.queue = queue_;
-  auto env = babelqueue::make("urn:babel:test:big",
-                              babelqueue::json{{"blob", std::string(1024 * 1024, 'x')}}, mo)
-                 .value();
+  auto env =
+      babelqueue::make("urn:babel:test:big",
+                       babelqueue::json{{"blob", std::string(std::size_t{1024} * 1024, 'x')}}, mo)
+          .value();
   const std::string body = babelqueue::encode(env).value();
   ASSERT_GT(body.size(), 1024u * 1024u);
   ASSERT_TRUE(t->publish(queue_, body));
@@ -182,8 +183,9 @@ TEST_F(PulsarTransport, AMessageOverTheBrokersLimitIsTooLargeAndTheOthersStillGo
   babelqueue::make_options mo;
   mo.queue = queue_;
   // The test broker's maxMessageSize is Pulsar's default, 5 MiB.
-  auto env = babelqueue::make("urn:babel:test:huge",
-                              babelqueue::json{{"blob", std::string(6 * 1024 * 1024, 'x')}}, mo)
+  auto env = babelqueue::make(
+                 "urn:babel:test:huge",
+                 babelqueue::json{{"blob", std::string(std::size_t{6} * 1024 * 1024, 'x')}}, mo)
                  .value();
   const std::string huge = babelqueue::encode(env).value();
   auto r = t->publish(queue_, huge);

@@ -30,7 +30,7 @@ std::unique_ptr<transport> open_broker_or_report(const std::string& url) {
 
 std::string format_unix_millis(std::int64_t ms) {
   if (ms == 0) return "";
-  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  const auto secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   if (gmtime_r(&secs, &tm) == nullptr) return std::to_string(ms);
   char buf[40];
@@ -100,9 +100,11 @@ void print_table(std::ostream& out, const std::vector<std::string>& header,
     cells.push_back(std::move(c));
   }
   std::vector<std::size_t> widths(header.size(), 0);
-  for (const auto& r : cells)
-    for (std::size_t i = 0; i < r.size() && i < widths.size(); ++i)
+  for (const auto& r : cells) {
+    for (std::size_t i = 0; i < r.size() && i < widths.size(); ++i) {
       widths[i] = std::max(widths[i], width(r[i]));
+    }
+  }
   for (const auto& r : cells) {
     std::string line;
     for (std::size_t i = 0; i < r.size() && i < widths.size(); ++i) {

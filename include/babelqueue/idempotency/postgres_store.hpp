@@ -71,7 +71,7 @@
 #include <string>
 #include <string_view>
 
-typedef struct pg_conn PGconn;  // libpq-fe.h's handle
+using PGconn = struct pg_conn;  // libpq-fe.h's handle
 
 namespace babelqueue {
 inline namespace v1 {
