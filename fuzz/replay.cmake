@@ -94,6 +94,9 @@ babelqueue_fuzz_target(redis_unframe REQUIRES core
 # through hiredis' reader and the operations' reply handling.
 babelqueue_fuzz_target(redis_replies REQUIRES redis
   SEEDS corpus-redis_replies SHARE 50)
+# The sqlite:// transport's headers column (src/sqlite/message.hpp): read side and round trip.
+babelqueue_fuzz_target(sqlite_headers REQUIRES sqlite
+  SEEDS corpus-sqlite_headers DICTS json.dict SHARE 25)
 # Broker URLs, typed query options and the redis/sqlite option parsers (no connection made).
 # (src/redis opens `babelqueue::inline v1::redis`: the plain `babelqueue::redis` form made
 # clang < 18 (CWG 2061) define the option parser outside v1, where nothing linked to it.)
