@@ -13,6 +13,7 @@
 #include <proton/scalar.hpp>
 #include <proton/symbol.hpp>
 #include <proton/timestamp.hpp>
+#include <proton/type_id.hpp>
 #include <proton/value.hpp>
 
 #include <map>
@@ -67,6 +68,26 @@ std::string body_of(const proton::message& m) {
   return body;
 }
 
+namespace {
+
+bool is_integer_type(proton::type_id t) {
+  switch (t) {
+    case proton::BYTE:
+    case proton::UBYTE:
+    case proton::SHORT:
+    case proton::USHORT:
+    case proton::INT:
+    case proton::UINT:
+    case proton::LONG:
+    case proton::ULONG:
+      return true;
+    default:
+      return false;  // char, timestamp, decimal… carry numbers that are not a version
+  }
+}
+
+}  // namespace
+
 std::optional<std::string> refused_schema_version(const proton::message& m) {
   const std::string name(projection::property_schema_version);
   proton::scalar v;
@@ -82,17 +103,26 @@ std::optional<std::string> refused_schema_version(const proton::message& m) {
     if (is_blank(s) || s == "1") return std::nullopt;
     return s;
   }
-  const bool integral =
-      v.type() != proton::BOOLEAN && v.type() != proton::FLOAT && v.type() != proton::DOUBLE;
+  const bool integral = is_integer_type(v.type());
   try {
     if (integral && proton::coerce<std::int64_t>(v) == 1) return std::nullopt;
   } catch (const std::exception&) {
   }
-  try {
-    return proton::to_string(v);
-  } catch (const std::exception&) {
-    return std::string("<unreadable>");
+  if (integral) {
+    try {
+      return proton::to_string(v);
+    } catch (const std::exception&) {
+    }
   }
+  // Any other type (a double 1.0, a symbol or char '1', binary) is refused: the contract's
+  // value is an integer, compared by value, or the string "1". Its AMQP type is named so
+  // that the refusal never reads as the accepted version "1" (found by fuzzing).
+  std::string shown = proton::type_name(v.type());
+  try {
+    shown += ":" + proton::to_string(v);
+  } catch (const std::exception&) {
+  }
+  return shown;
 }
 
 void read_message(const proton::message& in, received_message& out) {

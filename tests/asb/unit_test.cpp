@@ -14,6 +14,7 @@
 #include <proton/scalar.hpp>
 #include <proton/symbol.hpp>
 #include <proton/timestamp.hpp>
+#include <proton/type_id.hpp>
 #include <proton/value.hpp>
 
 using namespace std::chrono_literals;
@@ -173,6 +174,16 @@ TEST(AsbMessage, TheSchemaVersionPropertyGatesBeforeAnyDecode) {
   EXPECT_EQ(gate(proton::scalar(std::string("01"))), "01");
   EXPECT_TRUE(gate(proton::scalar(true)));
   EXPECT_TRUE(gate(proton::scalar(1.0)));
+  // Refused values of other types name their type: none reads as the accepted "1" (fuzzing
+  // found a double 1.0, a symbol "1" and a timestamp 1 refused as "1").
+  for (const proton::scalar& v :
+       {proton::scalar(1.0), proton::scalar(1.0F), proton::scalar(wchar_t{'1'}),
+        proton::scalar(proton::symbol("1")), proton::scalar(proton::timestamp(1))}) {
+    const auto refused = gate(v);
+    ASSERT_TRUE(refused) << proton::type_name(v.type());
+    EXPECT_NE(*refused, "1");
+    EXPECT_EQ(refused->rfind(proton::type_name(v.type()) + ":", 0), 0U) << *refused;
+  }
   proton::message absent;
   EXPECT_FALSE(asb::detail::refused_schema_version(absent));
 }
