@@ -13,10 +13,9 @@
 #             BABELQUEUE_SQS_URL           sqs://us-east-1?endpoint=http://127.0.0.1:<port>
 #             BABELQUEUE_SQS_CTL           "$BABELQUEUE_SQS_CTL" stop | kill | start | restart |
 #                                          kill-restart | pid like the Kafka one, on the same
-#                                          port, but in memory only: a restarted server has no
-#                                          queues and no messages
+#                                          port; queues and messages survive (H2 storage)
 #
-# ElasticMQ 1.7.1, an in-memory Amazon SQS-compatible server, for the SQS transport: run
+# ElasticMQ 1.7.1, an Amazon SQS-compatible server, for the SQS transport: run
 # straight from the Maven Central jars of scripts/sqs/pom.xml (org.elasticmq.server.Main, no
 # release jar), downloaded once (mvn dependency:copy-dependencies, about 37 MB) into
 # ${BABELQUEUE_CACHE_DIR:-~/.cache/babelqueue}/sqs-<hash of the pom>/libs and reused by every
@@ -26,7 +25,8 @@
 # sqs-limits = strict (real SQS queue name rules, message size and batch limits), queue URLs
 # http://127.0.0.1:<port>/000000000000/<queue> (region us-east-1, account 000000000000); the
 # Maven artifacts have no statistics UI, so that is its only port. It keeps queues and
-# messages in memory only (queues-storage and messages-storage off): a restart starts empty.
+# messages in an H2 database in the run directory (messages-storage, the jars of
+# elasticmq-persistence-sql): a restart, a SIGKILL included, loses nothing.
 sqs_pom=$repo/scripts/sqs/pom.xml
 sqs_class='org\.elasticmq\.server\.Main'
 sqs_region=us-east-1
@@ -104,12 +104,13 @@ rest-sqs {
 }
 # (the Maven Central server has no statistics UI: rest-sqs is its only port)
 
-# in memory only: no queue or message storage on disk
-queues-storage {
-  enabled = false
-}
+# queues and messages kept in an H2 database in the run directory (the jars of
+# elasticmq-persistence-sql), so that a restart loses nothing — as SQS never does: the
+# crash-and-restart matrix (tests/crash_matrix) kills and restarts this server mid-consume
 messages-storage {
-  enabled = false
+  enabled = true
+  uri = "jdbc:h2:$dir/elasticmq-h2"
+  prune-data-on-init = false
 }
 
 aws {
@@ -138,8 +139,8 @@ sqs_alive() {
 
 sqs_stop() { stop_pid "$1/sqs.pid" "$sqs_class" 30 group; }
 
-# BABELQUEUE_SQS_CTL, on the server of this run directory (control.sh's actions). ElasticMQ
-# keeps everything in memory: after stop + start, restart or kill-restart the server is back
-# on the same port with no queues and no messages.
+# BABELQUEUE_SQS_CTL, on the server of this run directory (control.sh's actions): after stop +
+# start, restart or kill-restart the server is back on the same port with its queues and
+# messages (H2 storage).
 ctl_register sqs ElasticMQ "$sqs_class" \
-  "SQS server (ElasticMQ, in memory: a restart starts with no queues)"
+  "SQS server (ElasticMQ, H2 storage: a restart keeps queues and messages)"

@@ -2,9 +2,8 @@
 // again on the same port. Every call in the outage fails with a typed error within its
 // bound (never a hang, never a crash), messages handed out before the outage cannot be
 // settled any more, and the transport works again — same instance, the connection opened
-// anew — once the server is back. ElasticMQ keeps everything in memory, so the queue is
-// created again after the restart. These tests stop the shared server, so CTest runs them
-// alone (RUN_SERIAL).
+// anew — once the server is back (it keeps queues and messages across the restart: H2
+// storage). These tests stop the shared server, so CTest runs them alone (RUN_SERIAL).
 #include "sqs/sqs_fixture.hpp"
 
 #include <cstdlib>
