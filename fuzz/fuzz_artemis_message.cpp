@@ -11,7 +11,11 @@
 //  - the write side round-trips: the body and headers read here, projected again, encoded
 //    and decoded by Proton, read back the same (headers after sanitising: blank names or
 //    values dropped), with the body as one amqp-value string (Artemis) or data section (ASB);
-//  - ASB: DeliveryCount is the header + 1; a refused schema version is never "1".
+//  - ASB: DeliveryCount is the header + 1; a refused schema version is never "1";
+//  - the same bytes as a reply on the CBS link (src/amqp10/cbs_reply.hpp): read without a
+//    crash, accepted only with status 200/202 and only as the answer to the request whose id
+//    is its correlation-id, the description bounded.
+#include "amqp10/cbs_reply.hpp"
 #include "artemis/message.hpp"
 #include "fuzz_check.hpp"
 
@@ -27,7 +31,31 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <string>
 #include <vector>
+
+namespace {
+
+void check_cbs_reply(const proton::message& in) {
+  namespace a10 = babelqueue::amqp10;
+  const a10::cbs_reply other = a10::read_cbs_reply(in, "a-request-id-no-input-holds");
+  FUZZ_CHECK(!other.answers_request && !other.accepted, "a reply to another request was taken");
+  std::string id;
+  try {
+    if (in.correlation_id().type() == proton::STRING) {
+      id = proton::get<std::string>(in.correlation_id());
+    }
+  } catch (const std::exception&) {
+  }
+  if (id.empty()) return;
+  const a10::cbs_reply ours = a10::read_cbs_reply(in, id);
+  FUZZ_CHECK(ours.answers_request, "the reply to our request was not recognised");
+  FUZZ_CHECK(ours.accepted == (ours.status == 200 || ours.status == 202),
+             "accepted without status 200/202");
+  FUZZ_CHECK(ours.description.size() <= a10::max_cbs_description, "description not bounded");
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   namespace d = babelqueue::artemis::detail;
@@ -38,6 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   } catch (const std::exception&) {
     return 0;  // not an AMQP message: Proton refuses it with an exception, as the transport sees
   }
+  check_cbs_reply(in);
   const std::string body = d::body_of(in);
   const babelqueue::headers hdrs = d::headers_of(in);
   for (const auto& [name, value] : hdrs) {

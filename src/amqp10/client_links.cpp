@@ -1,5 +1,6 @@
 // The AMQP 1.0 client's links (client_impl.hpp): sending and the tracker outcomes, receiving
 // and settling deliveries, the CBS token exchange, and the Proton events that drive them.
+#include "amqp10/cbs_reply.hpp"
 #include "amqp10/client_impl.hpp"
 
 namespace babelqueue::inline v1::amqp10 {
@@ -232,27 +233,13 @@ void client::impl::send_put_token() {
 void client::impl::on_cbs_reply(proton::delivery& d, const proton::message& m) {
   d.accept();
   cbs_receiver_.add_credit(1);
-  std::string correlation;
-  try {
-    correlation = proton::get<std::string>(m.correlation_id());
-  } catch (const std::exception&) {
-    return;  // not a reply to us (e.g. our own request, echoed by a multicast $cbs)
-  }
-  if (correlation.empty() || correlation != cbs_request_id_) return;
+  const cbs_reply reply = read_cbs_reply(m, cbs_request_id_);
+  if (!reply.answers_request)
+    return;  // not a reply to us (e.g. our own, echoed by a multicast $cbs)
   cbs_request_id_.clear();
-  std::int64_t status = 0;
-  std::string description;
-  try {
-    if (m.properties().exists("status-code")) {
-      status = proton::coerce<std::int64_t>(m.properties().get("status-code"));
-    }
-    if (m.properties().exists("status-description")) {
-      description = proton::coerce<std::string>(m.properties().get("status-description"));
-    }
-  } catch (const std::exception&) {
-    status = 0;
-  }
-  if (status == 200 || status == 202) {
+  const std::int64_t status = reply.status;
+  const std::string& description = reply.description;
+  if (reply.accepted) {
     {
       std::lock_guard lk(stats_m_);
       ++stats_.tokens_put;

@@ -29,6 +29,10 @@ proton::message to_message(std::string_view body, const headers& hdrs,
   proton::message m;
   m.body(proton::binary(std::string(body)));  // one `data` section (§2.3)
   m.inferred(true);
+  // Service Bus keeps every message whatever the header says; the header says it too, so
+  // that an AMQP broker standing in for it (the Artemis of docs/testing.md) keeps a message
+  // across its restart as Service Bus would (the crash-and-restart matrix, docs/reliability.md).
+  m.durable(true);
   m.content_type(p.content_type);
   if (p.subject) m.subject(*p.subject);
   if (p.correlation_id) m.correlation_id(proton::message_id(*p.correlation_id));

@@ -1,5 +1,6 @@
 // sb:// without a broker: URL and connection string → options, option checks, and the
 // proton::message the projection builds and reads (the same code the transport uses).
+#include "amqp10/cbs_reply.hpp"
 #include "asb/message.hpp"
 
 #include <babelqueue/asb/asb_transport.hpp>
@@ -119,6 +120,7 @@ TEST(AsbMessage, TheProtonMessageCarriesTheProjection) {
   EXPECT_EQ(proton::get<std::string>(m.correlation_id()), "trace-1");
   EXPECT_EQ(proton::get<std::string>(m.id()), std::string(env.id()));
   EXPECT_EQ(m.content_type(), "application/json");
+  EXPECT_TRUE(m.durable()) << "a stand-in broker keeps it across a restart, as Service Bus";
   EXPECT_EQ(m.properties().get("bq-schema-version").type(), proton::INT) << "AMQP int";
   EXPECT_EQ(m.properties().get("bq-created-at").type(), proton::LONG) << "AMQP long";
   EXPECT_EQ(proton::get<std::int64_t>(m.properties().get("bq-created-at")), env.created_at());
@@ -186,4 +188,49 @@ TEST(AsbMessage, TheSchemaVersionPropertyGatesBeforeAnyDecode) {
   }
   proton::message absent;
   EXPECT_FALSE(asb::detail::refused_schema_version(absent));
+}
+
+TEST(CbsReply, OnlyTheAnswerToOurRequestWithStatus200Or202PutsTheToken) {
+  namespace a10 = babelqueue::amqp10;
+  auto reply = [](const proton::message_id& correlation, const proton::scalar& status,
+                  const std::string& description) {
+    proton::message m;
+    m.correlation_id(correlation);
+    m.properties().put("status-code", status);
+    m.properties().put("status-description", proton::scalar(description));
+    return m;
+  };
+  const auto ok = a10::read_cbs_reply(reply(proton::message_id(std::string("req-1")),
+                                            proton::scalar(std::int32_t{202}), "Accepted"),
+                                      "req-1");
+  EXPECT_TRUE(ok.answers_request);
+  EXPECT_TRUE(ok.accepted);
+  EXPECT_EQ(ok.description, "Accepted");
+  const auto refused = a10::read_cbs_reply(
+      reply(proton::message_id(std::string("req-1")), proton::scalar(std::int64_t{401}), "no"),
+      "req-1");
+  EXPECT_TRUE(refused.answers_request);
+  EXPECT_FALSE(refused.accepted);
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_FALSE(a10::read_cbs_reply(reply(proton::message_id(std::string("req-2")),
+                                         proton::scalar(std::int32_t{200}), ""),
+                                   "req-1")
+                   .answers_request)
+      << "another request's answer";
+  EXPECT_FALSE(
+      a10::read_cbs_reply(
+          reply(proton::message_id(std::uint64_t{1}), proton::scalar(std::int32_t{200}), ""), "1")
+          .answers_request)
+      << "a numeric correlation-id is not our string id";
+  const auto text = a10::read_cbs_reply(
+      reply(proton::message_id(std::string("req-1")), proton::scalar(std::string("200")),
+            std::string(600, 'x') + "\xC3\xA9"),
+      "req-1");
+  EXPECT_FALSE(text.accepted) << "a status that is not an integer";
+  EXPECT_EQ(text.description.size(), a10::max_cbs_description);
+  const auto cut = a10::read_cbs_reply(
+      reply(proton::message_id(std::string("req-1")), proton::scalar(std::int32_t{500}),
+            std::string(511, 'x') + "\xC3\xA9"),
+      "req-1");
+  EXPECT_EQ(cut.description, std::string(511, 'x')) << "cut before a character, not inside";
 }
