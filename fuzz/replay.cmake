@@ -105,6 +105,10 @@ babelqueue_fuzz_target(url REQUIRES runtime OPTIONAL sqlite redis
 # The read side of an AMQP 0-9-1 headers table (src/rabbitmq/message.cpp) and its round trip.
 babelqueue_fuzz_target(amqp_headers REQUIRES rabbitmq
   SEEDS corpus-amqp_headers SHARE 50)
+# The broker's connection.close / channel.close / basic.return (rabbitmq-c's decoder) as the
+# amqp:// transport turns them into errors (src/rabbitmq/errors.cpp).
+babelqueue_fuzz_target(amqp_methods REQUIRES rabbitmq
+  SEEDS corpus-amqp_methods SHARE 25)
 # The read side of a Kafka record's headers (src/kafka/message.hpp) and its round trip.
 babelqueue_fuzz_target(kafka_headers REQUIRES kafka
   SEEDS corpus-kafka_headers SHARE 50)

@@ -19,12 +19,9 @@
 # <tree>/fuzz/fuzz-targets.tsv, which this script reads. A target whose component is not
 # built is absent from it.
 #
-# Time budget: each target runs `seconds x share / 100` (at least 1 s). decode and
-# canonicalize (the envelope codec and the JSON canonicalizer, the widest input spaces) have
-# share 100; the others (redis_unframe, url, amqp_headers, kafka_headers, pulsar_properties,
-# artemis_message, schema, gdpr_unprotect, sqs_response) have 50, asb_connection_string 25.
-# So the CI call `fuzz.sh 60` is 2 x 60 s + 9 x 30 s + 15 s = 6.75 min of fuzzing (plus the
-# build).
+# Time budget: each target runs `seconds x share / 100` (at least 1 s). The shares are in
+# fuzz/replay.cmake, beside each target: 100 for decode and canonicalize (the envelope codec
+# and the JSON canonicalizer, the widest input spaces), 25 to 50 for the others.
 # Targets run BABELQUEUE_JOBS at a time (each libFuzzer process is single-threaded),
 # longest budget first, so on 2 cores `fuzz.sh 60` takes about 3.5 min (60 + 5 x 30 s);
 # every target still gets its full time on a core of its own.
