@@ -2,7 +2,8 @@
 # No secret on the CLI's output, whatever characters it holds (issue #38): for each of
 # / ? # % @ : + = & ; and a space, a password (or token, SAS key, AWS secret) holding it is
 # given raw and percent-encoded to every scheme's `publish` and to `demo`, and to
-# `outbox list --db postgresql://`; every broker is 127.0.0.1:1 (nothing listens), so each
+# `outbox list --db postgresql://` (and its sslmode=prefer refusal), `outbox relay --once` and
+# `redrive` (their broker-outage paths); every broker is 127.0.0.1:1 (nothing listens), so each
 # command fails, and neither half of the secret may appear in what it printed (stdout and
 # stderr).
 # usage: secrets_cli_test.sh BABELQUEUE_BINARY
@@ -13,6 +14,9 @@ checked=0
 # The two halves of every secret: long enough never to occur by chance in an error text.
 LEFT=Kq7SeCrEtL
 RIGHT=Zr9SeCrEtR
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 encode() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
 
@@ -59,6 +63,15 @@ for c in '/' '?' '#' '%' '@' ':' '+' '=' '&' ';' ' '; do
     if "$BQ" outbox --help >/dev/null 2>&1; then
       run "outbox list postgresql ($form '$c')" \
         "$BQ" outbox list --db "postgresql://babelqueue:$s@127.0.0.1:1/babelqueue?connect_timeout=2"
+      # The TLS rule's refusal (sslmode=prefer may fall back to plain text), before connecting.
+      run "outbox list postgresql sslmode=prefer ($form '$c')" \
+        "$BQ" outbox list --db "postgresql://babelqueue:$s@db.example:5432/babelqueue?sslmode=prefer"
+      # The relay's outage path: the broker is down, the pass ends, --once exits 2.
+      run "outbox relay amqp ($form '$c')" \
+        "$BQ" outbox relay --once --db "sqlite://$work/outbox.db" --broker "${urls[0]}"
+    fi
+    if "$BQ" redrive --help >/dev/null 2>&1; then
+      run "redrive amqp ($form '$c')" "$BQ" redrive --broker "${urls[0]}" --dlq q.dlq
     fi
   done
 done

@@ -3,8 +3,10 @@
 // retry and dead-letter copies. Without the redrive run's token in MessageDeduplicationId
 // (headers.hpp redrive_header, src/sqs/message.hpp) SQS accepts each of those sends and drops
 // it as a duplicate: the redriven message never arrives, and its DLQ copy is acked — lost.
+#include "sqs/message.hpp"
 #include "sqs/sqs_fixture.hpp"
 
+#include <babelqueue/headers.hpp>
 #include <babelqueue/redrive/redrive.hpp>
 #include <babelqueue/runtime/app.hpp>
 
@@ -69,3 +71,32 @@ TEST_F(SqsFifoRedrive, ARedriveAndASecondFailureWithinTheWindowAreDeliveredNotDe
 }
 
 }  // namespace
+
+// The run token as redrive writes it (Unix ms, digits) is used as it is; anything else a
+// sender put in `bq-redrive` — forged, long, characters SQS refuses — becomes 16 hex digits
+// of its SHA-256, so the id stays within SQS's rules and 128 characters.
+TEST(SqsDeduplicationId, AForgedRedriveTokenIsHashedIntoCharactersSqsAccepts) {
+#if BABELQUEUE_TEST_SHARED_LIBS
+  GTEST_SKIP() << "a detail function: tested in the static builds";
+#else
+  namespace d = babelqueue::sqs::detail;
+  const std::string body = bqtest::envelope_text(1);
+  const std::string id = "0b6f8a2e-1c4d-4e5f-8a9b-0c1d2e3f4a5b";
+  auto with = [&](const std::string& token) {
+    return d::deduplication_id(body, id, {{std::string(babelqueue::redrive_header), token}});
+  };
+  EXPECT_EQ(with("1765000000000"), id + ":r1765000000000");
+  EXPECT_EQ(d::deduplication_id(body, id, {}), id);
+  for (const std::string& forged :
+       {std::string("not-a-number"), std::string("12 34"), std::string("\xC3\xA9t\xC3\xA9"),
+        std::string(21, '9'), std::string(5000, 'x'), std::string("1\n2"), std::string("-1")}) {
+    const std::string got = with(forged);
+    ASSERT_EQ(got.size(), id.size() + 2 + 16) << forged.substr(0, 20);
+    EXPECT_EQ(got.substr(0, id.size() + 2), id + ":r");
+    EXPECT_EQ(got.find_first_not_of("0123456789abcdef", id.size() + 2), std::string::npos) << got;
+  }
+  EXPECT_NE(with("a"), with("b")) << "different tokens, different ids";
+  const std::string long_id(120, 'i');
+  EXPECT_LE(d::deduplication_id(body, long_id, {{"bq-redrive", "forged"}}).size(), 128U);
+#endif
+}
