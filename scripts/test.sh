@@ -518,11 +518,17 @@ for ((i = 0; i < ${#ordered[@]}; i++)); do
   if [[ $phase != fuzz ]]; then
     services_ready
     tests_started=$SECONDS
+    rm -f "build/$phase/crash_matrix.md"  # its cases append one row each
     ctest_phase "$phase" --preset "$phase"
     # The transport contract suite's case x transport table (tests/transport_contract/).
     if [[ -f build/$phase/transport_contract_table.md ]]; then
       echo "== $phase: transport contract, case x transport =="
       cat "build/$phase/transport_contract_table.md"
+    fi
+    # The crash-and-restart matrix's rows (tests/crash_matrix/).
+    if [[ -f build/$phase/crash_matrix.md ]]; then
+      echo "== $phase: crash-and-restart matrix =="
+      cat "build/$phase/crash_matrix.md"
     fi
     note "$phase" "$t" "$BUILD_NOTE, tests $((SECONDS - tests_started))s: $CTEST_RESULT"
     continue

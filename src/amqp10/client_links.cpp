@@ -141,7 +141,7 @@ void client::impl::do_settle(const delivery_ref& ref, const settlement& how) {
   if (ref.connection != generation_ || state_ != state::up) return;
   auto it = deliveries_.find(ref.id);
   if (it == deliveries_.end()) return;
-  proton::delivery d = std::move(it->second.delivery);
+  proton::delivery d = it->second.delivery;  // (a counted handle with no move: a copy)
   inbox_slot* slot = it->second.slot;
   deliveries_.erase(it);
   switch (how.how) {

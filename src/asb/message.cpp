@@ -103,7 +103,7 @@ std::optional<std::string> refused_schema_version(const proton::message& m) {
     return std::nullopt;  // no readable property: nothing to gate on; the body decides
   }
   if (v.type() == proton::STRING) {
-    const std::string s = proton::get<std::string>(v);
+    const auto s = proton::get<std::string>(v);
     if (is_blank(s) || s == "1") return std::nullopt;
     return s;
   }

@@ -1,65 +1,26 @@
 // The contract suite on the live brokers of scripts/services.sh: every scheme (and mode) this
 // build has. The URLs come from build/services/services.env (BABELQUEUE_*); a missing one
 // skips, or fails under CI / BABELQUEUE_REQUIRE_SERVICES=1.
+#include "support/all_transports.hpp"
 #include "transport_contract/contract_fixture.hpp"
 
 #include <cstdlib>
 
-#ifdef BQ_HAVE_REDIS
-#include <babelqueue/redis/redis_transport.hpp>
-#endif
 #ifdef BQ_HAVE_REDIS_SENTINEL
 #include "redis/sentinel_group.hpp"
 #endif
-#ifdef BQ_HAVE_RABBITMQ
-#include <babelqueue/rabbitmq/rabbitmq_transport.hpp>
-#endif
 #ifdef BQ_HAVE_KAFKA
-#include <babelqueue/kafka/kafka_transport.hpp>
 #include <babelqueue/kafka/reinjector.hpp>
 
 #include <thread>
 #endif
-#ifdef BQ_HAVE_ARTEMIS
-#include <babelqueue/artemis/artemis_transport.hpp>
-#endif
 #ifdef BQ_HAVE_ASB
 #include "asb/scheduling_front.hpp"
-
-#include <babelqueue/asb/asb_transport.hpp>
-#endif
-#ifdef BQ_HAVE_SQS
-#include <babelqueue/sqs/sqs_transport.hpp>
-#endif
-#ifdef BQ_HAVE_PULSAR
-#include <babelqueue/pulsar/pulsar_transport.hpp>
 #endif
 
 namespace bqcontract {
 
-void register_transports() {
-#ifdef BQ_HAVE_REDIS
-  babelqueue::redis::register_transport();
-#endif
-#ifdef BQ_HAVE_RABBITMQ
-  babelqueue::rabbitmq::register_transport();
-#endif
-#ifdef BQ_HAVE_KAFKA
-  babelqueue::kafka::register_transport();
-#endif
-#ifdef BQ_HAVE_ARTEMIS
-  babelqueue::artemis::register_transport();
-#endif
-#ifdef BQ_HAVE_ASB
-  babelqueue::asb::register_transport();
-#endif
-#ifdef BQ_HAVE_SQS
-  babelqueue::sqs::register_transport();
-#endif
-#ifdef BQ_HAVE_PULSAR
-  babelqueue::pulsar::register_transport();
-#endif
-}
+void register_transports() { bqtest::register_all_transports(); }
 
 namespace {
 
