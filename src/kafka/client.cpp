@@ -79,9 +79,10 @@ void log_line(const rd_kafka_t* rk, int level, const char* facility, const char*
   std::string line = "kafka ";
   if (ctx != nullptr && !ctx->name.empty()) line += ctx->name + " ";
   line += std::string(facility) + ": " + text;
-  if (ctx != nullptr && ctx->log != nullptr && *ctx->log) {
+  const log_sink* sink = ctx != nullptr ? ctx->log.load() : nullptr;
+  if (sink != nullptr && *sink) {
     try {
-      (*ctx->log)(level_of(level), line);
+      (*sink)(level_of(level), line);
     } catch (...) {  // a sink must not throw; never let it unwind into librdkafka
     }
     return;

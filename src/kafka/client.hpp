@@ -14,6 +14,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,8 +47,10 @@ using message_ptr = std::unique_ptr<rd_kafka_message_t, message_deleter>;
 /// The opaque every client of this binding registers (rd_kafka_conf_set_opaque): its log
 /// destination. Producer and consumer state derive from it.
 struct client_context {
-  const log_sink* log = nullptr;  ///< options::log, or nullptr for stderr
-  std::string name;               ///< `producer` or `consumer <topic>`, for log lines
+  /// options::log, or nullptr for stderr. Atomic: a consumer whose close ran out of time is
+  /// destroyed on a thread of its own after its transport is gone, and silenced first.
+  std::atomic<const log_sink*> log{nullptr};
+  std::string name;  ///< `producer` or `consumer <topic>`, for log lines
 };
 
 /// The properties every client gets (bootstrap, client id, security, logging, pass-through

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <set>
+#include <thread>
 
 namespace babelqueue::inline v1::kafka::detail {
 
@@ -351,27 +352,119 @@ bool consumer::has_assignment() {
   return any;
 }
 
-result<void> consumer::close() {
+namespace {
+
+// Milliseconds left until `deadline`, for librdkafka's int timeouts (0 when it passed).
+int ms_until(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds cap) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp(left, std::chrono::milliseconds(0), cap).count());
+}
+
+}  // namespace
+
+void consumer::destroy_in_background(std::unique_ptr<consumer> c) noexcept {
+  if (!c) return;
+  c->ctx_.log.store(nullptr);
+  c->counters_ = nullptr;
+  try {
+    std::thread([owned = std::move(c)]() mutable { owned.reset(); }).detach();
+  } catch (...) {
+    // No thread: the lambda, and the consumer it owned, were destroyed inline already.
+  }
+}
+
+result<void> consumer::commit_by(std::chrono::steady_clock::time_point deadline) {
+  first_uncommitted_.reset();
+  settled_since_commit_ = 0;
+  std::optional<error_info> first;
+  for (auto& [topic, t] : trackers_) {
+    const auto offs = t.take_commits();
+    if (offs.empty()) continue;
+    auto l = list_of(topic, offs);
+    if (counters_ != nullptr) ++counters_->commits;
+    // To a queue of our own: the commit's outcome arrives there as an event, waited for
+    // until the deadline only (rd_kafka_commit's synchronous form waits for the broker).
+    rd_kafka_queue_t* q = rd_kafka_queue_new(rk_.get());
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(rk_.get(), l.get(), q, nullptr, nullptr);
+    bool answered = err != RD_KAFKA_RESP_ERR_NO_ERROR;
+    while (!answered) {
+      const int wait = ms_until(deadline, std::chrono::milliseconds(100));
+      if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, wait)) {
+        if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT) {
+          err = rd_kafka_event_error(ev);
+          answered = true;
+        }
+        rd_kafka_event_destroy(ev);
+      }
+      if (!answered && wait == 0) break;
+    }
+    rd_kafka_queue_destroy(q);
+    if (!answered) {
+      if (!first) {
+        first = error_info(transport_errc::timeout,
+                           "commit offsets of topic '" + topic +
+                               "': no answer by the close deadline; settled records may be "
+                               "delivered again");
+      }
+    } else if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET && !first) {
+      first = kafka_error(err, "commit offsets of topic '" + topic + "'");
+    }
+  }
+  if (first) return fail(std::move(*first));
+  return {};
+}
+
+result<void> consumer::close(std::chrono::steady_clock::time_point deadline) {
   if (closed_) return {};
   closed_ = true;
   fetched_.clear();  // never handed out, so never committed: the next owner receives them
-  auto r = commit(/*sync=*/true);
+  auto r = commit_by(deadline);
   // Leave the group on this thread first: unsubscribe, then serve the revoke from our own
-  // polls until nothing is assigned (bounded). Closing straight away makes
-  // rd_kafka_consumer_close() run the revoke callback from inside its own termination, where
-  // rd_kafka_assign(rk, NULL) was seen hanging under load (issue #10); with the assignment
-  // already gone it has nothing left to revoke. A record fetched meanwhile is dropped: it was
-  // never handed out, so never committed — the partition's next owner receives it.
+  // polls until nothing is assigned (at most 5 s, and not past the deadline). Closing
+  // straight away makes librdkafka's close run the revoke callback from inside its own
+  // termination, where rd_kafka_assign(rk, NULL) was seen hanging under load (issue #10);
+  // with the assignment already gone it has nothing left to revoke. A record fetched
+  // meanwhile is dropped: it was never handed out, so never committed — the partition's
+  // next owner receives it.
   if (rd_kafka_unsubscribe(rk_.get()) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const auto until =
+        std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(5));
     while (has_assignment() && std::chrono::steady_clock::now() < until) {
-      message_ptr dropped(rd_kafka_consumer_poll(rk_.get(), 50));
+      message_ptr dropped(
+          rd_kafka_consumer_poll(rk_.get(), ms_until(until, std::chrono::milliseconds(50))));
     }
   }
-  // Leaves the group: partitions move on.
-  if (auto err = rd_kafka_consumer_close(rk_.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR && r) {
-    r = fail(kafka_error(err, "close the consumer of '" + ctx_.name + "'"));
+  // Leaves the group (partitions move on) in the background, served here until it is done
+  // or the deadline passes: a broker that stopped answering cannot hold close() longer. The
+  // destructor then destroys the handle without a second close.
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk_.get());
+  if (rd_kafka_error_t* e = rd_kafka_consumer_close_queue(rk_.get(), q)) {
+    if (r) {
+      r = fail(kafka_error(rd_kafka_error_code(e), "close the consumer of '" + ctx_.name + "'"));
+    }
+    rd_kafka_error_destroy(e);
+  } else {
+    while (rd_kafka_consumer_closed(rk_.get()) == 0) {
+      const int wait = ms_until(deadline, std::chrono::milliseconds(100));
+      if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, wait)) {
+        // A revoke the close still delivers comes here as an event, not through the
+        // rebalance callback: served the same way.
+        if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_REBALANCE) {
+          rebalance(rd_kafka_event_error(ev), rd_kafka_event_topic_partition_list(ev));
+        }
+        rd_kafka_event_destroy(ev);
+      }
+      if (wait == 0) break;
+    }
+    left_group_ = rd_kafka_consumer_closed(rk_.get()) != 0;
+    if (!left_group_ && r) {
+      r = fail(transport_errc::timeout, "close the consumer of '" + ctx_.name +
+                                            "': the group did not answer by the deadline; it "
+                                            "drops this member after its session timeout");
+    }
   }
+  rd_kafka_queue_destroy(q);
   for (auto& [topic, t] : trackers_) t.clear();
   return r;
 }

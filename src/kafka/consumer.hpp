@@ -89,12 +89,29 @@ class consumer {
   /// Commits every settled offset now (synchronously when `sync`).
   result<void> commit(bool sync);
 
-  /// Commits what is settled and leaves the group (bounded by librdkafka's close).
-  result<void> close();
+  /// Commits what is settled and leaves the group, by `deadline`: past it the commit and
+  /// the leave are abandoned (the settled records not committed come again to the
+  /// partition's next owner; the group drops this member after its session timeout) and
+  /// close() returns `timeout`. Without a deadline: default_close_budget from now.
+  result<void> close(std::chrono::steady_clock::time_point deadline);
+  result<void> close() { return close(std::chrono::steady_clock::now() + default_close_budget); }
+  /// What close() without a deadline (and the destructor) allows: enough for a healthy
+  /// broker's commit and LeaveGroup, bounded when it stopped answering.
+  static constexpr std::chrono::seconds default_close_budget{10};
   /// Whether any partition is still assigned to this consumer (close() waits for none).
   bool has_assignment();
+  /// Whether close() finished leaving the group. When it did not (its deadline passed),
+  /// destroying the consumer waits for librdkafka's requests in flight to time out (seen:
+  /// 3.4 s with the broker stopped and a 6 s session timeout): destroy it with
+  /// destroy_in_background() instead.
+  bool left_group() const noexcept { return left_group_; }
+  /// Destroys `c` on a thread of its own, after cutting its ties to its transport (log sink,
+  /// counters), which may be gone before it is; inline when no thread can be started.
+  static void destroy_in_background(std::unique_ptr<consumer> c) noexcept;
 
  private:
+  /// commit(true) that gives up at `deadline` (the commit's result then never awaited).
+  result<void> commit_by(std::chrono::steady_clock::time_point deadline);
   consumer() = default;
   static void on_rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                            rd_kafka_topic_partition_list_t* parts, void* opaque);
@@ -149,6 +166,7 @@ class consumer {
   const rd_kafka_topic_t* last_rkt_ = nullptr;
   std::pair<const std::string*, offset_tracker*> last_tracker_{nullptr, nullptr};
   bool closed_ = false;
+  bool left_group_ = false;
   bool cooperative_ = false;  // the group's rebalance protocol as last reported (rebalance())
 };
 

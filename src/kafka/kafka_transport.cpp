@@ -34,7 +34,9 @@ kafka_transport::kafka_transport(options opts)
     : opts_(std::move(opts)), impl_(std::make_unique<impl>()) {}
 
 kafka_transport::~kafka_transport() {
-  if (impl_ && !impl_->closed) (void)close(clock::now());
+  if (impl_ && !impl_->closed) {
+    (void)close(clock::now() + detail::consumer::default_close_budget);
+  }
 }
 
 result<std::unique_ptr<kafka_transport>> kafka_transport::open(options opts) {
@@ -204,7 +206,10 @@ result<void> kafka_transport::close(clock::time_point deadline) {
   impl_->last_consumer = nullptr;
   std::optional<error_info> first;
   for (auto& [topic, c] : impl_->consumers) {
-    if (auto r = c->close(); !r && !first) first = r.error();
+    if (auto r = c->close(deadline); !r && !first) first = r.error();
+    // Left the group: destroyed below. Ran out of time: destroyed without holding close()
+    // past its deadline (its requests in flight time out on a thread of its own).
+    if (!c->left_group()) detail::consumer::destroy_in_background(std::move(c));
   }
   impl_->consumers.clear();
   if (impl_->producer) {

@@ -4,7 +4,10 @@
 #include "kafka/kafka_fixture.hpp"
 #include "support/delay_restart.hpp"
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <set>
 #include <thread>
 
@@ -67,4 +70,43 @@ TEST_F(KafkaRestart, ABrokerRestartDuringADelayLosesNothing) {
   bqtest::expect_delays_survive_a_restart(
       *t, *t, topic_,
       [&ctl] { return std::system((ctl + " restart >/dev/null 2>&1").c_str()) == 0; }, plan);
+}
+
+// close(deadline) of a consumer honours its deadline when the broker stopped answering
+// (SIGSTOP: the process is there, its sockets open, nothing answers): the commit and the
+// group leave are abandoned at the deadline and close() says so; nothing is committed past
+// what was settled, so the rest comes again (at-least-once).
+TEST_F(KafkaRestart, CloseReturnsByItsDeadlineWhenTheBrokerStopsAnswering) {
+  const std::string ctl = bqtest::env_or_empty("BABELQUEUE_KAFKA_CTL");
+  ASSERT_FALSE(ctl.empty()) << "services.sh exports BABELQUEUE_KAFKA_CTL";
+  FILE* p = ::popen((ctl + " pid").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  long pid = 0;
+  ASSERT_EQ(std::fscanf(p, "%ld", &pid), 1) << "the broker's pid";
+  ::pclose(p);
+  auto t = open("&operation_timeout=60s");
+  ASSERT_TRUE(t);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->publish(topic_, bqtest::envelope_text(i)));
+  for (int i = 0; i < 3; ++i) {
+    auto m = next(*t, topic_);
+    ASSERT_TRUE(m);
+    ASSERT_TRUE(t->ack(*m));
+  }
+  ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto closed = t->close(start + 3s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ::kill(static_cast<pid_t>(pid), SIGCONT);
+  EXPECT_LT(took, 5s) << "close(now + 3 s) took "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms";
+  if (!closed) {
+    EXPECT_EQ(closed.code(), babelqueue::condition::timeout) << closed.error().message;
+  }
+  // Nothing past what was settled is committed: records 3 and 4 (never settled) go to the
+  // group's next member. (Receiving them here would wait for the group to drop the member
+  // that never left: its rebalance timeout, about 90 s on this broker.)
+  EXPECT_LE(raw_->committed(group_, topic_), 3);
+  std::cout << "close(now + 3 s) took "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
 }
