@@ -36,6 +36,7 @@ TEST_F(SqsRestart, AKilledServerMidConsumeIsTypedErrorsThenWorksAgain) {
   auto t = open("retries=1&operation_timeout=3s&connect_timeout=1s");
   ASSERT_TRUE(t);
   std::vector<babelqueue::outgoing_message> batch;
+  batch.reserve(5);
   for (int i = 0; i < 5; ++i) batch.push_back({bqtest::envelope_text(i), {}});
   ASSERT_TRUE(t->publish_batch(queue_, batch));
   auto held = t->receive(queue_, 5s);
